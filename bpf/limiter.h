@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * limiter.h - the limiter's arithmetic as pure functions.
+ *
+ * Compiled into the XDP program and into the unit tests, where it runs against an
+ * injected clock and serves as the reference model for end-to-end checks.
+ *
+ * The limiter is a GCRA (generic cell rate algorithm): the same limiter as a token
+ * bucket of `rate` tokens/s and `burst` tokens, with one 64-bit word of state, so it
+ * can be updated with a single compare-and-swap. The kernel refuses bpf_spin_lock in
+ * LRU maps, and a CAS that writes only when a packet passes leaves the drop path
+ * read-only: a flooding source's cache line is not bounced between CPUs.
+ *
+ * State is the earliest time the next packet conforms (`ready`), i.e. TAT - tau.
+ *   conforms:  now >= ready
+ *   on pass:   ready' = max(ready + T, now - tau + T)
+ * Over any window of length t a source passes at most burst + rate * t packets:
+ * each pass moves ready forward by at least T, and after the first pass in the window
+ * ready >= start - tau + T. This holds for any interleaving of CASes across CPUs,
+ * because every pass is a successful CAS from the value its decision read.
+ *
+ * Time is CLOCK_MONOTONIC in ns. Differences are compared as signed 64-bit values,
+ * so the arithmetic is correct across wrap as long as |tau| < 2^63 ns (the controller
+ * caps rate and burst far below that).
+ */
+#ifndef LEVEE_LIMITER_H
+#define LEVEE_LIMITER_H
+
+#include "levee_abi.h"
+
+#ifdef __cplusplus
+#define LV_INLINE inline
+#else
+#define LV_INLINE static __attribute__((always_inline)) inline
+#endif
+
+/* Does a packet at `now` conform to a source whose state is `ready`? */
+LV_INLINE int lv_gcra_conforms(__u64 ready, __u64 now)
+{
+	return (__s64)(now - ready) >= 0;
+}
+
+/* The state after passing one packet at `now`. */
+LV_INLINE __u64 lv_gcra_after_pass(__u64 ready, __u64 now, const struct lv_limit *l)
+{
+	__u64 queued = ready + l->interval_ns;          /* behind earlier packets */
+	__u64 full = now - l->tau_ns + l->interval_ns;   /* bucket was full: credit capped */
+	return (__s64)(queued - full) > 0 ? queued : full;
+}
+
+/* The state of a source first seen at `now`, after its first packet passes. */
+LV_INLINE __u64 lv_gcra_first(__u64 now, const struct lv_limit *l)
+{
+	return now - l->tau_ns + l->interval_ns;
+}
+
+/* How long until a packet would conform (0 if one would now). */
+LV_INLINE __u64 lv_gcra_wait(__u64 ready, __u64 now)
+{
+	return lv_gcra_conforms(ready, now) ? 0 : ready - now;
+}
+
+/* Packets a source could send at once right now (the token count of the bucket). */
+LV_INLINE __u64 lv_gcra_tokens(__u64 ready, __u64 now, const struct lv_limit *l)
+{
+	if (!lv_gcra_conforms(ready, now) || l->interval_ns == 0)
+		return 0;
+	__u64 credit = now - ready; /* time of unused allowance, capped at tau */
+	if (credit > l->tau_ns)
+		credit = l->tau_ns;
+	return credit / l->interval_ns + 1;
+}
+
+#endif /* LEVEE_LIMITER_H */

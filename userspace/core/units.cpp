@@ -1,0 +1,80 @@
+#include "core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace levee {
+
+std::optional<uint64_t> parse_count(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  uint64_t mult = 1;
+  switch (s.back()) {
+    case 'k': case 'K': mult = 1000; break;
+    case 'm': case 'M': mult = 1000000; break;
+    case 'g': case 'G': mult = 1000000000; break;
+    default: break;
+  }
+  if (mult != 1) s.remove_suffix(1);
+  if (s.empty()) return std::nullopt;
+
+  // Integer part and optional fraction, in exact integer arithmetic.
+  constexpr uint64_t kMax = uint64_t{1} << 63;
+  uint64_t whole = 0, frac = 0, frac_scale = 1;
+  bool seen_dot = false, seen_digit = false;
+  for (char c : s) {
+    if (c == '.' && !seen_dot) {
+      seen_dot = true;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    seen_digit = true;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (!seen_dot) {
+      if (whole > (kMax - d) / 10) return std::nullopt;
+      whole = whole * 10 + d;
+    } else {
+      if (frac_scale >= mult) return std::nullopt;  // finer than the suffix allows
+      frac = frac * 10 + d;
+      frac_scale *= 10;
+    }
+  }
+  if (!seen_digit || (seen_dot && mult == 1)) return std::nullopt;
+  if (whole > kMax / mult) return std::nullopt;
+  uint64_t v = whole * mult;
+  if (seen_dot) {
+    if ((frac * mult) % frac_scale) return std::nullopt;
+    v += frac * mult / frac_scale;
+  }
+  if (v > kMax) return std::nullopt;
+  return v;
+}
+
+std::string format_count(uint64_t v) {
+  struct Unit { uint64_t mult; const char* suffix; };
+  for (Unit u : {Unit{1000000000, "G"}, Unit{1000000, "M"}, Unit{1000, "k"}}) {
+    if (v >= u.mult && v % (u.mult / 100) == 0) {
+      std::string s = fmt::format("{:.2f}", static_cast<double>(v) / static_cast<double>(u.mult));
+      while (s.back() == '0') s.pop_back();
+      if (s.back() == '.') s.pop_back();
+      return s + u.suffix;
+    }
+  }
+  return std::to_string(v);
+}
+
+std::string format_ns(uint64_t ns) {
+  struct Unit { uint64_t mult; const char* suffix; };
+  if (ns == 0) return "0s";
+  for (Unit u : {Unit{1000000000, "s"}, Unit{1000000, "ms"}, Unit{1000, "us"}}) {
+    if (ns >= u.mult) {
+      std::string s = fmt::format("{:.3f}", static_cast<double>(ns) / static_cast<double>(u.mult));
+      while (s.back() == '0') s.pop_back();
+      if (s.back() == '.') s.pop_back();
+      return s + u.suffix;
+    }
+  }
+  return fmt::format("{}ns", ns);
+}
+
+}  // namespace levee

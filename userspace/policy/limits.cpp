@@ -1,0 +1,59 @@
+#include "policy/limits.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <time.h>
+
+namespace levee {
+
+Status validate(const Limits& l) {
+  if (l.rate < 1 || l.rate > kMaxRatePps)
+    return usage_error(fmt::format("--rate {} is out of range", l.rate),
+                       fmt::format("give packets per second per source, 1 to {}", kMaxRatePps));
+  if (l.burst < 1 || l.burst > kMaxBurst)
+    return usage_error(fmt::format("--burst {} is out of range", l.burst),
+                       fmt::format("give packets a source may send at once, 1 to {}", kMaxBurst));
+  if (l.prefix4 < 1 || l.prefix4 > 32)
+    return usage_error(fmt::format("--prefix4 {} is out of range", l.prefix4),
+                       "give an IPv4 prefix length, 1 to 32");
+  if (l.prefix6 < 1 || l.prefix6 > 128)
+    return usage_error(fmt::format("--prefix6 {} is out of range", l.prefix6),
+                       "give an IPv6 prefix length, 1 to 128");
+  return {};
+}
+
+uint64_t clock_tick_ns() {
+  timespec ts{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) != 0 || (ts.tv_sec == 0 && ts.tv_nsec == 0))
+    return 10'000'000;  // HZ=100, the coarsest common tick
+  return static_cast<uint64_t>(ts.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+lv_class compile_class(const Limits& l, uint64_t tick_ns) {
+  lv_class c{};
+  c.pkt.rate = l.rate;
+  c.pkt.burst = l.burst;
+  c.pkt.interval_ns = (LV_NSEC_PER_SEC + l.rate - 1) / l.rate;  // round up: never looser
+  c.pkt.tau_ns = (l.burst - 1) * c.pkt.interval_ns;
+  c.prefix4 = static_cast<uint8_t>(l.prefix4);
+  c.prefix6 = static_cast<uint8_t>(l.prefix6);
+  c.mask4 = htonl(l.prefix4 == 0 ? 0 : ~uint32_t{0} << (32 - l.prefix4));
+  for (unsigned i = 0; i < 4; ++i) {
+    unsigned bits = l.prefix6 > 32 * i ? l.prefix6 - 32 * i : 0;
+    uint32_t m = bits >= 32 ? ~uint32_t{0} : bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+    c.mask6[i] = htonl(m);
+  }
+  if (c.pkt.tau_ns >= 2 * tick_ns) c.flags |= LV_CLASS_FAST_REJECT;
+  return c;
+}
+
+Limits limits_of(const lv_class& c) {
+  return Limits{c.pkt.rate, c.pkt.burst, c.prefix4, c.prefix6};
+}
+
+double effective_rate(const lv_class& c) {
+  return c.pkt.interval_ns ? static_cast<double>(LV_NSEC_PER_SEC) / static_cast<double>(c.pkt.interval_ns)
+                           : 0.0;
+}
+
+}  // namespace levee
