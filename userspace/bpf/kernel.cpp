@@ -1,0 +1,100 @@
+#include "bpf/kernel.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <linux/magic.h>
+#include <net/if.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <fstream>
+#include <mutex>
+
+#include "bpf/pins.hpp"
+
+namespace levee {
+namespace {
+
+constexpr int kCapNetAdmin = 12, kCapSysAdmin = 21, kCapBpf = 39;
+
+bool has_cap(unsigned long long eff, int cap) { return (eff >> cap) & 1; }
+
+unsigned long long effective_caps() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("CapEff:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
+  return 0;
+}
+
+bool g_verbose = false;
+std::mutex g_log_mu;
+std::string g_log;
+
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+  char buf[4096];
+  vsnprintf(buf, sizeof buf, fmt, args);
+  if (g_verbose) {
+    fputs(buf, stderr);
+    return 0;
+  }
+  if (level == LIBBPF_DEBUG) return 0;
+  std::lock_guard lock(g_log_mu);
+  g_log += buf;
+  if (g_log.size() > 16384) g_log.erase(0, g_log.size() - 16384);
+  return 0;
+}
+
+}  // namespace
+
+Status check_privileges(std::string_view action) {
+  if (geteuid() == 0) return {};
+  unsigned long long eff = effective_caps();
+  bool bpf_ok = has_cap(eff, kCapBpf) || has_cap(eff, kCapSysAdmin);
+  if (bpf_ok && has_cap(eff, kCapNetAdmin)) return {};
+  return Error{fmt::format("levee {} needs root (CAP_BPF and CAP_NET_ADMIN)", action), EPERM,
+               "run it as root, e.g. with sudo"};
+}
+
+Status check_bpffs() {
+  struct statfs st{};
+  if (statfs(kBpffs, &st) != 0 || static_cast<unsigned long>(st.f_type) != BPF_FS_MAGIC)
+    return Error{fmt::format("{} is not a mounted BPF filesystem", kBpffs), 0,
+                 fmt::format("mount it with: mount -t bpf bpf {}", kBpffs)};
+  return {};
+}
+
+Result<unsigned> iface_index(const std::string& iface) {
+  if (iface.empty() || iface.size() >= IF_NAMESIZE || iface.find('/') != std::string::npos)
+    return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+  unsigned idx = if_nametoindex(iface.c_str());
+  if (idx == 0)
+    return Error{fmt::format("no interface named {} in this network namespace", iface), 0,
+                 "list interfaces with: ip link"};
+  return idx;
+}
+
+Result<Fd> open_pin(const std::string& path) {
+  int fd = bpf_obj_get(path.c_str());
+  if (fd < 0) return sys_error(fmt::format("open {}", path), -fd);
+  return Fd(fd);
+}
+
+std::string iface_name(unsigned ifindex) {
+  char buf[IF_NAMESIZE] = {};
+  return if_indextoname(ifindex, buf) ? std::string(buf) : std::string();
+}
+
+void set_libbpf_verbose(bool verbose) {
+  g_verbose = verbose;
+  libbpf_set_print(libbpf_print);
+}
+
+std::string libbpf_last_warnings() {
+  std::lock_guard lock(g_log_mu);
+  return g_log;
+}
+
+}  // namespace levee

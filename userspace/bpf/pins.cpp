@@ -1,0 +1,86 @@
+#include "bpf/pins.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "bpf/kernel.hpp"
+#include "levee_abi.h"
+
+namespace fs = std::filesystem;
+
+namespace levee {
+
+namespace {
+
+std::string encode(const std::string& iface) {
+  std::string out;
+  for (char c : iface) {
+    if (c == '.') out += "%2e";
+    else if (c == '%') out += "%25";
+    else out += c;
+  }
+  return out;
+}
+
+std::string decode(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name.compare(i, 3, "%2e") == 0) out += '.', i += 2;
+    else if (name.compare(i, 3, "%25") == 0) out += '%', i += 2;
+    else out += name[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string pin_dir(const std::string& iface) { return fmt::format("{}/{}", kPinRoot, encode(iface)); }
+
+std::string staging_prefix(const std::string& iface) { return fmt::format("{}:staging:", encode(iface)); }
+
+std::string staging_dir(const std::string& iface, int pid) {
+  return fmt::format("{}/{}{}", kPinRoot, staging_prefix(iface), pid);
+}
+
+Result<Pinned> open_pinned(const std::string& iface) {
+  const std::string dir = pin_dir(iface);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Error{fmt::format("{} is not attached by levee (no {})", iface, dir), 0,
+                 fmt::format("attach it first: levee attach {} --rate PPS --burst PKTS", iface)};
+  Pinned p;
+  p.iface = iface;
+  struct Want { Fd* fd; const char* name; };
+  for (Want w : {Want{&p.link, LV_PIN_LINK}, Want{&p.state, LV_MAP_STATE},
+                 Want{&p.policy, LV_MAP_POLICY}, Want{&p.percpu, LV_MAP_PERCPU}}) {
+    auto fd = open_pin(fmt::format("{}/{}", dir, w.name));
+    if (!fd)
+      return Error{fmt::format("{} is incompletely pinned: {}", dir, fd.error().message()), 0,
+                   fmt::format("remove what is left with: levee detach {}", iface)};
+    *w.fd = std::move(fd.value());
+  }
+  return p;
+}
+
+std::vector<std::string> list_pinned() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kPinRoot, ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.empty() && name.find(':') == std::string::npos && e.is_directory(ec)) out.push_back(decode(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status remove_pin_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // unlinking a pin drops the pin's reference only
+  if (ec) return sys_error(fmt::format("remove {}", dir), ec.value());
+  return {};
+}
+
+}  // namespace levee

@@ -1,0 +1,47 @@
+// pins.hpp - where levee keeps an attached interface's objects in bpffs.
+//
+//   /sys/fs/bpf/levee/<iface>/link       the XDP link: keeps the program attached
+//   /sys/fs/bpf/levee/<iface>/lv_state   per-source limiter state (LRU hash)
+//   /sys/fs/bpf/levee/<iface>/lv_policy  the policy (two slots + active index)
+//   /sys/fs/bpf/levee/<iface>/lv_percpu  per-CPU counters
+//
+// An attach pins into a staging directory and renames it into place, so the
+// directory either exists complete or not at all.
+//
+// bpffs refuses names containing '.', which interface names may hold (eth0.100), so
+// '.' is stored as "%2e" and '%' as "%25". Staging directories hold ':', which no
+// interface name can.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/fd.hpp"
+#include "core/result.hpp"
+
+namespace levee {
+
+inline constexpr const char* kBpffs = "/sys/fs/bpf";
+inline constexpr const char* kPinRoot = "/sys/fs/bpf/levee";
+
+std::string pin_dir(const std::string& iface);
+std::string staging_dir(const std::string& iface, int pid);
+// Prefix of every staging directory of an interface.
+std::string staging_prefix(const std::string& iface);
+
+// The objects of one attached interface, opened from their pins.
+struct Pinned {
+  std::string iface;
+  Fd link, state, policy, percpu;
+};
+
+// Fails with a hint to attach first if the interface has no levee pins.
+Result<Pinned> open_pinned(const std::string& iface);
+
+// Names of interfaces with a levee pin directory, sorted.
+std::vector<std::string> list_pinned();
+
+// Remove a pin directory and everything in it (pins are plain files to unlink).
+Status remove_pin_dir(const std::string& dir);
+
+}  // namespace levee

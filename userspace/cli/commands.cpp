@@ -1,0 +1,140 @@
+#include "cli/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "bpf/kernel.hpp"
+#include "bpf/loader.hpp"
+#include "bpf/maps.hpp"
+#include "bpf/pins.hpp"
+#include "core/units.hpp"
+#include "export/format.hpp"
+
+namespace levee::cli {
+namespace {
+
+Result<uint64_t> count_arg(const std::string& opt, const std::string& text) {
+  auto v = parse_count(text);
+  if (!v) return usage_error(fmt::format("{} '{}' is not a count", opt, text), "give e.g. 500, 10k or 1.5M");
+  return *v;
+}
+
+Status readers_preflight(const char* action) {
+  LV_TRY(check_privileges(action));
+  LV_TRY(check_bpffs());
+  return {};
+}
+
+}  // namespace
+
+Status attach(const AttachArgs& a) {
+  AttachOptions o;
+  o.iface = a.iface;
+  auto rate = count_arg("--rate", a.rate);
+  if (!rate) return rate.error();
+  auto burst = count_arg("--burst", a.burst);
+  if (!burst) return burst.error();
+  o.limits = Limits{*rate, *burst, a.prefix4, a.prefix6};
+  LV_TRY(validate(o.limits));
+  o.mode = a.mode == "native" ? LV_MODE_NATIVE : a.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
+  if (!a.max_sources.empty()) {
+    auto m = count_arg("--max-sources", a.max_sources);
+    if (!m) return m.error();
+    if (*m < 1 || *m > 100'000'000)
+      return usage_error(fmt::format("--max-sources {} is out of range", *m), "give 1 to 100M");
+    o.max_sources = static_cast<uint32_t>(*m);
+  }
+  auto r = levee::attach(o);
+  if (!r) return r.error();
+  if (!r->fallback.empty()) fmt::print("{}; using generic mode\n", r->fallback);
+  fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n",
+             a.iface, r->mode, r->prog_id, format_count(o.limits.rate), format_count(o.limits.burst),
+             o.limits.prefix4, o.limits.prefix6);
+  return {};
+}
+
+Status set(const SetArgs& a) {
+  Limits req;
+  if (!a.rate.empty()) {
+    auto v = count_arg("--rate", a.rate);
+    if (!v) return v.error();
+    req.rate = *v;
+  }
+  if (!a.burst.empty()) {
+    auto v = count_arg("--burst", a.burst);
+    if (!v) return v.error();
+    req.burst = *v;
+  }
+  if (a.prefix4) req.prefix4 = *a.prefix4;
+  if (a.prefix6) req.prefix6 = *a.prefix6;
+  if (a.rate.empty() && a.burst.empty() && !a.prefix4 && !a.prefix6)
+    return usage_error("levee set needs something to change", "give --rate, --burst, --prefix4 or --prefix6");
+  auto l = set_limits(a.iface, req, !a.rate.empty(), !a.burst.empty(), a.prefix4.has_value(), a.prefix6.has_value());
+  if (!l) return l.error();
+  fmt::print("{}: {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n", a.iface, format_count(l->rate),
+             format_count(l->burst), l->prefix4, l->prefix6);
+  return {};
+}
+
+Status stats(const StatsArgs& a) {
+  LV_TRY(readers_preflight("stats"));
+  auto p = open_pinned(a.iface);
+  if (!p) return p.error();
+  auto c = read_counters(p->percpu.get());
+  if (!c) return c.error();
+  if (!a.watch) {
+    if (a.json)
+      fmt::print("{}\n", stats_json(a.iface, *c).dump());
+    else
+      fmt::print("{}", stats_text(a.iface, *c));
+    return {};
+  }
+  using clock = std::chrono::steady_clock;
+  auto interval = std::chrono::duration<double>(a.interval > 0 ? a.interval : 1.0);
+  auto next = clock::now();
+  Counters prev = *c;
+  auto prev_t = clock::now();
+  for (unsigned i = 0; a.count == 0 || i < a.count; ++i) {
+    next += std::chrono::duration_cast<clock::duration>(interval);
+    std::this_thread::sleep_until(next);
+    auto cur = read_counters(p->percpu.get());
+    if (!cur) return cur.error();
+    auto now = clock::now();
+    if (a.json)
+      fmt::print("{}\n", stats_json(a.iface, *cur).dump());
+    else
+      fmt::print("{}  {}\n", a.iface, rates_line(prev, *cur, std::chrono::duration<double>(now - prev_t).count()));
+    std::fflush(stdout);
+    prev = *cur;
+    prev_t = now;
+  }
+  return {};
+}
+
+Status status(bool json) {
+  LV_TRY(readers_preflight("status"));
+  std::vector<IfaceStatus> all;
+  for (const auto& iface : list_pinned()) {
+    auto p = open_pinned(iface);
+    if (!p) return p.error();
+    auto s = query_status(*p);
+    if (!s) return s.error();
+    all.push_back(std::move(s.value()));
+  }
+  if (json)
+    fmt::print("{}\n", status_json(all).dump());
+  else
+    fmt::print("{}", status_text(all));
+  return {};
+}
+
+Status detach(const std::string& iface) {
+  LV_TRY(levee::detach(iface));
+  fmt::print("detached from {}\n", iface);
+  return {};
+}
+
+}  // namespace levee::cli

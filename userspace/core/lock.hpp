@@ -1,0 +1,30 @@
+// lock.hpp - one controller at a time changes an interface.
+//
+// An exclusive flock on /run/levee/<iface>.lock, held for the duration of a change
+// (attach, set, detach). The kernel drops it if the holder dies, so a killed command
+// never leaves a stale lock. Readers (stats, status) do not take it.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "core/fd.hpp"
+#include "core/result.hpp"
+
+namespace levee {
+
+inline constexpr const char* kLockDir = "/run/levee";
+
+class IfaceLock {
+ public:
+  // Waits up to `patience` for another controller to finish, then gives up with an
+  // error naming the holder's pid.
+  static Result<IfaceLock> acquire(const std::string& iface,
+                                   std::chrono::milliseconds patience = std::chrono::seconds(10));
+
+ private:
+  explicit IfaceLock(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
+};
+
+}  // namespace levee

@@ -1,0 +1,28 @@
+// reasons.hpp - names of the datapath's verdict reasons, as printed and exported.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "levee_abi.h"
+
+namespace levee {
+
+struct ReasonInfo {
+  unsigned id;
+  std::string_view name;
+  std::string_view help;
+};
+
+// Every reason the datapath can count, in ABI order. Reserved ids are absent.
+inline constexpr std::array kReasons{
+    ReasonInfo{LV_R_CONFORMING, "conforming", "within its source's limit"},
+    ReasonInfo{LV_R_NOT_IP, "not_ip", "not IPv4/IPv6 (ARP, LLDP, ...): never limited"},
+    ReasonInfo{LV_R_RATE, "rate", "over its source's packet rate limit"},
+    ReasonInfo{LV_R_MALFORMED, "malformed", "truncated or inconsistent Ethernet/VLAN/IP header"},
+    ReasonInfo{LV_R_VLAN_DEPTH, "vlan_depth", "more than two VLAN tags"},
+    ReasonInfo{LV_R_MAP_FULL, "map_full", "no state could be created for a new source"},
+    ReasonInfo{LV_R_CONTENDED, "contended", "lost the per-source update race repeatedly"},
+};
+
+}  // namespace levee
