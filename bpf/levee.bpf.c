@@ -161,8 +161,9 @@ static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct 
 	return lv_gcra_take(&st->ready_ns, ready, now, &cls->pkt);
 }
 
-SEC("xdp")
-int levee_xdp(struct xdp_md *ctx)
+/* The whole pipeline, inlined into the entry below (and into benchmark variants that
+ * include this file). */
+static __always_inline int levee_main(struct xdp_md *ctx)
 {
 	struct lv_cursor cur = {
 		.pos = (void *)(long)ctx->data,
@@ -199,4 +200,10 @@ int levee_xdp(struct xdp_md *ctx)
 
 	/* Classification (issue 4) picks a class here; for now every packet is class 0. */
 	return lv_exit(pc, lv_limit_source(pc, &pol->classes[0], 0, &pkt), len);
+}
+
+SEC("xdp")
+int levee_xdp(struct xdp_md *ctx)
+{
+	return levee_main(ctx);
 }

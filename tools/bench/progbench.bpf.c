@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * progbench.bpf.c - programs levee is measured against, and variants of levee that
+ * BPF_PROG_TEST_RUN cannot produce from one frame.
+ *
+ * It includes the datapath itself, so bench_levee_newsrc runs exactly levee's code
+ * after rewriting the source address.
+ */
+#include "../../bpf/levee.bpf.c"
+
+/* Results the compiler must not discard. */
+volatile __u64 bench_sink;
+/* Next source address of bench_levee_newsrc (host order). */
+__u32 bench_next_src = 0xc6120000; /* 198.18.0.0 */
+
+/* Per-source map of the floor program, same key and value as levee's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct lv_key);
+	__type(value, struct lv_state);
+} bench_lru SEC(".maps");
+
+/* Parse to the source address exactly as levee does. */
+static __always_inline int bench_parse_src(struct xdp_md *ctx, struct lv_packet *pkt)
+{
+	struct lv_cursor cur = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	int proto = lv_parse_eth(&cur);
+
+	if (proto == bpf_htons(ETH_P_IP))
+		return lv_parse_ipv4(&cur, pkt);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return lv_parse_ipv6(&cur, pkt);
+	return -1;
+}
+
+/* A bare XDP_DROP: the cost of running any XDP program at all. */
+SEC("xdp")
+int bench_drop(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+/* Parse to the source address, then drop. */
+SEC("xdp")
+int bench_parse(struct xdp_md *ctx)
+{
+	struct lv_packet pkt;
+
+	if (bench_parse_src(ctx, &pkt) == 0)
+		bench_sink = pkt.addr[3];
+	return XDP_DROP;
+}
+
+/* The floor of any per-source limiter: parse, one LRU lookup, one clock read, drop. */
+SEC("xdp")
+int bench_floor(struct xdp_md *ctx)
+{
+	struct lv_packet pkt;
+	struct lv_key key = {};
+	struct lv_state *st;
+	__u64 now;
+
+	if (bench_parse_src(ctx, &pkt) != 0)
+		return XDP_DROP;
+	__builtin_memcpy(key.addr, pkt.addr, sizeof(key.addr));
+	key.family = pkt.family;
+	st = bpf_map_lookup_elem(&bench_lru, &key);
+	now = bpf_ktime_get_ns();
+	if (st)
+		bench_sink = now - st->ready_ns;
+	return XDP_DROP;
+}
+
+/* levee with a new IPv4 source on every packet (untagged IPv4 frames only). */
+SEC("xdp")
+int bench_levee_newsrc(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct iphdr *iph = data + sizeof(struct ethhdr);
+
+	if ((void *)(iph + 1) > end)
+		return XDP_ABORTED;
+	iph->saddr = bpf_htonl(bench_next_src++);
+	return levee_main(ctx);
+}

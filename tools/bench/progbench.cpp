@@ -1,0 +1,244 @@
+// levee-progbench - per-packet cost of levee's datapath paths beside baselines,
+// measured in the kernel with BPF_PROG_TEST_RUN (the kernel times `repeat` runs of the
+// program on one frame and reports ns per run). Each case runs `runs` times; the
+// median is reported. The thread is pinned to one CPU.
+//
+//   levee-progbench [--repeat 10M] [--runs 5] [--cpu N] [--quick] [--json FILE]
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <vector>
+
+#include "bpf/policy_map.hpp"
+#include "core/units.hpp"
+#include "levee_bpf.skel.h"
+#include "packet.hpp"
+#include "policy/limits.hpp"
+#include "progbench.skel.h"
+
+namespace {
+
+using levee::Limits;
+
+struct Options {
+  uint64_t repeat = 10'000'000;
+  unsigned runs = 5;
+  int cpu = -1;
+  bool quick = false;
+  std::string json;
+  uint32_t full_entries = 1'000'000;
+};
+
+struct Result {
+  std::string name;
+  std::string what;
+  uint64_t repeat = 0;
+  std::vector<double> runs;
+  double median = 0;
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One BPF_PROG_TEST_RUN: average ns per run of the program over `repeat` runs.
+double test_run(int prog_fd, const std::vector<uint8_t>& frame, uint64_t repeat, uint32_t want_verdict) {
+  std::vector<uint8_t> out(frame.size() + 256);
+  bpf_test_run_opts o{};
+  o.sz = sizeof o;
+  o.data_in = frame.data();
+  o.data_size_in = static_cast<uint32_t>(frame.size());
+  o.data_out = out.data();
+  o.data_size_out = static_cast<uint32_t>(out.size());
+  o.repeat = static_cast<int>(repeat);
+  if (int err = bpf_prog_test_run_opts(prog_fd, &o); err)
+    throw std::runtime_error(fmt::format("BPF_PROG_TEST_RUN: {}", strerror(-err)));
+  if (o.retval != want_verdict)
+    throw std::runtime_error(fmt::format("unexpected verdict {} (wanted {})", o.retval, want_verdict));
+  return o.duration;
+}
+
+template <typename Skel>
+struct SkelPtr {
+  Skel* s = nullptr;
+  void (*destroy)(Skel*) = nullptr;
+  ~SkelPtr() {
+    if (s) destroy(s);
+  }
+};
+
+void set_policy(int policy_fd, const Limits& l) {
+  auto pm = levee::PolicyMap::map(policy_fd);
+  if (!pm) throw std::runtime_error(pm.error().message());
+  lv_policy p{};
+  p.nr_classes = 1;
+  p.classes[0] = levee::compile_class(l, levee::clock_tick_ns());
+  pm->init(p, 0, LV_MODE_AUTO);
+}
+
+std::vector<uint8_t> ipv4_frame(const char* src) {
+  return levee::pkt::Frame().eth().ipv4(src, "198.19.0.1").udp(1234, 9).pad_to(64).bytes();
+}
+
+class Bench {
+ public:
+  explicit Bench(Options o) : o_(std::move(o)) {}
+
+  void add(const std::string& name, const std::string& what, uint64_t repeat,
+           const std::function<double()>& one_run) {
+    Result r{name, what, repeat, {}, 0};
+    for (unsigned i = 0; i < o_.runs; ++i) r.runs.push_back(one_run());
+    r.median = median_of(r.runs);
+    fmt::print("{:<24} {:>8.1f} ns  (runs: {})\n", name, r.median, fmt::join(r.runs, " "));
+    std::fflush(stdout);
+    results_.push_back(std::move(r));
+  }
+
+  const Options& opts() const { return o_; }
+  const std::vector<Result>& results() const { return results_; }
+
+ private:
+  Options o_;
+  std::vector<Result> results_;
+};
+
+void run_all(Bench& b) {
+  const Options& o = b.opts();
+  const auto frame = ipv4_frame("198.18.0.7");
+
+  // Baselines, from the bench object.
+  {
+    SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
+    if (!sk.s || progbench__load(sk.s)) throw std::runtime_error("load progbench object");
+    int drop = bpf_program__fd(sk.s->progs.bench_drop);
+    int parse = bpf_program__fd(sk.s->progs.bench_parse);
+    int floor = bpf_program__fd(sk.s->progs.bench_floor);
+    // The floor's lookup must hit: install the source first.
+    lv_key key{};
+    key.addr[2] = htonl(0xffff);
+    key.addr[3] = htonl(0xc6120007);  // 198.18.0.7
+    key.family = LV_AF_INET;
+    lv_state st{};
+    bpf_map_update_elem(bpf_map__fd(sk.s->maps.bench_lru), &key, &st, BPF_ANY);
+    b.add("bare_drop", "return XDP_DROP", o.repeat, [&] { return test_run(drop, frame, o.repeat, XDP_DROP); });
+    b.add("parse_drop", "parse to the source address, drop", o.repeat,
+          [&] { return test_run(parse, frame, o.repeat, XDP_DROP); });
+    b.add("floor", "parse, one LRU lookup (hit), one bpf_ktime_get_ns, drop", o.repeat,
+          [&] { return test_run(floor, frame, o.repeat, XDP_DROP); });
+  }
+
+  // levee's own object, as the product embeds it.
+  auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict) {
+    SkelPtr<levee_bpf> sk{levee_bpf__open(), levee_bpf__destroy};
+    if (!sk.s) throw std::runtime_error("open levee object");
+    bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
+    if (levee_bpf__load(sk.s)) throw std::runtime_error("load levee object");
+    set_policy(bpf_map__fd(sk.s->maps.lv_policy), l);
+    int fd = bpf_program__fd(sk.s->progs.levee_xdp);
+    // Warm up: create the source's state and, for the drop cases, spend its burst.
+    test_run(fd, frame, std::min<uint64_t>(l.burst, 1000) + 1000, verdict);
+    b.add(name, what, o.repeat, [&] { return test_run(fd, frame, o.repeat, verdict); });
+  };
+  levee_case("levee_pass", "known source under its limit (cached-clock check, fine clock, CAS)",
+             Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS);
+  levee_case("levee_drop", "known source over its limit, rate 100 burst 100 (fast reject on cached clock)",
+             Limits{100, 100, 32, 64}, XDP_DROP);
+  levee_case("levee_drop_fine", "known source over its limit, rate 100 burst 1 (fine clock every packet)",
+             Limits{100, 1, 32, 64}, XDP_DROP);
+
+  // New source every packet: levee's code after a source rewrite (bench object).
+  auto newsrc_case = [&](const std::string& name, const std::string& what, uint32_t entries, uint64_t prefill,
+                         uint64_t repeat) {
+    SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
+    if (!sk.s) throw std::runtime_error("open progbench object");
+    bpf_map__set_max_entries(sk.s->maps.lv_state, entries);
+    if (progbench__load(sk.s)) throw std::runtime_error("load progbench object");
+    set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64});
+    int fd = bpf_program__fd(sk.s->progs.bench_levee_newsrc);
+    if (prefill) test_run(fd, frame, prefill, XDP_PASS);
+    b.add(name, what, repeat, [&] { return test_run(fd, frame, repeat, XDP_PASS); });
+  };
+  // Inserts without eviction: the map holds every source of all runs.
+  uint64_t insert_repeat = std::max<uint64_t>(o.repeat / o.runs, 1000);
+  newsrc_case("levee_new_source", "new source every packet: LRU insert, map not full",
+              static_cast<uint32_t>(insert_repeat * o.runs + insert_repeat), 0, insert_repeat);
+  newsrc_case("levee_new_source_full",
+              fmt::format("new source every packet, {}-entry LRU full (evicting)", levee::format_count(o.full_entries)),
+              o.full_entries, o.full_entries + o.full_entries / 10, o.repeat);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"levee-progbench: per-packet cost of levee's paths and of baselines (BPF_PROG_TEST_RUN)"};
+  std::string repeat = "10M";
+  app.add_option("--repeat", repeat, "runs of the program per measurement")->capture_default_str();
+  app.add_option("--runs", o.runs, "measurements per case; the median is reported")->capture_default_str();
+  app.add_option("--cpu", o.cpu, "CPU to run on (default: the last one)");
+  app.add_flag("--quick", o.quick, "1M repeats, 3 runs, 100k-entry full map: a smoke run");
+  app.add_option("--json", o.json, "also write the results as JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+  auto r = levee::parse_count(repeat);
+  if (!r || *r == 0 || *r > 2'000'000'000) {
+    fmt::print(stderr, "levee-progbench: --repeat {} is not a count from 1 to 2G\n", repeat);
+    return 2;
+  }
+  o.repeat = *r;
+  if (o.quick) {
+    o.repeat = std::min<uint64_t>(o.repeat, 1'000'000);
+    o.runs = std::min(o.runs, 3u);
+    o.full_entries = 100'000;
+  }
+  if (o.runs == 0) o.runs = 1;
+  if (o.cpu < 0) o.cpu = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)) - 1);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(o.cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    fmt::print(stderr, "levee-progbench: cannot pin to CPU {}: {}\n", o.cpu, strerror(errno));
+    return 1;
+  }
+  libbpf_set_print(nullptr);
+
+  Bench b(o);
+  try {
+    run_all(b);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "levee-progbench: {}\n", e.what());
+    return 1;
+  }
+
+  double floor = 0;
+  for (const auto& r : b.results())
+    if (r.name == "floor") floor = r.median;
+  fmt::print("\nratio to the floor ({:.1f} ns):\n", floor);
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& r : b.results()) {
+    double ratio = floor > 0 ? r.median / floor : 0;
+    fmt::print("  {:<24} {:>6.2f}x\n", r.name, ratio);
+    cases.push_back({{"name", r.name}, {"what", r.what}, {"repeat", r.repeat}, {"runs_ns", r.runs},
+                     {"median_ns", r.median}, {"ratio_to_floor", ratio}});
+  }
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    out << nlohmann::json{{"cpu", o.cpu}, {"runs", o.runs}, {"cases", cases}}.dump(2) << "\n";
+    if (!out) {
+      fmt::print(stderr, "levee-progbench: cannot write {}\n", o.json);
+      return 1;
+    }
+  }
+  return 0;
+}
