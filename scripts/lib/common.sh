@@ -1,0 +1,43 @@
+# common.sh - shared by the scripts: root check, Debian packages, bpffs, build.
+# Sourced, not run.
+
+LEVEE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LEVEE_BUILD=${LEVEE_BUILD:-$LEVEE_ROOT/build}
+
+# What building and testing levee needs from Debian 12.
+LEVEE_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+  iproute2 util-linux procps
+)
+
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+
+need_root() {
+  [ "$(id -u)" = 0 ] || die "run as root: it loads XDP programs and creates network namespaces"
+}
+
+# Install the packages in "$@" that are missing, with one apt-get call.
+ensure_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null || die "apt-get update failed"
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed"
+}
+
+ensure_bpffs() {
+  mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs on /sys/fs/bpf"
+}
+
+build_levee() {
+  cmake -S "$LEVEE_ROOT" -B "$LEVEE_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
+    || die "cmake configure failed"
+  cmake --build "$LEVEE_BUILD" -j "$(nproc)" || die "build failed"
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/test.sh - install what is missing (Debian), build, run every test.
+#
+# Needs root: the program tests load XDP programs into the kernel and the end-to-end
+# tests create network namespaces joined by veth pairs (198.18.0.0/15, 2001:db8::/32).
+# Everything a test creates is removed by the test, and swept again here on exit.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+need_root
+ensure_packages "${LEVEE_PACKAGES[@]}"
+ensure_bpffs
+build_levee
+
+# Last line of defence: remove sandboxes the tests name "lvt<pid>..." if a test
+# process died before its own cleanup ran.
+sweep() {
+  local ns dir
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^lvt[0-9]' || true); do
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  for dir in /sys/fs/bpf/levee/lvt[0-9]*; do
+    [ -e "$dir" ] && rm -rf "$dir"
+  done
+  rmdir /sys/fs/bpf/levee 2>/dev/null || true
+}
+trap sweep EXIT
+
+cd "$LEVEE_BUILD"
+# Serially: the end-to-end tests measure rates and must not compete for the 2 CPUs.
+ctest --output-on-failure --timeout 600 "$@"
