@@ -63,6 +63,14 @@ std::string format_count(uint64_t v) {
   return std::to_string(v);
 }
 
+std::string format_si(double v) {
+  if (v < 999.5) return fmt::format("{:.0f}", v);
+  const char* suffix[] = {"k", "M", "G", "T"};
+  int i = -1;
+  while (v >= 999.5 && i < 3) v /= 1000, ++i;
+  return fmt::format(v < 9.995 ? "{:.2f}{}" : v < 99.95 ? "{:.1f}{}" : "{:.0f}{}", v, suffix[i]);
+}
+
 std::string format_ns(uint64_t ns) {
   struct Unit { uint64_t mult; const char* suffix; };
   if (ns == 0) return "0s";

@@ -16,6 +16,9 @@ std::optional<uint64_t> parse_count(std::string_view s);
 // 1500 -> "1.5k", 2000000 -> "2M", 123 -> "123": the inverse for display.
 std::string format_count(uint64_t v);
 
+// Measured rates for display, three significant digits: 950 -> "950", 7311069 -> "7.31M".
+std::string format_si(double v);
+
 // Durations for display: 0 -> "0s", 1500000 ns -> "1.5ms".
 std::string format_ns(uint64_t ns);
 

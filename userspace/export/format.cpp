@@ -60,7 +60,7 @@ std::string stats_text(const std::string& iface, const Counters& c) {
 
 std::string rates_line(const Counters& a, const Counters& b, double seconds) {
   auto rate = [&](uint64_t x, uint64_t y) {
-    return format_count(static_cast<uint64_t>(static_cast<double>(y - x) / seconds + 0.5));
+    return format_si(static_cast<double>(y - x) / seconds);
   };
   std::string out = fmt::format("rx {:>6} pps  passed {:>6} pps  dropped {:>6} pps",
                                 rate(a.received().packets, b.received().packets),
