@@ -68,7 +68,8 @@ std::string format_si(double v) {
   const char* suffix[] = {"k", "M", "G", "T"};
   int i = -1;
   while (v >= 999.5 && i < 3) v /= 1000, ++i;
-  return fmt::format(v < 9.995 ? "{:.2f}{}" : v < 99.95 ? "{:.1f}{}" : "{:.0f}{}", v, suffix[i]);
+  int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+  return fmt::format("{:.{}f}{}", v, decimals, suffix[i]);
 }
 
 std::string format_ns(uint64_t ns) {
