@@ -1,0 +1,139 @@
+// units_test.cpp - userspace/core/units: counts and durations as operators type and read them.
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/units.hpp"
+
+namespace levee {
+namespace {
+
+struct ParseCase {
+  const char* text;
+  std::optional<uint64_t> want;
+};
+
+TEST(ParseCount, AcceptsPlainAndSuffixedCounts) {
+  const ParseCase cases[] = {
+      {"0", 0},
+      {"1", 1},
+      {"500", 500},
+      {"10k", 10'000},
+      {"10K", 10'000},
+      {"1.5M", 1'500'000},
+      {"1.5m", 1'500'000},  // m is mega: there are no millipackets
+      {"2G", 2'000'000'000},
+      {"2g", 2'000'000'000},
+      {"1.5k", 1500},
+      {"1.50k", 1500},
+      {"0.5k", 500},
+      {"1.234k", 1234},
+      {"0.001G", 1'000'000},
+      {"9223372036854775807", 9'223'372'036'854'775'807ull},
+      {"9223372036854775808", 9'223'372'036'854'775'808ull},  // 2^63, the documented limit
+      {"9223372036.854775808G", 9'223'372'036'854'775'808ull},
+  };
+  for (const auto& c : cases) EXPECT_EQ(parse_count(c.text), c.want) << '"' << c.text << '"';
+}
+
+TEST(ParseCount, RejectsWhatIsNotACount) {
+  for (const char* bad : {
+           "",                      // nothing
+           "k", "M", "G",           // suffix alone
+           ".", ".k",               // no digit
+           "1.5",                   // a fraction without a suffix is not a count
+           "1.2345k",               // finer than the suffix: 1234.5 packets
+           "1.0000000001G",         // likewise, at the G scale
+           "-1", "+1", "-0",        // signs
+           "1e3", "0x10", "1_000",  // other notations
+           " 1", "1 ", "1 k",       // blanks
+           "1kk", "1kM", "1T", "1p",  // unknown or doubled suffixes
+           "1.2.3k", "1..2k",       // two dots
+           "99999999999999999999",  // > 2^64
+           "18446744073709551616",  // 2^64
+           "9223372036854775809",   // 2^63 + 1
+           "9223372036854776k",     // > 2^63 only after scaling
+           "9223372036.854775809G",
+           "18446744073709552G",    // the multiplication would wrap 2^64
+       })
+    EXPECT_EQ(parse_count(bad), std::nullopt) << '"' << bad << '"';
+}
+
+TEST(FormatCount, ShortestExactForm) {
+  const std::pair<uint64_t, const char*> cases[] = {
+      {0, "0"},           {1, "1"},          {123, "123"},       {999, "999"},
+      {1000, "1k"},       {1500, "1.5k"},    {1230, "1.23k"},    {1234, "1234"},
+      {1010, "1.01k"},    {10'000, "10k"},   {999'990, "999.99k"}, {1'005'000, "1005k"},
+      {2'000'000, "2M"},  {1'500'000, "1.5M"}, {999'990'000, "999.99M"},
+      {1'000'000'000, "1G"}, {2'500'000'000, "2.5G"}, {1'234'567'890, "1234567.89k"},
+      {1'234'567'891, "1234567891"}, {1'000'000'001, "1000000001"},
+  };
+  for (auto [v, want] : cases) EXPECT_EQ(format_count(v), want) << v;
+}
+
+TEST(FormatCount, ParsesBackToTheSameValue) {
+  // format_count is the display inverse of parse_count. Checked for every value below
+  // 100k and random values of every magnitude up to 2^53 (see the disabled test below
+  // for larger ones).
+  for (uint64_t v = 0; v < 100'000; ++v) ASSERT_EQ(parse_count(format_count(v)), v) << v;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200'000; ++i) {
+    const int bits = static_cast<int>(rng() % 53) + 1;
+    uint64_t v = rng() >> (64 - bits);
+    if (rng() % 2) v -= v % 10;  // more values take the k/M/G path
+    if (rng() % 4 == 0) v -= v % 10'000;
+    ASSERT_EQ(parse_count(format_count(v)), v) << v << " -> " << format_count(v);
+  }
+}
+
+// Known bug in userspace/core/units.cpp: format_count divides in double precision, so
+// from 2^53 on a suffixed form can name a different number, e.g. 90071992547409930 ->
+// "90071992547409.94k" and 1000000000000000010 -> "1000000000000000k". Counters of bytes
+// reach that range (2^53 B is ~80 days at 100 Gb/s). Enable when fixed.
+TEST(FormatCount, DISABLED_ExactAbove2To53) {
+  for (uint64_t v : {90'071'992'547'409'930ull, 1'000'000'000'000'000'010ull,
+                     9'223'372'036'854'775'800ull})
+    EXPECT_EQ(parse_count(format_count(v)), v) << v << " -> " << format_count(v);
+}
+
+TEST(FormatSi, ThreeSignificantDigits) {
+  const std::pair<double, const char*> cases[] = {
+      {0, "0"},           {950, "950"},         {999.4, "999"},      {1000, "1.00k"},
+      {1234, "1.23k"},    {12'345, "12.3k"},    {99'949, "99.9k"},   {123'456, "123k"},
+      {7'311'069, "7.31M"}, {2e9, "2.00G"},     {1e12, "1.00T"},     {1e15, "1000T"},
+  };
+  for (auto [v, want] : cases) EXPECT_EQ(format_si(v), want) << v;
+}
+
+TEST(FormatNs, PicksTheLargestUnit) {
+  const std::pair<uint64_t, const char*> cases[] = {
+      {0, "0s"},
+      {1, "1ns"},
+      {999, "999ns"},
+      {1000, "1us"},
+      {1500, "1.5us"},
+      {999'999, "999.999us"},
+      {1'000'000, "1ms"},
+      {1'500'000, "1.5ms"},
+      {1'234'567, "1.235ms"},  // three decimals, rounded
+      {4'000'000, "4ms"},
+      {1'000'000'000, "1s"},
+      {2'500'000'000, "2.5s"},
+      {3'600'000'000'000, "3600s"},
+  };
+  for (auto [ns, want] : cases) EXPECT_EQ(format_ns(ns), want) << ns;
+}
+
+// Known bug in userspace/core/units.cpp: rounding to three decimals happens after the
+// unit is chosen, so 999999500..999999999 ns print as "1000ms" instead of "1s".
+// Enable when fixed.
+TEST(FormatNs, DISABLED_RoundingDoesNotOverflowTheUnit) {
+  EXPECT_EQ(format_ns(999'999'999), "1s");
+  EXPECT_EQ(format_ns(999'999'500), "1s");
+}
+
+}  // namespace
+}  // namespace levee
