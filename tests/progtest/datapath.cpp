@@ -1,0 +1,233 @@
+#include "datapath.hpp"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "levee_bpf.skel.h"
+
+namespace levee::progtest {
+namespace {
+
+std::runtime_error failure(const std::string& what, int err) {
+  return std::runtime_error(what + ": " + std::strerror(err < 0 ? -err : err));
+}
+
+size_t percpu_value_size() { return (sizeof(lv_percpu) + 7) / 8 * 8; }
+
+}  // namespace
+
+void Datapath::SkelDeleter::operator()(::levee_bpf* s) const { levee_bpf__destroy(s); }
+
+Datapath::Datapath(uint32_t max_sources) : max_sources_(max_sources) {
+  skel_.reset(levee_bpf__open());
+  if (!skel_) throw failure("open levee_bpf skeleton", errno);
+  int err = bpf_map__set_max_entries(skel_->maps.lv_state, max_sources);
+  if (err) throw failure("size lv_state", err);
+  err = levee_bpf__load(skel_.get());
+  if (err) throw failure("load levee_bpf (run as root; the verifier log is above)", err);
+}
+
+Datapath::~Datapath() = default;
+
+int Datapath::prog_fd() const { return bpf_program__fd(skel_->progs.levee_xdp); }
+int Datapath::policy_fd() const { return bpf_map__fd(skel_->maps.lv_policy); }
+
+lv_control Datapath::control() const {
+  lv_control ctl{};
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(policy_fd(), &zero, &ctl)) throw failure("read lv_policy", errno);
+  return ctl;
+}
+
+void Datapath::write_control(const lv_control& ctl) {
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(policy_fd(), &zero, &ctl, BPF_ANY)) throw failure("write lv_policy", errno);
+}
+
+void Datapath::set_class(const lv_class& cls) {
+  lv_control ctl = control();
+  ctl.abi_version = LV_ABI_VERSION;
+  lv_policy& pol = ctl.slot[ctl.active & 1];
+  pol.nr_classes = 1;
+  pol.generation++;
+  pol.classes[0] = cls;
+  write_control(ctl);
+}
+
+RunResult Datapath::run(std::span<const uint8_t> frame, int repeat) const {
+  bpf_test_run_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.data_in = frame.data();
+  opts.data_size_in = static_cast<uint32_t>(frame.size());
+  opts.repeat = repeat;
+  RunResult r;
+  r.err = bpf_prog_test_run_opts(prog_fd(), &opts);
+  r.retval = opts.retval;
+  r.duration = opts.duration;
+  return r;
+}
+
+std::vector<lv_percpu> Datapath::percpu() const {
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) throw failure("count possible CPUs", ncpus);
+  // A per-CPU value is copied out as one slot per possible CPU, each rounded to 8 bytes.
+  const size_t stride = percpu_value_size();
+  std::vector<uint8_t> buf(stride * static_cast<size_t>(ncpus));
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_percpu), &zero, buf.data()))
+    throw failure("read lv_percpu", errno);
+  std::vector<lv_percpu> out(static_cast<size_t>(ncpus));
+  for (size_t cpu = 0; cpu < out.size(); ++cpu) std::memcpy(&out[cpu], buf.data() + stride * cpu, sizeof(lv_percpu));
+  return out;
+}
+
+void Datapath::put_percpu(const lv_percpu& value) {
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) throw failure("count possible CPUs", ncpus);
+  const size_t stride = percpu_value_size();
+  std::vector<uint8_t> buf(stride * static_cast<size_t>(ncpus));
+  for (size_t cpu = 0; cpu < static_cast<size_t>(ncpus); ++cpu) std::memcpy(buf.data() + stride * cpu, &value, sizeof(value));
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_percpu), &zero, buf.data(), BPF_ANY))
+    throw failure("write lv_percpu", errno);
+}
+
+Counters Datapath::counters() const {
+  Counters sum{};
+  for (const lv_percpu& pc : percpu()) {
+    for (size_t r = 0; r < LV_REASON_MAX; ++r) {
+      sum[r].packets += pc.by_reason[r].packets;
+      sum[r].bytes += pc.by_reason[r].bytes;
+    }
+  }
+  return sum;
+}
+
+std::optional<lv_state> Datapath::state(const lv_key& key) const {
+  lv_state st{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_state), &key, &st)) {
+    if (errno == ENOENT) return std::nullopt;
+    throw failure("read lv_state", errno);
+  }
+  return st;
+}
+
+void Datapath::put_state(const lv_key& key, const lv_state& st) {
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_state), &key, &st, BPF_ANY))
+    throw failure("write lv_state", errno);
+}
+
+size_t Datapath::state_count() const {
+  const int fd = bpf_map__fd(skel_->maps.lv_state);
+  lv_key key{}, next{};
+  size_t n = 0;
+  for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+    key = next;
+    ++n;
+  }
+  return n;
+}
+
+// ---- PolicyMapping ---------------------------------------------------------------
+
+PolicyMapping::PolicyMapping(const Datapath& dp) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  len_ = (sizeof(lv_control) + page - 1) / page * page;
+  void* p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, dp.policy_fd(), 0);
+  if (p == MAP_FAILED) throw failure("mmap lv_policy", errno);
+  ctl_ = static_cast<lv_control*>(p);
+}
+
+PolicyMapping::~PolicyMapping() {
+  if (ctl_) munmap(ctl_, len_);
+}
+
+void PolicyMapping::flip_to(uint32_t slot) { __atomic_store_n(&ctl_->active, slot, __ATOMIC_RELEASE); }
+
+// ---- helpers ---------------------------------------------------------------------
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::optional<uint64_t> kernel_jiffies() {
+  std::ifstream in("/proc/timer_list");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("jiffies: ", 0) == 0) return std::stoull(line.substr(9));
+  }
+  return std::nullopt;
+}
+
+lv_class make_class(uint64_t rate, uint64_t burst, unsigned prefix4, unsigned prefix6,
+                    std::optional<bool> fast_reject) {
+  lv_class c = compile_class(Limits{rate, burst, prefix4, prefix6}, clock_tick_ns());
+  if (fast_reject) {
+    if (*fast_reject)
+      c.flags |= LV_CLASS_FAST_REJECT;
+    else
+      c.flags &= ~uint32_t{LV_CLASS_FAST_REJECT};
+  }
+  return c;
+}
+
+lv_key key4(std::string_view addr, const lv_class& cls) {
+  in_addr a{};
+  if (inet_pton(AF_INET, std::string(addr).c_str(), &a) != 1) throw std::invalid_argument(std::string(addr));
+  lv_key k{};
+  k.addr[2] = htonl(0xffff);
+  k.addr[3] = a.s_addr & cls.mask4;
+  k.family = LV_AF_INET;
+  return k;
+}
+
+lv_key key6(std::string_view addr, const lv_class& cls) {
+  in6_addr a{};
+  if (inet_pton(AF_INET6, std::string(addr).c_str(), &a) != 1) throw std::invalid_argument(std::string(addr));
+  lv_key k{};
+  std::memcpy(k.addr, &a, sizeof(k.addr));
+  for (int i = 0; i < 4; ++i) k.addr[i] &= cls.mask6[i];
+  k.family = LV_AF_INET6;
+  return k;
+}
+
+const char* reason_name(uint32_t reason) {
+  switch (reason) {
+    case LV_R_CONFORMING: return "CONFORMING";
+    case LV_R_NOT_IP: return "NOT_IP";
+    case LV_R_ALLOW: return "ALLOW";
+    case LV_R_RATE: return "RATE";
+    case LV_R_MALFORMED: return "MALFORMED";
+    case LV_R_VLAN_DEPTH: return "VLAN_DEPTH";
+    case LV_R_MAP_FULL: return "MAP_FULL";
+    case LV_R_CONTENDED: return "CONTENDED";
+    default: return "reason?";
+  }
+}
+
+std::string describe(const Counters& c) {
+  std::ostringstream out;
+  for (uint32_t r = 0; r < LV_REASON_MAX; ++r)
+    if (c[r].packets || c[r].bytes)
+      out << reason_name(r) << "(" << r << ")=" << c[r].packets << "p/" << c[r].bytes << "B ";
+  return out.str();
+}
+
+void ProgTest::SetUp() {
+  if (geteuid() != 0) GTEST_SKIP() << "program tests need root (BPF_PROG_TEST_RUN)";
+  dp_.emplace();
+}
+
+}  // namespace levee::progtest
