@@ -104,8 +104,12 @@ struct lv_limit {
 enum lv_class_flags {
 	/*
 	 * Reject on the per-CPU cached clock (a lower bound of now) before reading the
-	 * fine clock. Set by the controller only when tau covers the cache's worst-case
-	 * staleness, so a source at or below its rate is never rejected by it.
+	 * fine clock. It can only reject early, by the cache's staleness (at most about a
+	 * tick), never admit late. Set by the controller only when tau covers two ticks,
+	 * so a source sending at or below its rate from a refilled bucket, which keeps
+	 * tau of credit, is never rejected by it. A source that spent its burst and goes
+	 * on at exactly its rate has no credit left and may lose a packet to it, as it
+	 * would to any jitter on the wire.
 	 */
 	LV_CLASS_FAST_REJECT = 1u << 0,
 };

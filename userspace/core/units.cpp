@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <iterator>
 
 namespace levee {
 
@@ -51,14 +52,15 @@ std::optional<uint64_t> parse_count(std::string_view s) {
 }
 
 std::string format_count(uint64_t v) {
+  // Integer arithmetic throughout: counters can exceed 2^53, where doubles skip values.
   struct Unit { uint64_t mult; const char* suffix; };
   for (Unit u : {Unit{1000000000, "G"}, Unit{1000000, "M"}, Unit{1000, "k"}}) {
-    if (v >= u.mult && v % (u.mult / 100) == 0) {
-      std::string s = fmt::format("{:.2f}", static_cast<double>(v) / static_cast<double>(u.mult));
-      while (s.back() == '0') s.pop_back();
-      if (s.back() == '.') s.pop_back();
-      return s + u.suffix;
-    }
+    const uint64_t step = u.mult / 100;  // two decimals at most
+    if (v < u.mult || v % step) continue;
+    uint64_t whole = v / u.mult, hundredths = v % u.mult / step;
+    if (hundredths == 0) return fmt::format("{}{}", whole, u.suffix);
+    if (hundredths % 10 == 0) return fmt::format("{}.{}{}", whole, hundredths / 10, u.suffix);
+    return fmt::format("{}.{:02}{}", whole, hundredths, u.suffix);
   }
   return std::to_string(v);
 }
@@ -74,14 +76,17 @@ std::string format_si(double v) {
 
 std::string format_ns(uint64_t ns) {
   struct Unit { uint64_t mult; const char* suffix; };
+  static constexpr Unit kUnits[] = {{1000000000, "s"}, {1000000, "ms"}, {1000, "us"}};
   if (ns == 0) return "0s";
-  for (Unit u : {Unit{1000000000, "s"}, Unit{1000000, "ms"}, Unit{1000, "us"}}) {
-    if (ns >= u.mult) {
-      std::string s = fmt::format("{:.3f}", static_cast<double>(ns) / static_cast<double>(u.mult));
-      while (s.back() == '0') s.pop_back();
-      if (s.back() == '.') s.pop_back();
-      return s + u.suffix;
-    }
+  for (size_t i = 0; i < std::size(kUnits); ++i) {
+    const Unit& u = kUnits[i];
+    if (ns < u.mult) continue;
+    std::string s = fmt::format("{:.3f}", static_cast<double>(ns) / static_cast<double>(u.mult));
+    // Rounding may carry into the next unit: 999.9996 ms is "1s", not "1000ms".
+    if (i > 0 && s.rfind("1000.", 0) == 0) return fmt::format("1{}", kUnits[i - 1].suffix);
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s + u.suffix;
   }
   return fmt::format("{}ns", ns);
 }

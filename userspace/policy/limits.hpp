@@ -32,8 +32,8 @@ uint64_t clock_tick_ns();
 
 // The datapath form. The fast reject on the cached clock is enabled only when the
 // burst tolerance covers two ticks of staleness, so that a source sending at or
-// below its rate is never rejected by it; otherwise every decision reads the fine
-// clock.
+// below its rate from a refilled bucket is never rejected by it (see
+// LV_CLASS_FAST_REJECT); otherwise every decision reads the fine clock.
 lv_class compile_class(const Limits& l, uint64_t tick_ns);
 
 // Read the operator's limits back out of a compiled class.
