@@ -1,11 +1,14 @@
 #include "netdev.hpp"
 
 #include <fcntl.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -140,6 +143,19 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
     return li;
   }
   return std::nullopt;
+}
+
+std::optional<std::pair<unsigned, unsigned>> active_queues(const std::string& dev) {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  OwnedFd guard(fd);
+  ethtool_channels ch{};
+  ch.cmd = ETHTOOL_GCHANNELS;
+  ifreq ifr{};
+  std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", dev.c_str());
+  ifr.ifr_data = reinterpret_cast<char*>(&ch);
+  if (::ioctl(fd, SIOCETHTOOL, &ifr) != 0) return std::nullopt;
+  return std::make_pair(ch.rx_count + ch.combined_count, ch.tx_count + ch.combined_count);
 }
 
 std::optional<LinkInfo> get_peer(const LinkInfo& self) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "packet.hpp"
 
@@ -38,6 +39,10 @@ void enter_netns(const std::string& name_or_path);
 // RTM_GETLINK for one interface; with target_nsid, in that peer namespace.
 // Returns nullopt if the kernel says there is no such link (or refuses).
 std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid = std::nullopt);
+
+// Queues in use (ETHTOOL_GCHANNELS; rtnetlink reports only the allocated ones):
+// {rx, tx}, nullopt if the driver does not say.
+std::optional<std::pair<unsigned, unsigned>> active_queues(const std::string& dev);
 
 // The veth peer of `self`, when it can be seen (nullopt otherwise).
 std::optional<LinkInfo> get_peer(const LinkInfo& self);
