@@ -1,0 +1,74 @@
+// e2e.hpp - shared fixture and assertions of the end-to-end tests.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "sandbox.hpp"
+#include "traffic.hpp"
+
+namespace lvt {
+
+class E2e : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!running_as_root()) GTEST_SKIP() << "end-to-end tests need root (netns, XDP, bpffs)";
+    sb_ = std::make_unique<Sandbox>();
+  }
+  void TearDown() override { sb_.reset(); }
+
+  Sandbox& sb() { return *sb_; }
+
+  // levee attach that must succeed.
+  void attach(const std::vector<std::string>& extra, const std::string& ifname = "") {
+    std::vector<std::string> args{"attach", ifname.empty() ? sb().rx_if() : ifname};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = sb().levee(args);
+    ASSERT_EQ(r.code, 0) << r.describe();
+  }
+
+  std::unique_ptr<Sandbox> sb_;
+};
+
+// Measured numbers go to the test log and into the XML report.
+inline void report(const std::string& key, double value) {
+  ::testing::Test::RecordProperty(key, std::to_string(value));
+  std::printf("[measured] %s = %.3f\n", key.c_str(), value);
+  std::fflush(stdout);
+}
+
+// The CLI contract for a failure: the exit code and exactly one line on stderr
+// starting "levee: ".
+inline void expect_error(const RunResult& r, int code, const std::string& mentions = "") {
+  EXPECT_EQ(r.code, code) << r.describe();
+  EXPECT_EQ(r.err.rfind("levee: ", 0), 0u) << r.describe();
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line:" << r.describe();
+  EXPECT_TRUE(!r.err.empty() && r.err.back() == '\n') << r.describe();
+  if (!mentions.empty()) {
+    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.describe();
+  }
+}
+
+// No XDP program on the interface, no pin directory, no staging directory.
+inline void expect_nothing_left(const Sandbox& sb, const std::string& ns, const std::string& ifname) {
+  XdpInfo x = xdp_query(ns, ifname);
+  EXPECT_FALSE(x.any()) << ifname << " has an XDP program: mode " << x.attach_mode << " prog " << x.prog_id;
+  EXPECT_FALSE(sb.pinned(ifname)) << sb.pin_dir(ifname) << " exists";
+  auto staging = pin_entries(ifname + ":");
+  EXPECT_TRUE(staging.empty()) << "staging directory left: " << (staging.empty() ? "" : staging.front());
+}
+
+inline uint64_t ju(const nlohmann::json& j, const char* a, const char* b = nullptr, const char* c = nullptr) {
+  const nlohmann::json* p = &j.at(a);
+  if (b) p = &p->at(b);
+  if (c) p = &p->at(c);
+  return p->get<uint64_t>();
+}
+
+}  // namespace lvt

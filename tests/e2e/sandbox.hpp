@@ -1,0 +1,177 @@
+// sandbox.hpp - the end-to-end tests' harness: processes, network namespaces, levee.
+//
+// A Sandbox is two network namespaces joined by one veth pair:
+//
+//   netns lvt<pid>a (sender)                     netns lvt<pid>b (receiver)
+//   lvt<pid>x  198.18.0.1/24, 2001:db8::1/64 <-> lvt<pid>y  198.18.0.2/24, 2001:db8::2/64
+//              + extra sender addresses                     levee attaches here
+//
+// Neighbours are static both ways (no ARP/NDP crosses the filter during a test),
+// IPv6 router solicitations and DAD are off. Everything the sandbox creates carries
+// the test process's pid in its name; the destructor removes it (levee detach, then
+// the pin directory if anything is left, then both namespaces, then levee's lock
+// files), and every new sandbox first sweeps what dead test processes left behind.
+//
+// levee runs inside the receiver namespace by fork + setns(CLONE_NEWNET) + exec: never
+// through `ip netns exec`, which remounts /sys and hides /sys/fs/bpf.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lvt {
+
+// CLOCK_MONOTONIC in ns (the clock bpf_ktime_get_ns reads).
+uint64_t now_ns();
+inline double secs(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// ---- processes ----------------------------------------------------------------------
+
+struct RunOptions {
+  std::string netns;            // join /var/run/netns/<netns> (network namespace only)
+  bool drop_root = false;       // become uid/gid 65534 (nobody) before exec
+  bool hide_bpffs = false;      // private mount namespace with /sys/fs/bpf unmounted
+  std::chrono::milliseconds timeout{30000};
+};
+
+struct RunResult {
+  int code = -1;  // exit status; 128+sig if killed by a signal
+  std::string out, err;
+  bool timed_out = false;
+  std::string describe() const;  // for assertion messages
+};
+
+// A started child process with captured stdout/stderr.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const RunOptions& o);
+  Child(Child&&) noexcept;
+  Child& operator=(Child&&) = delete;
+  Child(const Child&) = delete;
+  ~Child();  // kills and reaps a child never waited for
+  RunResult wait();
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1, err_fd_ = -1;
+  std::chrono::milliseconds timeout_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& o = {});
+// Runs a command that must succeed; throws std::runtime_error with its stderr if not.
+std::string must(const std::vector<std::string>& argv);
+
+// ---- namespaces ---------------------------------------------------------------------
+
+// Runs fn on a fresh thread that has joined the network namespace /var/run/netns/<ns>;
+// sockets made there stay in that namespace wherever they are used later.
+void in_netns(const std::string& ns, const std::function<void()>& fn);
+// A socket created inside a network namespace. Throws on failure.
+int socket_in(const std::string& ns, int domain, int type, int protocol);
+// Joins the calling thread to a network namespace. Throws on failure.
+void enter_netns(const std::string& ns);
+
+// XDP attachment of an interface in a namespace, as the kernel reports it.
+struct XdpInfo {
+  bool exists = false;     // the interface exists
+  unsigned attach_mode = 0;  // XDP_ATTACHED_*
+  uint32_t prog_id = 0, drv_prog_id = 0, skb_prog_id = 0;
+  bool any() const { return attach_mode != 0 || prog_id || drv_prog_id || skb_prog_id; }
+};
+XdpInfo xdp_query(const std::string& ns, const std::string& ifname);
+
+// A minimal foreign (non-levee) XDP program returning XDP_PASS, attached through
+// netlink in the given mode (XDP_FLAGS_SKB_MODE or XDP_FLAGS_DRV_MODE). Detached in the
+// destructor if still attached.
+class ForeignXdp {
+ public:
+  ForeignXdp(std::string ns, std::string ifname, uint32_t mode_flags);
+  ~ForeignXdp();
+  uint32_t prog_id() const { return prog_id_; }
+
+ private:
+  std::string ns_, ifname_;
+  uint32_t flags_;
+  uint32_t prog_id_ = 0;
+};
+
+// ---- bpffs --------------------------------------------------------------------------
+
+inline constexpr const char* kPinRoot = "/sys/fs/bpf/levee";
+// Mounts bpffs on /sys/fs/bpf if it is not mounted.
+void ensure_bpffs();
+// Entries of /sys/fs/bpf/levee whose name starts with prefix (staging dirs included).
+std::vector<std::string> pin_entries(const std::string& prefix);
+
+// ---- the sandbox --------------------------------------------------------------------
+
+struct Addrs {
+  // Receiver.
+  static constexpr const char* rx4 = "198.18.0.2";
+  static constexpr const char* rx6 = "2001:db8::2";
+  // Sender: primary, then extra source addresses.
+  static constexpr const char* tx4 = "198.18.0.1";
+  static constexpr const char* tx6 = "2001:db8::1";
+  static const std::vector<std::string>& src4();  // 198.18.0.11 ...
+  static const std::vector<std::string>& src6();  // each in its own /64, plus two sharing one
+};
+
+class Sandbox {
+ public:
+  Sandbox();
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  const std::string& tx_ns() const { return tx_ns_; }
+  const std::string& rx_ns() const { return rx_ns_; }
+  const std::string& tx_if() const { return tx_if_; }  // sender end of the veth
+  const std::string& rx_if() const { return rx_if_; }  // receiver end: levee attaches here
+  static constexpr const char* kTxMac = "02:6c:76:00:00:01";
+  static constexpr const char* kRxMac = "02:6c:76:00:00:02";
+
+  // A name for an extra interface (unique, < 16 chars, removed with the namespaces).
+  std::string ifname(const std::string& suffix);
+  // Remember an interface levee may have attached to, for cleanup.
+  void track(const std::string& ifname) { tracked_.push_back(ifname); }
+  // `ip -n <rx_ns> ...` that must succeed.
+  void ip_rx(std::vector<std::string> args);
+  void ip_tx(std::vector<std::string> args);
+
+  // levee inside the receiver namespace.
+  RunResult levee(const std::vector<std::string>& args, RunOptions o = {}) const;
+  Child levee_start(const std::vector<std::string>& args, RunOptions o = {}) const;
+
+  // `levee stats IFACE --json` / this interface's object of `levee status --json`
+  // (null if absent). Throw on failure.
+  nlohmann::json stats(const std::string& ifname = "") const;
+  nlohmann::json status(const std::string& ifname = "") const;
+
+  std::string pin_dir(const std::string& ifname = "") const;
+  bool pinned(const std::string& ifname = "") const;
+
+ private:
+  void setup();
+  void teardown() noexcept;
+
+  std::string tag_, tx_ns_, rx_ns_, tx_if_, rx_if_;
+  std::vector<std::string> tracked_;
+  bool tx_ns_made_ = false, rx_ns_made_ = false;
+};
+
+// Remove netns, pins and lock files of test processes that are gone.
+void sweep_stale();
+bool running_as_root();
+
+}  // namespace lvt

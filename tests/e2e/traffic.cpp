@@ -1,0 +1,453 @@
+#include "traffic.hpp"
+
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace lvt {
+namespace {
+
+[[noreturn]] void sys_fail(const std::string& what) {
+  throw std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+sockaddr_storage make_addr(const std::string& ip, uint16_t port, socklen_t& len) {
+  sockaddr_storage ss{};
+  if (ip.find(':') != std::string::npos) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    if (inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) != 1) throw std::invalid_argument("bad address " + ip);
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    if (inet_pton(AF_INET, ip.c_str(), &a->sin_addr) != 1) throw std::invalid_argument("bad address " + ip);
+    len = sizeof *a;
+  }
+  return ss;
+}
+
+std::string addr_text(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+  } else {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
+      inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, sizeof buf);
+    else
+      inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof buf);
+  }
+  return buf;
+}
+
+int64_t realtime_minus_monotonic() {
+  timespec rt{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return (static_cast<int64_t>(rt.tv_sec) - mono.tv_sec) * 1'000'000'000ll + (rt.tv_nsec - mono.tv_nsec);
+}
+
+void sleep_until_ns(uint64_t t) {
+  timespec ts{static_cast<time_t>(t / 1'000'000'000ull), static_cast<long>(t % 1'000'000'000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+// Waits until `last` has not moved for quiet_ms, or max_ms passed.
+void wait_quiet(const std::atomic<uint64_t>& last, unsigned quiet_ms, unsigned max_ms) {
+  const uint64_t start = now_ns();
+  const uint64_t quiet = uint64_t{quiet_ms} * 1'000'000ull, limit = uint64_t{max_ms} * 1'000'000ull;
+  for (;;) {
+    uint64_t now = now_ns();
+    uint64_t l = std::max(last.load(), start);
+    if (now - l >= quiet || now - start >= limit) return;
+    usleep(20'000);
+  }
+}
+
+// Parse an Ethernet frame (tags possibly already stripped into metadata).
+void parse_frame(const uint8_t* p, size_t n, TapFrame& f) {
+  f.len = n;
+  if (n < 14) return;
+  size_t off = 12;
+  uint16_t type = static_cast<uint16_t>(p[off] << 8 | p[off + 1]);
+  off += 2;
+  while ((type == 0x8100 || type == 0x88a8) && off + 4 <= n) {
+    ++f.tags;
+    type = static_cast<uint16_t>(p[off + 2] << 8 | p[off + 3]);
+    off += 4;
+  }
+  f.ethertype = type;
+  char buf[INET6_ADDRSTRLEN] = {};
+  size_t l4off = 0;
+  if (type == 0x0800 && off + 20 <= n) {
+    inet_ntop(AF_INET, p + off + 12, buf, sizeof buf);
+    f.l4 = p[off + 9];
+    l4off = off + static_cast<size_t>(p[off] & 0x0f) * 4;
+  } else if (type == 0x86dd && off + 40 <= n) {
+    inet_ntop(AF_INET6, p + off + 8, buf, sizeof buf);
+    f.l4 = p[off + 6];
+    l4off = off + 40;
+  } else {
+    return;
+  }
+  f.src = buf;
+  if (f.l4 == IPPROTO_UDP && l4off + 8 <= n) f.dport = static_cast<uint16_t>(p[l4off + 2] << 8 | p[l4off + 3]);
+}
+
+}  // namespace
+
+// ---- SendLog ------------------------------------------------------------------------
+
+uint64_t SendLog::sent_between(uint64_t from, uint64_t to) const {
+  auto lo = std::lower_bound(times.begin(), times.end(), from);
+  auto hi = std::lower_bound(times.begin(), times.end(), to);
+  return static_cast<uint64_t>(hi - lo);
+}
+
+double SendLog::max_gap(uint64_t from, uint64_t to) const {
+  const uint64_t end = std::min(to, t_last);
+  uint64_t prev = from, gap = 0;
+  for (uint64_t t : times) {
+    if (t < from) continue;
+    if (t >= end) break;
+    gap = std::max(gap, t - prev);
+    prev = t;
+  }
+  if (end > prev) gap = std::max(gap, end - prev);
+  return secs(gap);
+}
+
+double gcra_expected(double rate, double burst, const SendLog& s) {
+  if (s.sent == 0) return 0;
+  return std::min(static_cast<double>(s.sent), burst + rate * s.span());
+}
+
+std::vector<uint64_t> gcra_model(const std::vector<uint64_t>& sends, ModelLimit before, uint64_t t_change,
+                                 ModelLimit after) {
+  auto T_of = [](const ModelLimit& l) { return static_cast<int64_t>((1'000'000'000ull + l.rate - 1) / l.rate); };
+  std::vector<uint64_t> passed;
+  bool seen = false;
+  int64_t ready = 0;
+  for (uint64_t ut : sends) {
+    const ModelLimit& l = ut >= t_change ? after : before;
+    const int64_t T = T_of(l), tau = (static_cast<int64_t>(l.burst) - 1) * T, t = static_cast<int64_t>(ut);
+    if (seen && t < ready) continue;
+    ready = seen ? std::max(ready + T, t - tau + T) : t - tau + T;
+    seen = true;
+    passed.push_back(ut);
+  }
+  return passed;
+}
+
+uint64_t count_between(const std::vector<uint64_t>& sorted, uint64_t from, uint64_t to) {
+  auto lo = std::lower_bound(sorted.begin(), sorted.end(), from);
+  auto hi = std::lower_bound(sorted.begin(), sorted.end(), to);
+  return static_cast<uint64_t>(hi - lo);
+}
+
+// ---- Sender -------------------------------------------------------------------------
+
+Sender::Sender(Flow f, uint64_t t0) : flow_(std::move(f)), t0_(t0) {
+  const uint64_t n = static_cast<uint64_t>(flow_.pps * flow_.seconds + 0.5);
+  log_.times.reserve(n);
+  thread_ = std::thread([this] {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  });
+}
+
+Sender::~Sender() {
+  if (thread_.joinable()) thread_.join();
+}
+
+const SendLog& Sender::join() {
+  if (!joined_) {
+    thread_.join();
+    joined_ = true;
+    if (!error_.empty()) throw std::runtime_error("sender " + flow_.src + ": " + error_);
+  }
+  return log_;
+}
+
+void Sender::body() {
+  enter_netns(flow_.ns);
+  const bool raw = !flow_.frame.empty();
+  int fd;
+  std::vector<uint8_t> payload(flow_.payload, 0x5a);
+  if (raw) {
+    fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);  // protocol 0: send only
+    if (fd < 0) sys_fail("socket(AF_PACKET)");
+    sockaddr_ll ll{};
+    ll.sll_family = AF_PACKET;
+    ll.sll_ifindex = static_cast<int>(if_nametoindex(flow_.dev.c_str()));
+    if (ll.sll_ifindex == 0) sys_fail("no interface " + flow_.dev);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET");
+  } else {
+    const bool v6 = flow_.src.find(':') != std::string::npos;
+    fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) sys_fail("socket");
+    socklen_t len = 0;
+    sockaddr_storage src = make_addr(flow_.src, 0, len);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&src), len) != 0) sys_fail("bind " + flow_.src);
+    // Report ENOBUFS and the like instead of pretending the datagram left.
+    int one = 1;
+    if (v6)
+      setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof one);
+    else
+      setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
+    sockaddr_storage dst = make_addr(flow_.dst, flow_.port, len);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&dst), len) != 0) sys_fail("connect " + flow_.dst);
+  }
+
+  const uint64_t n = static_cast<uint64_t>(flow_.pps * flow_.seconds + 0.5);
+  const double interval = 1e9 / flow_.pps;
+  const uint64_t hard_end = t0_ + static_cast<uint64_t>((flow_.seconds + 10.0) * 1e9);
+  for (uint64_t k = 0; k < n; ++k) {
+    sleep_until_ns(t0_ + static_cast<uint64_t>(static_cast<double>(k) * interval));
+    const uint64_t t = now_ns();
+    if (t > hard_end) break;
+    ssize_t r = raw ? send(fd, flow_.frame.data(), flow_.frame.size(), 0)
+                    : send(fd, payload.data(), payload.size(), 0);
+    if (r >= 0) {
+      if (log_.sent == 0) log_.t_first = t;
+      log_.t_last = t;
+      log_.times.push_back(t);
+      ++log_.sent;
+    } else {
+      ++log_.errors;
+      log_.last_errno = errno;
+    }
+  }
+  close(fd);
+}
+
+// ---- UdpReceiver --------------------------------------------------------------------
+
+UdpReceiver::UdpReceiver(const std::string& ns, int family, uint16_t port) {
+  fd_ = socket_in(ns, family, SOCK_DGRAM, 0);
+  int big = 32 << 20;
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  int one = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (family == AF_INET6) {
+    setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    len = sizeof *a;
+  }
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    close(fd_);
+    sys_fail("bind receiver");
+  }
+  rt_minus_mono_ = realtime_minus_monotonic();
+  thread_ = std::thread([this] { body(); });
+}
+
+UdpReceiver::~UdpReceiver() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) close(fd_);
+}
+
+void UdpReceiver::body() {
+  char data[2048];
+  char ctrl[256];
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    int rc = poll(&p, 1, 20);
+    if (rc <= 0) {
+      if (stop_) return;
+      continue;
+    }
+    for (;;) {
+      sockaddr_storage from{};
+      iovec iov{data, sizeof data};
+      msghdr m{};
+      m.msg_name = &from;
+      m.msg_namelen = sizeof from;
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      m.msg_control = ctrl;
+      m.msg_controllen = sizeof ctrl;
+      ssize_t r = recvmsg(fd_, &m, MSG_DONTWAIT);
+      if (r < 0) break;
+      uint64_t t = now_ns();
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+          timespec ts;
+          std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+          int64_t rt = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000ll + ts.tv_nsec;
+          if (rt > 0) t = static_cast<uint64_t>(rt - rt_minus_mono_);
+        }
+      }
+      {
+        std::lock_guard l(mu_);
+        by_src_[addr_text(from)].push_back(t);
+      }
+      last_rx_ = now_ns();
+    }
+  }
+}
+
+void UdpReceiver::finish(unsigned quiet_ms, unsigned max_ms) {
+  wait_quiet(last_rx_, quiet_ms, max_ms);
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t UdpReceiver::count(const std::string& src) const {
+  std::lock_guard l(mu_);
+  auto it = by_src_.find(src);
+  return it == by_src_.end() ? 0 : it->second.size();
+}
+
+uint64_t UdpReceiver::total() const {
+  std::lock_guard l(mu_);
+  uint64_t n = 0;
+  for (const auto& [k, v] : by_src_) n += v.size();
+  return n;
+}
+
+std::vector<uint64_t> UdpReceiver::times(const std::string& src) const {
+  std::lock_guard l(mu_);
+  auto it = by_src_.find(src);
+  if (it == by_src_.end()) return {};
+  auto v = it->second;
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+uint64_t UdpReceiver::count_between(const std::string& src, uint64_t from, uint64_t to) const {
+  uint64_t n = 0;
+  for (uint64_t t : times(src))
+    if (t >= from && t < to) ++n;
+  return n;
+}
+
+std::string UdpReceiver::summary() const {
+  std::lock_guard l(mu_);
+  std::string s;
+  for (const auto& [k, v] : by_src_) s += k + "=" + std::to_string(v.size()) + " ";
+  return s;
+}
+
+// ---- FrameTap -----------------------------------------------------------------------
+
+FrameTap::FrameTap(const std::string& ns, const std::string& ifname, Dir dir) : dir_(dir) {
+  in_netns(ns, [&] {
+    fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+    if (fd_ < 0) sys_fail("socket(AF_PACKET)");
+    int big = 32 << 20;
+    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    int one = 1;
+    setsockopt(fd_, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one);
+    sockaddr_ll ll{};
+    ll.sll_family = AF_PACKET;
+    ll.sll_protocol = htons(ETH_P_ALL);
+    ll.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
+    if (ll.sll_ifindex == 0) sys_fail("no interface " + ifname);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET " + ifname);
+  });
+  thread_ = std::thread([this] { body(); });
+}
+
+FrameTap::~FrameTap() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) close(fd_);
+}
+
+void FrameTap::body() {
+  uint8_t data[2048];
+  char ctrl[256];
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    int rc = poll(&p, 1, 20);
+    if (rc <= 0) {
+      if (stop_) return;
+      continue;
+    }
+    for (;;) {
+      sockaddr_ll from{};
+      iovec iov{data, sizeof data};
+      msghdr m{};
+      m.msg_name = &from;
+      m.msg_namelen = sizeof from;
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      m.msg_control = ctrl;
+      m.msg_controllen = sizeof ctrl;
+      ssize_t r = recvmsg(fd_, &m, MSG_DONTWAIT);
+      if (r < 0) break;
+      const bool out = from.sll_pkttype == PACKET_OUTGOING;
+      if (out != (dir_ == Out)) continue;
+      TapFrame f;
+      f.t = now_ns();
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
+          tpacket_auxdata aux;
+          std::memcpy(&aux, CMSG_DATA(c), sizeof aux);
+          if (aux.tp_status & TP_STATUS_VLAN_VALID) ++f.tags;  // stripped outer tag
+        }
+      }
+      parse_frame(data, static_cast<size_t>(std::min<ssize_t>(r, sizeof data)), f);
+      std::lock_guard l(mu_);
+      frames_.push_back(f);
+      last_rx_ = f.t;
+    }
+  }
+}
+
+void FrameTap::finish(unsigned quiet_ms, unsigned max_ms) {
+  wait_quiet(last_rx_, quiet_ms, max_ms);
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<TapFrame> FrameTap::frames() const {
+  std::lock_guard l(mu_);
+  return frames_;
+}
+
+uint64_t FrameTap::total() const {
+  std::lock_guard l(mu_);
+  return frames_.size();
+}
+
+uint64_t FrameTap::flow_frames(const std::string& src) const {
+  std::lock_guard l(mu_);
+  uint64_t n = 0;
+  for (const auto& f : frames_)
+    if (f.l4 == IPPROTO_UDP && f.dport == kPort && (src.empty() || f.src == src)) ++n;
+  return n;
+}
+
+}  // namespace lvt
