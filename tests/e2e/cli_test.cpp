@@ -239,11 +239,8 @@ TEST_F(E2e, ConcurrentSetsSerialise) {
 }
 
 // The JSON of stats and status has every field of the contract, with the right types.
-//
-// LEVEE BUG (contract), found by this test: `levee stats --json` has no "allow" key in
-// "passed" (nor in "bytes"."passed"); the contract lists passed {conforming, not_ip,
-// allow}. The reason LV_R_ALLOW exists in levee_abi.h but is missing from kReasons
-// (userspace/core/reasons.hpp), which is what the JSON is generated from.
+// (It once lacked "allow": LV_R_ALLOW was missing from kReasons, which the JSON is
+// generated from.)
 TEST_F(E2e, StatsJsonFollowsTheContract) {
   attach(kLimits);
   auto s = sb().stats();
@@ -327,13 +324,8 @@ TEST_F(E2e, DetachAfterInterfaceVanished) {
 
 // `levee status` (a reader, no lock) while another interface is attached and detached
 // over and over: every status must succeed.
-//
-// LEVEE BUG, found by this test: status lists the pin directories, then opens each;
-// an interface detached in between makes the whole command fail (exit 1, "levee: X
-// is not attached by levee (no /sys/fs/bpf/levee/X); attach it first: ..."), naming an
-// interface the user did not ask about. (userspace/cli/commands.cpp status(): the
-// open_pinned error of one listed interface aborts the listing.) Measured: 13-14 of
-// ~130 status runs failed beside 25 attach/detach cycles.
+// (It once failed: status listed the pin directories, then opened each, and an
+// interface detached in between aborted the whole listing, ~10% of runs here.)
 TEST_F(E2e, StatusSurvivesConcurrentDetach) {
   // The churned interface sorts after the stable one (…z after …y): status lists both,
   // walks the stable one's state map (the slow part), then opens the churned one.

@@ -506,16 +506,7 @@ nlohmann::json Sandbox::stats(const std::string& ifname) const {
 
 nlohmann::json Sandbox::status(const std::string& ifname) const {
   const std::string i = ifname.empty() ? rx_if_ : ifname;
-  // levee status fails as a whole when some other interface is detached while it
-  // lists them (a levee bug, see StatusSurvivesConcurrentDetach); other people's
-  // attach/detach must not fail these tests, so retry when the error is about an
-  // interface that is not ours.
-  RunResult r;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    r = levee({"status", "--json"});
-    if (r.code == 0 || r.err.find(tag_) != std::string::npos) break;
-    usleep(50'000);
-  }
+  RunResult r = levee({"status", "--json"});
   if (r.code != 0) throw std::runtime_error("levee status failed: " + r.describe());
   auto j = nlohmann::json::parse(r.out);
   for (const auto& e : j.at("interfaces"))

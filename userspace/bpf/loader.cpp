@@ -227,7 +227,10 @@ Result<IfaceStatus> query_status(const Pinned& p) {
   s.prog_id = li.prog_id;
   s.ifindex = li.xdp.ifindex;
   s.defunct = s.ifindex == 0;
-  s.mode = s.defunct ? "" : attached_mode(s.ifindex);
+  // Pins are shared by every network namespace, interface indexes are not: the index
+  // means our interface only if it carries the pinned name here.
+  s.other_netns = !s.defunct && iface_name(s.ifindex) != p.iface;
+  s.mode = s.defunct || s.other_netns ? "" : attached_mode(s.ifindex);
 
   auto pm = PolicyMap::map(p.policy.get());
   if (!pm) return pm.error();

@@ -37,6 +37,7 @@ Status detach(const std::string& iface);
 struct IfaceStatus {
   std::string iface;
   bool defunct = false;  // the interface went away; the link no longer does anything
+  bool other_netns = false;  // attached in another network namespace than the caller's
   unsigned ifindex = 0;
   std::string mode;      // native, generic, or "" when defunct
   uint32_t prog_id = 0;

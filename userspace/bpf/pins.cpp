@@ -65,6 +65,11 @@ Result<Pinned> open_pinned(const std::string& iface) {
   return p;
 }
 
+bool pin_dir_exists(const std::string& iface) {
+  std::error_code ec;
+  return fs::exists(pin_dir(iface), ec);
+}
+
 std::vector<std::string> list_pinned() {
   std::vector<std::string> out;
   std::error_code ec;

@@ -38,6 +38,8 @@ struct Pinned {
 // Fails with a hint to attach first if the interface has no levee pins.
 Result<Pinned> open_pinned(const std::string& iface);
 
+bool pin_dir_exists(const std::string& iface);
+
 // Names of interfaces with a levee pin directory, sorted.
 std::vector<std::string> list_pinned();
 

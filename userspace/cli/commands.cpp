@@ -119,6 +119,8 @@ Status status(bool json) {
   std::vector<IfaceStatus> all;
   for (const auto& iface : list_pinned()) {
     auto p = open_pinned(iface);
+    // Detached by someone else since the listing: it is simply not attached any more.
+    if (!p && !pin_dir_exists(iface)) continue;
     if (!p) return p.error();
     auto s = query_status(*p);
     if (!s) return s.error();

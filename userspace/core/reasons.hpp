@@ -18,6 +18,7 @@ struct ReasonInfo {
 inline constexpr std::array kReasons{
     ReasonInfo{LV_R_CONFORMING, "conforming", "within its source's limit"},
     ReasonInfo{LV_R_NOT_IP, "not_ip", "not IPv4/IPv6 (ARP, LLDP, ...): never limited"},
+    ReasonInfo{LV_R_ALLOW, "allow", "on the allow list: never limited (no allow list in this version)"},
     ReasonInfo{LV_R_RATE, "rate", "over its source's packet rate limit"},
     ReasonInfo{LV_R_MALFORMED, "malformed", "truncated or inconsistent Ethernet/VLAN/IP header"},
     ReasonInfo{LV_R_VLAN_DEPTH, "vlan_depth", "more than two VLAN tags"},

@@ -83,6 +83,7 @@ nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
     list.push_back({{"interface", s.iface},
                     {"ifindex", s.ifindex},
                     {"attached", !s.defunct},
+                    {"other_netns", s.other_netns},
                     {"mode", s.mode},
                     {"prog_id", s.prog_id},
                     {"link_id", s.link_id},
@@ -106,6 +107,9 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
     if (s.defunct)
       out += fmt::format("{}: interface gone, levee pins left behind (clear with: levee detach {})\n", s.iface,
                          s.iface);
+    else if (s.other_netns)
+      out += fmt::format("{}: attached in another network namespace (ifindex {}), program {}\n", s.iface,
+                         s.ifindex, s.prog_id);
     else
       out += fmt::format("{}: {} mode, program {}\n", s.iface, s.mode, s.prog_id);
     out += fmt::format("  limit    {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n", group_digits(s.limits.rate),
