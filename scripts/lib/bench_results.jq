@@ -1,0 +1,99 @@
+# bench_results.jq - turns scripts/bench.sh's raw measurements into bench/results.json.
+# Inputs ($raw: one object per measurement, $pb: levee-progbench --json) and the run's
+# facts come as --arg/--argjson/--slurpfile; see scripts/bench.sh.
+
+def median: sort | if length == 0 then null
+  elif length % 2 == 1 then .[length / 2 | floor]
+  else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def rnd(n): if . == null then null else . * pow(10; n) | round / pow(10; n) end;
+# Per-round ratio a/b over the rounds both have, and its median.
+def per_round($rows; $a; $b):
+  [$rows[] | select(.name == $a) as $x
+   | ($rows[] | select(.name == $b and .round == $x.round)) as $y
+   | if $y.mpps > 0 then $x.mpps / $y.mpps else empty end]
+  | {runs: map(rnd(3)), median: (median | rnd(3))};
+
+# End to end. A random-source flood is measured by what levee received: every packet is
+# a new source, and a new source's first packet conforms, so nothing is dropped.
+($raw | map(select(.kind == "e2e")
+  | .metric = (if .name == "levee_random" then "received" else "dropped" end)
+  | .mpps = (if .metric == "received" then .rx else .dropped end) / .seconds / 1e6)) as $e
+| ($e | map(select(.round == ($e[0].round))) | map(.name)) as $names
+| [$names[] as $n | [$e[] | select(.name == $n)] as $rs
+   | ($rs[0].threads) as $t
+   | per_round($e; $n; if $t == 2 then "bare_2t" else "bare" end) as $ratio
+   | {name: $n, what: $rs[0].what, threads: $t, metric: $rs[0].metric,
+      mpps_runs: [$rs[].mpps | rnd(3)], mpps_median: ([$rs[].mpps] | median | rnd(3)),
+      received_mpps_median: ([$rs[] | .rx / .seconds / 1e6] | median | rnd(3)),
+      sent_mpps_median: ([$rs[].sent_pps / 1e6] | median | rnd(3)),
+      dev_tx_dropped: [$rs[].dev_tx_dropped],
+      ratio_to_bare_runs: $ratio.runs, ratio_to_bare_median: $ratio.median}] as $receivers
+| {levee_vs_nft: per_round($e; "levee"; "nft"),
+   levee_vs_hashlimit: per_round($e; "levee"; "hashlimit"),
+   levee_vs_floor: per_round($e; "levee"; "floor"),
+   random_vs_one_source_v6: per_round($e; "levee_random"; "levee_v6"),
+   random_vs_one_source_v4: per_round($e; "levee_random"; "levee")} as $cmp
+
+| ($raw | map(select(.kind == "accuracy") | .expected |= rnd(1) | .ratio |= rnd(4) | .ratio_exact |= rnd(4) | .seconds |= rnd(4)))
+  as $acc
+| ($raw | map(select(.kind == "memory") | .bytes_per_entry |= rnd(1))) as $mem
+| ($raw | map(select(.kind == "controller"))[0]) as $ctl
+| ($pb[0].cases | map({key: .name, value: .}) | from_entries) as $prog
+| def recv($n): $receivers[] | select(.name == $n);
+
+{
+  date: $date,
+  mode: $mode,
+  machine: {cpu: $cpu, cpus: $ncpu, memory: $memtotal, virtualization: $virt, os: $os, kernel: $kernel,
+            clang: $clang, libbpf: $libbpf, bpftool: $bpftool},
+  commit: $commit,
+  wall_seconds: $wall,
+  method: {
+    program_cost: "levee-progbench: BPF_PROG_TEST_RUN on one 64-byte IPv4/UDP frame, \($pb[0].cases[0].repeat) repeats per measurement, median of \($pb[0].runs) measurements, pinned to CPU \($pb[0].cpu)",
+    end_to_end: "levee-flood live frames (BPF_PROG_TEST_RUN + XDP_LIVE_FRAMES, bpf_redirect) at full speed from lvbench-tx into a veth pair (2 queues); each receiver in lvbench-rx, native XDP; rate = the receiver's own drop counter delta / the flood's measured seconds; \($rounds) interleaved round(s) of \($e2e_s) s per receiver; ratios are the median of per-round ratios",
+    accuracy: "levee-flood --method packet (AF_PACKET, paced) at \($acc_pps) pps total for \($acc_s) s, sources round robin, per-source limit = per-source send rate / factor, burst = max(10, rate/10); passed = levee's conforming counter; expected = sources x (burst + rate x t), t = the sender's end_unix - start_unix",
+    memory: "map memlock (bpftool map show) / max_entries of lv_state after a live flood of round-robin sources (3 packets each)",
+    controller: "wall time of the levee process (inside the namespace), median of runs"
+  },
+  program_cost: {runs: $pb[0].runs, cpu: $pb[0].cpu,
+                 cases: [$pb[0].cases[] | .median_ns |= rnd(1) | .ratio_to_floor |= rnd(3)
+                         | .ratio_to_bare = (.median_ns / $prog.bare_drop.median_ns | rnd(2))]},
+  end_to_end: ({rounds: $rounds, flood_seconds: $e2e_s, receivers: $receivers} + $cmp),
+  accuracy: {total_pps: $acc_pps, seconds: $acc_s, cases: $acc,
+             worst_deviation: ([$acc[].ratio - 1 | fabs] | max | rnd(4)),
+             worst_deviation_exact: ([$acc[].ratio_exact - 1 | fabs] | max | rnd(4))},
+  memory: $mem,
+  controller: {sources: $ctl.sources,
+               stats_ms_median: ($ctl.stats_ms | median | rnd(2)), stats_ms_runs: $ctl.stats_ms,
+               status_ms_median: ($ctl.status_ms | median | rnd(1)), status_ms_runs: $ctl.status_ms},
+  goals: [
+    {goal: "levee drop path (known source over its limit) vs the floor, program cost",
+     target: "<= 1.3x", value: $prog.levee_drop.ratio_to_floor, pending: false,
+     measured: "\($prog.levee_drop.ratio_to_floor | rnd(2))x (\($prog.levee_drop.median_ns | rnd(1)) ns vs \($prog.floor.median_ns | rnd(1)) ns); fine-clock drop \($prog.levee_drop_fine.ratio_to_floor | rnd(2))x",
+     met: ($prog.levee_drop.ratio_to_floor <= 1.3)},
+    {goal: "levee pass path (known source under its limit) vs the floor, program cost",
+     target: "<= 1.6x", value: $prog.levee_pass.ratio_to_floor, pending: false,
+     measured: "\($prog.levee_pass.ratio_to_floor | rnd(2))x (\($prog.levee_pass.median_ns | rnd(1)) ns)",
+     met: ($prog.levee_pass.ratio_to_floor <= 1.6)},
+    {goal: "end to end, one flooding source: levee vs bare XDP_DROP",
+     target: ">= 0.7x", value: recv("levee").ratio_to_bare_median, pending: false,
+     measured: "\(recv("levee").ratio_to_bare_median)x (\(recv("levee").mpps_median) vs \(recv("bare").mpps_median) Mpps)",
+     met: (recv("levee").ratio_to_bare_median >= 0.7)},
+    {goal: "end to end, one flooding source: levee vs the nftables meter",
+     target: ">= 3.5x", value: $cmp.levee_vs_nft.median, pending: false,
+     measured: "\($cmp.levee_vs_nft.median)x (\(recv("levee").mpps_median) vs \(recv("nft").mpps_median) Mpps)",
+     met: ($cmp.levee_vs_nft.median >= 3.5)},
+    {goal: "random-source flood vs one source (after issue 5)",
+     target: ">= 0.7x", value: $cmp.random_vs_one_source_v6.median, pending: true,
+     measured: "\($cmp.random_vs_one_source_v6.median)x of one IPv6 source (\(recv("levee_random").mpps_median) vs \(recv("levee_v6").mpps_median) Mpps)",
+     met: ($cmp.random_vs_one_source_v6.median >= 0.7)},
+    {goal: "accuracy at 2x and 10x, 1/100/10k sources, 1 and 2 CPUs",
+     target: "within 2%", value: ([$acc[].ratio_exact - 1 | fabs] | max), pending: false,
+     measured: "passed ÷ exact-limiter count \([$acc[].ratio_exact] | min)..\([$acc[].ratio_exact] | max); passed ÷ (burst + rate·t) \([$acc[].ratio] | min)..\([$acc[].ratio] | max)",
+     met: ([$acc[].ratio_exact - 1 | fabs] | max <= 0.02)},
+    {goal: "kernel memory per tracked source",
+     target: "<= 128 B", value: ([$mem[].bytes_per_entry] | max), pending: false,
+     measured: ([$mem[] | "\(.family) \(.bytes_per_entry) B"] | join(", ")),
+     met: ([$mem[].bytes_per_entry] | max <= 128)}
+  ]
+}
