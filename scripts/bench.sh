@@ -12,6 +12,7 @@
 # and writes bench/results.json, bench/results.png and the tables of BENCHMARKS.md.
 #
 #   scripts/bench.sh [--quick] [--rounds N]
+#   scripts/bench.sh --render     # only redraw the chart and tables from results.json
 #
 # --quick (CI) runs every part briefly (under 2 minutes once built) and writes the same
 # files. Needs root. Builds what it needs. All traffic stays inside two network
@@ -25,7 +26,7 @@ set -euo pipefail
 
 BENCH_PACKAGES=(nftables iptables gnuplot-nox jq)
 
-QUICK=0
+QUICK=0 RENDER_ONLY=0
 ROUNDS=5          # end-to-end rounds (the median of per-round ratios is reported)
 E2E_SECONDS=5     # flood length per receiver and round
 ACC_SECONDS=10    # accuracy sender length
@@ -35,9 +36,10 @@ STATUS_RUNS=7
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
+    --render) RENDER_ONLY=1 ;;
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--quick] [--rounds N]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--rounds N] | --render" >&2; exit 2 ;;
   esac
   shift
 done
@@ -52,6 +54,71 @@ B=$LEVEE_BUILD
 OUT=$LEVEE_ROOT/bench
 MD=$LEVEE_ROOT/BENCHMARKS.md
 
+# BENCHMARKS.md: replace what lies between a pair of marker comments.
+refresh_md() {  # section, file with the new body
+  local begin="<!-- bench:$1:begin -->" end="<!-- bench:$1:end -->"
+  if ! grep -qF "$begin" "$MD" || ! grep -qF "$end" "$MD"; then
+    echo "   BENCHMARKS.md has no $begin ... $end: section $1 not refreshed" >&2
+    return 0
+  fi
+  awk -v b="$begin" -v e="$end" -v f="$2" '
+    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip' "$MD" >"$MD.tmp" && mv "$MD.tmp" "$MD"
+}
+
+# bench/results.png and the tables of BENCHMARKS.md, from bench/results.json.
+render() {
+  local json=$OUT/results.json tmp section
+  [ -f "$json" ] || die "no $json to render"
+  tmp=$(mktemp -d /tmp/levee-bench-render.XXXXXX)
+  # Chart: end-to-end Mpps per receiver (median; bars from the slowest to the fastest
+  # round) and ns/packet per program case (median).
+  jq -r '.end_to_end.receivers[] | "\(.name)\t\(.mpps_median)\t\(.mpps_runs | min)\t\(.mpps_runs | max)"' \
+    "$json" >"$tmp/e2e.dat"
+  jq -r '.program_cost.cases[] | "\(.name)\t\(.median_ns)"' "$json" >"$tmp/prog.dat"
+  gnuplot <<EOF || { rm -rf "$tmp"; die "gnuplot failed"; }
+set terminal pngcairo size 1400,600 font "sans,10"
+set output "$OUT/results.png"
+set multiplot layout 1,2 title "$(jq -r '"levee, \(.mode) run \(.date): \(.machine.cpus) CPUs, kernel \(.machine.kernel)"' "$json")"
+set style fill solid 0.6 border -1
+set boxwidth 0.7
+set grid ytics
+set xtics rotate by 30 right noenhanced
+set bmargin 8
+set rmargin 3
+set title "end to end through one veth: Mpps dropped (random: received)"
+set ylabel "Mpps"
+set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
+plot "$tmp/e2e.dat" using 0:2:xtic(1) with boxes lc rgb "#4a7ab0" notitle, \
+     "" using 0:2:3:4 with yerrorbars lc rgb "black" pt 0 notitle, \
+     "" using 0:4:(sprintf("%.2f", \$2)) with labels offset 0,0.8 notitle
+set title "program cost (BPF\\\_PROG\\\_TEST\\\_RUN): ns per packet"
+set ylabel "ns / packet"
+set logscale y
+set yrange [1:*]
+set offsets 0, 0, 0, 0
+plot "$tmp/prog.dat" using 0:2:xtic(1) with boxes lc rgb "#c0703a" notitle, \
+     "" using 0:2:(sprintf("%.1f", \$2)) with labels offset 0,0.8 notitle
+unset multiplot
+EOF
+  if [ -f "$MD" ]; then
+    for section in run program e2e accuracy memory controller goals; do
+      jq -r --arg s "$section" -f "$LEVEE_ROOT/scripts/lib/bench_tables.jq" "$json" >"$tmp/$section.md"
+      refresh_md "$section" "$tmp/$section.md"
+    done
+  else
+    echo "   no $MD: tables not written" >&2
+  fi
+  rm -rf "$tmp"
+}
+
+if [ "$RENDER_ONLY" = 1 ]; then
+  command -v gnuplot >/dev/null && command -v jq >/dev/null || { need_root; ensure_packages gnuplot-nox jq; }
+  render
+  exit 0
+fi
 need_root
 ensure_packages "${LEVEE_PACKAGES[@]}" "${BENCH_PACKAGES[@]}"
 ensure_bpffs
@@ -350,54 +417,6 @@ jq -n --slurpfile raw "$RAW" --slurpfile pb "$TMP/progbench.json" \
   --argjson e2e_s "$E2E_SECONDS" --argjson acc_s "$ACC_SECONDS" --argjson acc_pps "$ACC_TOTAL_PPS" \
   --argjson wall "$wall" -f "$LEVEE_ROOT/scripts/lib/bench_results.jq" >"$OUT/results.json"
 
-# Chart: end-to-end Mpps per receiver (median, bars from the slowest to the fastest
-# round) and ns/packet per program case.
-jq -r '.end_to_end.receivers[] | "\(.name)\t\(.mpps_median)\t\(.mpps_runs | min)\t\(.mpps_runs | max)"' \
-  "$OUT/results.json" >"$TMP/e2e.dat"
-jq -r '.program_cost.cases[] | "\(.name)\t\(.median_ns)"' "$OUT/results.json" >"$TMP/prog.dat"
-gnuplot <<EOF || die "gnuplot failed"
-set terminal pngcairo size 1400,560 font "sans,10"
-set output "$OUT/results.png"
-set multiplot layout 1,2 title "levee on $(uname -r), $(nproc) CPUs ($(jq -r '.mode + " run, " + .date' "$OUT/results.json"))"
-set style fill solid 0.6 border -1
-set boxwidth 0.7
-set grid ytics
-set xtics rotate by -35 left noenhanced
-set yrange [0:*]
-set title "end to end through one veth: Mpps dropped (random: received)"
-set ylabel "Mpps"
-plot "$TMP/e2e.dat" using 0:2:xtic(1) with boxes lc rgb "#4a7ab0" notitle, \
-     "" using 0:2:3:4 with yerrorbars lc rgb "black" pt 0 notitle, \
-     "" using 0:(\$2):(sprintf("%.2f", \$2)) with labels offset 0,0.8 notitle
-set title "program cost, BPF\\\_PROG\\\_TEST\\\_RUN: ns per packet (median)"
-set ylabel "ns / packet"
-set logscale y
-set yrange [1:*]
-plot "$TMP/prog.dat" using 0:2:xtic(1) with boxes lc rgb "#c0703a" notitle, \
-     "" using 0:(\$2):(sprintf("%.1f", \$2)) with labels offset 0,0.8 notitle
-unset multiplot
-EOF
-
-# BENCHMARKS.md: replace what lies between each pair of marker comments.
-refresh_md() {  # section, file with the new body
-  local begin="<!-- bench:$1:begin -->" end="<!-- bench:$1:end -->"
-  if ! grep -qF "$begin" "$MD" || ! grep -qF "$end" "$MD"; then
-    echo "   BENCHMARKS.md has no $begin ... $end: section $1 not refreshed" >&2
-    return 0
-  fi
-  awk -v b="$begin" -v e="$end" -v f="$2" '
-    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip' "$MD" >"$MD.tmp" && mv "$MD.tmp" "$MD"
-}
-if [ -f "$MD" ]; then
-  for section in run program e2e accuracy memory controller goals; do
-    jq -r --arg s "$section" -f "$LEVEE_ROOT/scripts/lib/bench_tables.jq" "$OUT/results.json" >"$TMP/$section.md"
-    refresh_md "$section" "$TMP/$section.md"
-  done
-else
-  echo "   no BENCHMARKS.md: tables not written" >&2
-fi
-
+render
 jq -r '.goals[] | "   \(if .met then "met    " else "NOT met" end)  \(.goal): \(.measured)"' "$OUT/results.json"
 echo "   wall time $(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"

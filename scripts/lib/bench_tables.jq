@@ -14,7 +14,7 @@ if $s == "run" then
   "| | |", "|---|---|",
   (["date", .date] | row),
   (["mode", "\(.mode): \(.end_to_end.rounds) end-to-end round(s) of \(.end_to_end.flood_seconds) s, accuracy senders of \(.accuracy.seconds) s, program cost median of \(.program_cost.runs)"] | row),
-  (["machine", "\(.machine.cpu), \(.machine.cpus) CPUs, \(.machine.memory), \(.machine.virtualization) guest"] | row),
+  (["machine", "\(.machine.cpu), \(.machine.cpus) CPUs, \(.machine.memory) (systemd-detect-virt: \(.machine.virtualization))"] | row),
   (["system", "\(.machine.os), kernel \(.machine.kernel)"] | row),
   (["toolchain", "clang \(.machine.clang), libbpf \(.machine.libbpf), bpftool \(.machine.bpftool)"] | row),
   (["commit", .commit] | row),
