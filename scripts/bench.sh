@@ -120,6 +120,13 @@ if [ "$RENDER_ONLY" = 1 ]; then
   exit 0
 fi
 need_root
+# One bench at a time: a second one would sweep the first one's sandbox as left over.
+LOCK=/run/lock/levee-bench.lock
+mkdir -p /run/lock
+exec 9>>"$LOCK"
+flock -n 9 || die "another scripts/bench.sh is running (it holds $LOCK)"
+trap 'rm -f "$LOCK"' EXIT
+
 ensure_packages "${LEVEE_PACKAGES[@]}" "${BENCH_PACKAGES[@]}"
 ensure_bpffs
 # Always (re)build: stale binaries would publish someone else's numbers. Only the four
@@ -154,7 +161,7 @@ cleanup() {
   [ -z "$TMP" ] || rm -rf "$TMP"
   return 0
 }
-trap cleanup EXIT
+trap 'cleanup; rm -f "$LOCK"' EXIT
 trap 'exit 130' INT TERM
 cleanup  # what a previous run killed with SIGKILL left behind
 TMP=$(mktemp -d /tmp/levee-bench.XXXXXX)
