@@ -133,28 +133,52 @@ static __always_inline void lv_key_init(struct lv_key *key, const struct lv_pack
 	key->pad = 0;
 }
 
+static __always_inline int lv_key_eq(const struct lv_key *a, const struct lv_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+
+	/* 20 bytes, five words; the pad byte is always zero. */
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
+}
+
 /* The per-source limit of one class. */
-static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct lv_class *cls,
+static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct lv_policy *pol,
 					     __u32 class_id, const struct lv_packet *pkt)
 {
+	const struct lv_class *cls = &pol->classes[class_id];
+	const int fast = cls->flags & LV_CLASS_FAST_REJECT;
+	struct lv_hot *hot = &pc->hot;
 	struct lv_key key;
 	struct lv_state *st;
-	__u64 ready, now;
+	__u64 ready, now = 0;
 	int fresh = 0;
 
 	if (cls->pkt.interval_ns == 0) /* class without a packet limit */
 		return LV_R_CONFORMING;
 
 	lv_key_init(&key, pkt, cls, class_id);
+	if (fast) {
+		now = lv_clock_cached(&pc->clock, &fresh);
+		/* The flood's next packet: rejected without touching the map. */
+		if (hot->hits < LV_HOT_MAX_HITS && hot->generation == pol->generation &&
+		    lv_key_eq(&hot->key, &key) && !lv_gcra_conforms(hot->ready_ns, now)) {
+			hot->hits++;
+			return LV_R_RATE;
+		}
+	}
+
 	st = bpf_map_lookup_elem(&lv_state, &key);
 	if (!st)
 		return lv_new_source(pc, cls, &key);
 
 	ready = LV_READ_ONCE(st->ready_ns);
-	if (cls->flags & LV_CLASS_FAST_REJECT) {
-		now = lv_clock_cached(&pc->clock, &fresh);
-		if (!lv_gcra_conforms(ready, now))
-			return LV_R_RATE; /* the drop path: no fine clock, no write */
+	if (fast && !lv_gcra_conforms(ready, now)) {
+		/* The drop path: no fine clock, no write to the source's state. */
+		hot->key = key;
+		hot->ready_ns = ready;
+		hot->generation = pol->generation;
+		hot->hits = 0;
+		return LV_R_RATE;
 	}
 	if (!fresh)
 		now = lv_clock_fine(&pc->clock);
@@ -199,7 +223,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	pol = &ctl->slot[LV_READ_ONCE(ctl->active) & 1];
 
 	/* Classification (issue 4) picks a class here; for now every packet is class 0. */
-	return lv_exit(pc, lv_limit_source(pc, &pol->classes[0], 0, &pkt), len);
+	return lv_exit(pc, lv_limit_source(pc, pol, 0, &pkt), len);
 }
 
 SEC("xdp")

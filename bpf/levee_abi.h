@@ -172,9 +172,30 @@ struct lv_clock {
 
 #define LV_CLOCK_REFRESH_PKTS 16
 
+/*
+ * The last source this CPU rejected for its rate, with the eligible time its state
+ * had then. A repeat packet of that source is rejected while that time is still ahead
+ * of the cached clock, without the LRU lookup (hashing the key is the largest cost
+ * left on the drop path). Exact for the same reason as the fast reject: the datapath
+ * only ever moves a source's ready_ns forward, so the remembered value is <= the real
+ * one and rejecting on it can only reject early, never admit. Every
+ * LV_HOT_MAX_HITS-th repeat takes the real path, which keeps the source recent in the
+ * LRU and notices an eviction. A policy change bumps the generation and invalidates
+ * every CPU's entry: userspace that lowers a ready_ns (unban, a test) must publish.
+ */
+struct lv_hot {
+	struct lv_key key;
+	__u32 hits;       /* packets rejected from this entry */
+	__u64 ready_ns;   /* the source's ready_ns when it was remembered */
+	__u64 generation; /* lv_policy.generation it was decided under */
+};
+
+#define LV_HOT_MAX_HITS 16
+
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 pad;
+	struct lv_hot hot;
 	struct lv_counter by_reason[LV_REASON_MAX];
 };
 
@@ -190,7 +211,8 @@ LV_STATIC_ASSERT(sizeof(struct lv_state) == 32, "lv_state layout");
 LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class) == 96, "lv_class layout");
 LV_STATIC_ASSERT(sizeof(struct lv_policy) == 16 + 96 * LV_MAX_CLASSES, "lv_policy layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 32 + 16 * LV_REASON_MAX, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_hot) == 40, "lv_hot layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 32 + 40 + 16 * LV_REASON_MAX, "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

@@ -41,6 +41,7 @@ Datapath::~Datapath() = default;
 
 int Datapath::prog_fd() const { return bpf_program__fd(skel_->progs.levee_xdp); }
 int Datapath::policy_fd() const { return bpf_map__fd(skel_->maps.lv_policy); }
+int Datapath::state_fd() const { return bpf_map__fd(skel_->maps.lv_state); }
 
 lv_control Datapath::control() const {
   lv_control ctl{};
@@ -125,6 +126,11 @@ std::optional<lv_state> Datapath::state(const lv_key& key) const {
 void Datapath::put_state(const lv_key& key, const lv_state& st) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_state), &key, &st, BPF_ANY))
     throw failure("write lv_state", errno);
+  // State written from outside may move ready_ns back: like the controller, publish a
+  // new policy generation so no CPU rejects on a remembered (lv_hot) value.
+  lv_control ctl = control();
+  ctl.slot[ctl.active & 1].generation++;
+  write_control(ctl);
 }
 
 size_t Datapath::state_count() const {

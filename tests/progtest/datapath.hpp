@@ -53,11 +53,13 @@ class Datapath {
   std::vector<lv_percpu> percpu() const;  // one per possible CPU
   void put_percpu(const lv_percpu& value);  // the same on every CPU
   std::optional<lv_state> state(const lv_key& key) const;
+  // Writes the state and bumps the active slot's generation (invalidating lv_hot).
   void put_state(const lv_key& key, const lv_state& st);
   size_t state_count() const;
 
   int prog_fd() const;
   int policy_fd() const;
+  int state_fd() const;
   uint32_t max_sources() const { return max_sources_; }
 
  private:
