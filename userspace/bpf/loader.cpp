@@ -175,9 +175,8 @@ Result<AttachResult> attach(const AttachOptions& o) {
 
   // Pin into a staging directory, then rename it into place.
   if (mkdir(kPinRoot, 0700) != 0 && errno != EEXIST) return sys_error(fmt::format("create {}", kPinRoot));
-  for (const auto& e : fs::directory_iterator(kPinRoot, ec))  // leftovers of a killed attach
-    if (e.path().filename().string().rfind(staging_prefix(o.iface), 0) == 0) (void)remove_pin_dir(e.path());
-  StagingDir staging(staging_dir(o.iface, getpid()));
+  remove_leftovers(o.iface);  // of a controller killed mid-attach or mid-detach
+  StagingDir staging(work_dir(o.iface, "staging", getpid()));
   if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
   struct Obj { int fd; const char* name; };
   for (Obj obj : {Obj{link->get(), LV_PIN_LINK}, Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
@@ -202,17 +201,23 @@ Status detach(const std::string& iface) {
   if (!lock) return lock.error();
   const std::string dir = pin_dir(iface);
   std::error_code ec;
-  if (!fs::exists(dir, ec))
+  if (!fs::exists(dir, ec)) {
+    if (remove_leftovers(iface) > 0) return {};  // a killed detach's work, finished
     return Error{fmt::format("{} is not attached by levee (no {})", iface, dir), 0,
                  "see what is attached with: levee status"};
+  }
+  // Out of sight first, in one step: a reader sees the directory whole or not at all.
+  const std::string gone = work_dir(iface, "detaching", getpid());
+  if (rename(dir.c_str(), gone.c_str()) != 0) return sys_error(fmt::format("move {} away", dir));
   // Detach explicitly: closing the last reference would also do it, but a reader
   // (a running `levee stats`) may hold one.
-  if (auto link = open_pin(fmt::format("{}/{}", dir, LV_PIN_LINK)); link) {
+  if (auto link = open_pin(fmt::format("{}/{}", gone, LV_PIN_LINK)); link) {
     int err = bpf_link_detach(link->get());
     if (err && -err != ENOLINK && -err != EINVAL && -err != ENODEV)
-      return sys_error(fmt::format("detach the XDP program from {}", iface), -err);
+      return sys_error(fmt::format("detach the XDP program from {}", iface), -err,
+                       fmt::format("its pins are in {}; retry: levee detach {}", gone, iface));
   }
-  LV_TRY(remove_pin_dir(dir));
+  LV_TRY(remove_pin_dir(gone));
   rmdir(kPinRoot);  // only succeeds when no interface is left
   return {};
 }

@@ -39,10 +39,18 @@ std::string decode(const std::string& name) {
 
 std::string pin_dir(const std::string& iface) { return fmt::format("{}/{}", kPinRoot, encode(iface)); }
 
-std::string staging_prefix(const std::string& iface) { return fmt::format("{}:staging:", encode(iface)); }
+std::string work_dir(const std::string& iface, const char* what, int pid) {
+  return fmt::format("{}/{}:{}:{}", kPinRoot, encode(iface), what, pid);
+}
 
-std::string staging_dir(const std::string& iface, int pid) {
-  return fmt::format("{}/{}{}", kPinRoot, staging_prefix(iface), pid);
+size_t remove_leftovers(const std::string& iface) {
+  const std::string prefix = encode(iface) + ":";
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kPinRoot, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path());
+  for (const auto& p : found) (void)remove_pin_dir(p.string());
+  return found.size();
 }
 
 Result<Pinned> open_pinned(const std::string& iface) {

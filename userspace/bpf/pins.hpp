@@ -5,8 +5,9 @@
 //   /sys/fs/bpf/levee/<iface>/lv_policy  the policy (two slots + active index)
 //   /sys/fs/bpf/levee/<iface>/lv_percpu  per-CPU counters
 //
-// An attach pins into a staging directory and renames it into place, so the
-// directory either exists complete or not at all.
+// An attach pins into a staging directory and renames it into place; a detach renames
+// the directory away before it takes it apart. So to a reader the directory either
+// exists complete or not at all.
 //
 // bpffs refuses names containing '.', which interface names may hold (eth0.100), so
 // '.' is stored as "%2e" and '%' as "%25". Staging directories hold ':', which no
@@ -25,9 +26,13 @@ inline constexpr const char* kBpffs = "/sys/fs/bpf";
 inline constexpr const char* kPinRoot = "/sys/fs/bpf/levee";
 
 std::string pin_dir(const std::string& iface);
-std::string staging_dir(const std::string& iface, int pid);
-// Prefix of every staging directory of an interface.
-std::string staging_prefix(const std::string& iface);
+// Private working directories of one controller: "<iface>:<what>:<pid>".
+std::string work_dir(const std::string& iface, const char* what, int pid);
+
+// Remove the working directories a killed controller left for this interface (call
+// with the interface's lock held). Unpinning a leftover link detaches it. Returns
+// how many there were.
+size_t remove_leftovers(const std::string& iface);
 
 // The objects of one attached interface, opened from their pins.
 struct Pinned {
