@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * levee.bpf.c - the XDP entry: parse -> classify -> limit -> one counted exit.
+ * levee.bpf.c - the XDP entry: parse -> classify -> lists -> limits -> one counted exit.
  *
  * Per packet: two one-entry array lookups (counters, policy; both inlined by the
- * verifier), the parse, one LRU lookup, and a clock read. The drop path of a source
- * over its limit writes nothing shared and, for classes whose burst allows it, reads
- * no fine clock (see lv_clock_cached()).
+ * verifier), the parse, one byte of the class table, the list trie when the policy has
+ * list entries for the family, one LRU lookup, and a clock read. The drop path of a
+ * flooding source, for classes whose burst allows it, reads no fine clock, writes
+ * nothing shared and mostly skips the LRU lookup (struct lv_hot).
  */
 #include <linux/bpf.h>
 #include <linux/errno.h>
@@ -26,18 +27,28 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * (counted as LV_R_CONTENDED): failing closed keeps the limit exact. */
 #define LV_CAS_TRIES 4
 
-/* The one exit: count the packet under its reason, per CPU, and turn the reason into
- * the verdict. */
-static __always_inline int lv_exit(struct lv_percpu *pc, __u32 reason, __u64 len)
+/* No class: frames counted before classification (not IP, malformed). */
+#define LV_NO_CLASS LV_MAX_CLASSES
+
+/* The one exit: count the packet under its reason and its class, per CPU, and turn the
+ * reason into the verdict. */
+static __always_inline int lv_exit(struct lv_percpu *pc, __u32 reason, __u32 class_id, __u64 len)
 {
 	struct lv_counter *c;
+	int drop;
 
 	if (reason >= LV_REASON_MAX) /* cannot happen; keeps the index provably bounded */
 		reason = LV_R_MALFORMED;
+	drop = lv_reason_drops(reason);
 	c = &pc->by_reason[reason];
 	c->packets++;
 	c->bytes += len;
-	return lv_reason_drops(reason) ? XDP_DROP : XDP_PASS;
+	if (class_id < LV_MAX_CLASSES) {
+		c = drop ? &pc->by_class[class_id].dropped : &pc->by_class[class_id].passed;
+		c->packets++;
+		c->bytes += len;
+	}
+	return drop ? XDP_DROP : XDP_PASS;
 }
 
 /* The fine clock. Every reading also refreshes this CPU's cached lower bound. */
@@ -70,48 +81,22 @@ static __always_inline __u64 lv_clock_cached(struct lv_clock *ck, int *fresh)
 	return ck->ns;
 }
 
-/* Pass one packet through a GCRA whose state lives at *ready_p, CPU-safely. */
-static __always_inline __u32 lv_gcra_take(__u64 *ready_p, __u64 ready, __u64 now,
-					  const struct lv_limit *l)
+/* Pass one packet of `cost` ns through a GCRA whose state lives at *ready_p,
+ * CPU-safely. Returns LV_R_CONFORMING or `over`. */
+static __always_inline __u32 lv_gcra_take(__u64 *ready_p, __u64 ready, __u64 now, __u64 cost,
+					  __u64 tau, __u32 over)
 {
 	for (int i = 0; i < LV_CAS_TRIES; i++) {
 		__u64 seen;
 
 		if (!lv_gcra_conforms(ready, now))
-			return LV_R_RATE;
-		seen = __sync_val_compare_and_swap(ready_p, ready,
-						   lv_gcra_after_pass(ready, now, l));
+			return over;
+		seen = __sync_val_compare_and_swap(ready_p, ready, lv_gcra_after(ready, now, cost, tau));
 		if (seen == ready)
 			return LV_R_CONFORMING;
 		ready = seen; /* another CPU passed one: decide again on its result */
 	}
 	return LV_R_CONTENDED;
-}
-
-/*
- * First packet of a source: create its state with this packet already passed.
- * BPF_NOEXIST so two CPUs racing on a new source cannot both install a full bucket:
- * the loser takes from the winner's state.
- */
-static __always_inline __u32 lv_new_source(struct lv_percpu *pc, const struct lv_class *cls,
-					   const struct lv_key *key)
-{
-	__u64 now = lv_clock_fine(&pc->clock);
-	struct lv_state init = { .ready_ns = lv_gcra_first(now, &cls->pkt) };
-	struct lv_state *st;
-	long err;
-
-	err = bpf_map_update_elem(&lv_state, key, &init, BPF_NOEXIST);
-	if (err == 0)
-		return LV_R_CONFORMING;
-	if (err == -EEXIST) {
-		st = bpf_map_lookup_elem(&lv_state, key);
-		if (st)
-			return lv_gcra_take(&st->ready_ns, LV_READ_ONCE(st->ready_ns), now,
-					    &cls->pkt);
-	}
-	/* The LRU could not free a node (all CPUs inserting at once on a tiny map). */
-	return LV_R_MAP_FULL;
 }
 
 static __always_inline void lv_key_init(struct lv_key *key, const struct lv_packet *pkt,
@@ -141,19 +126,89 @@ static __always_inline int lv_key_eq(const struct lv_key *a, const struct lv_key
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 
-/* The per-source limit of one class. */
-static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct lv_policy *pol,
-					     __u32 class_id, const struct lv_packet *pkt)
-{
-	const struct lv_class *cls = &pol->classes[class_id];
-	const int fast = cls->flags & LV_CLASS_FAST_REJECT;
-	struct lv_hot *hot = &pc->hot;
-	struct lv_key key;
-	struct lv_state *st;
-	__u64 ready, now = 0;
-	int fresh = 0;
+/* The limits that apply to one packet: its class's, or its network's override. */
+struct lv_limits {
+	const struct lv_limit *pkt;
+	const struct lv_limit *bytes;
+	__u32 flags;
+};
 
-	if (cls->pkt.interval_ns == 0) /* class without a packet limit */
+/*
+ * A drop decided on the real path. The source's drop count is kept pending in this
+ * CPU's hot entry and written to its state once per LV_HOT_MAX_HITS drops (or when
+ * another source takes the entry, losing what was pending): a flood costs one write
+ * per LV_HOT_MAX_HITS packets, not one cache line bounced between CPUs per packet.
+ * When the cached clock may reject (`fast`), the entry also lets the source's next
+ * packets skip the lookup.
+ */
+static __always_inline __u32 lv_reject(struct lv_percpu *pc, const struct lv_policy *pol,
+				       struct lv_state *st, const struct lv_key *key, __u64 ready,
+				       __u32 reason, __u64 len)
+{
+	struct lv_hot *hot = &pc->hot;
+	__u64 n = 1;
+
+	if (hot->generation == pol->generation && lv_key_eq(&hot->key, key)) {
+		if (hot->hits < LV_HOT_MAX_HITS) {
+			hot->hits++;
+			hot->reason = reason;
+			hot->ready_ns = ready;
+			return reason;
+		}
+		n += hot->hits;
+	}
+	/* Display counters: a plain add, so two CPUs dropping for one source at once may
+	 * lose a count, never bounce a locked cache line per packet. */
+	st->dropped += n | (n * len) << 32;
+	hot->key = *key;
+	hot->hits = 0;
+	hot->reason = reason;
+	hot->ready_ns = ready;
+	hot->generation = pol->generation;
+	return reason;
+}
+
+/*
+ * First packet of a source: create its state with this packet already passed.
+ * BPF_NOEXIST so two CPUs racing on a new source cannot both install a full bucket:
+ * the loser goes through the winner's state.
+ */
+static __always_inline int lv_new_source(struct lv_percpu *pc, const struct lv_limits *lim,
+					 const struct lv_key *key, __u64 len, __u64 *now)
+{
+	struct lv_state init = {};
+	long err;
+
+	*now = lv_clock_fine(&pc->clock);
+	if (lim->pkt->cost)
+		init.ready_ns = lv_gcra_first(*now, lim->pkt);
+	if (lim->bytes->cost)
+		init.ready_bytes_ns = lv_gcra_after(0, *now, lv_byte_cost(len, lim->bytes),
+						    lim->bytes->tau_ns);
+	init.passed = 1 | len << 32;
+	err = bpf_map_update_elem(&lv_state, key, &init, BPF_NOEXIST);
+	if (err == 0)
+		return LV_R_CONFORMING;
+	if (err == -EEXIST)
+		return -1; /* look it up again */
+	/* The LRU could not free a node (all CPUs inserting at once on a tiny map). */
+	return LV_R_MAP_FULL;
+}
+
+/* The per-source limits of one class (or override). */
+static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct lv_policy *pol,
+					     const struct lv_class *cls, const struct lv_limits *lim,
+					     __u32 class_id, const struct lv_packet *pkt, __u64 len)
+{
+	const int fast = lim->flags & LV_CLASS_FAST_REJECT;
+	struct lv_hot *hot = &pc->hot;
+	__u64 ready, ready_b, now = 0;
+	struct lv_state *st;
+	struct lv_key key;
+	int fresh = 0;
+	__u32 r;
+
+	if (!lim->pkt->cost && !lim->bytes->cost) /* a class without limits */
 		return LV_R_CONFORMING;
 
 	lv_key_init(&key, pkt, cls, class_id);
@@ -163,26 +218,85 @@ static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct 
 		if (hot->hits < LV_HOT_MAX_HITS && hot->generation == pol->generation &&
 		    lv_key_eq(&hot->key, &key) && !lv_gcra_conforms(hot->ready_ns, now)) {
 			hot->hits++;
-			return LV_R_RATE;
+			return hot->reason;
 		}
 	}
 
 	st = bpf_map_lookup_elem(&lv_state, &key);
-	if (!st)
-		return lv_new_source(pc, cls, &key);
+	if (!st) {
+		int created = lv_new_source(pc, lim, &key, len, &now);
+
+		if (created >= 0)
+			return created;
+		st = bpf_map_lookup_elem(&lv_state, &key); /* another CPU created it */
+		if (!st)
+			return LV_R_MAP_FULL;
+		fresh = 1;
+	}
 
 	ready = LV_READ_ONCE(st->ready_ns);
-	if (fast && !lv_gcra_conforms(ready, now)) {
-		/* The drop path: no fine clock, no write to the source's state. */
-		hot->key = key;
-		hot->ready_ns = ready;
-		hot->generation = pol->generation;
-		hot->hits = 0;
-		return LV_R_RATE;
+	ready_b = LV_READ_ONCE(st->ready_bytes_ns);
+	if (fast) {
+		/* The drop path: no fine clock, no write but the drop count. */
+		if (lim->pkt->cost && !lv_gcra_conforms(ready, now))
+			return lv_reject(pc, pol, st, &key, ready, LV_R_RATE, len);
+		if (lim->bytes->cost && !lv_gcra_conforms(ready_b, now))
+			return lv_reject(pc, pol, st, &key, ready_b, LV_R_BYTES, len);
 	}
 	if (!fresh)
 		now = lv_clock_fine(&pc->clock);
-	return lv_gcra_take(&st->ready_ns, ready, now, &cls->pkt);
+
+	if (lim->pkt->cost) {
+		r = lv_gcra_take(&st->ready_ns, ready, now, lim->pkt->cost, lim->pkt->tau_ns, LV_R_RATE);
+		if (r != LV_R_CONFORMING)
+			return lv_reject(pc, pol, st, &key, LV_READ_ONCE(st->ready_ns), r, len);
+	}
+	if (lim->bytes->cost) {
+		r = lv_gcra_take(&st->ready_bytes_ns, ready_b, now, lv_byte_cost(len, lim->bytes),
+				 lim->bytes->tau_ns, LV_R_BYTES);
+		if (r != LV_R_CONFORMING) {
+			/* Refused by the byte limit: the packet limit gets its charge back, so a
+			 * packet dropped at a later limit costs the earlier ones nothing. */
+			if (lim->pkt->cost)
+				__sync_fetch_and_add(&st->ready_ns, -lim->pkt->cost);
+			return lv_reject(pc, pol, st, &key, LV_READ_ONCE(st->ready_bytes_ns), r, len);
+		}
+	}
+	st->passed += 1 | len << 32; /* display counter: see lv_reject() */
+	return LV_R_CONFORMING;
+}
+
+/* The class of a packet: one byte of the compiled first-match table. */
+static __always_inline __u32 lv_classify(const struct lv_policy *pol, const struct lv_packet *pkt)
+{
+	__u32 kind = pkt->kind;
+
+	if (kind < LV_L4_PORTED)
+		return pol->table.by_port[kind][pkt->dport] & (LV_MAX_CLASSES - 1);
+	return pol->table.by_kind[kind & (LV_L4_KINDS - 1)] & (LV_MAX_CLASSES - 1);
+}
+
+/*
+ * The list entry deciding for the packet's source, from the trie pair of the active
+ * slot, or NULL. Skipped when the slot has no entries for the family.
+ */
+static __always_inline const struct lv_list_value *lv_list_lookup(__u32 slot, const struct lv_policy *pol,
+								   const struct lv_packet *pkt)
+{
+	if (pkt->family == LV_AF_INET) {
+		struct lv_lpm4 k = { .prefixlen = 32, .addr = pkt->addr[3] };
+
+		if (!pol->nr_list4)
+			return NULL;
+		return slot ? bpf_map_lookup_elem(&lv_list4_1, &k) : bpf_map_lookup_elem(&lv_list4_0, &k);
+	} else {
+		struct lv_lpm6 k = { .prefixlen = 128 };
+
+		if (!pol->nr_list6)
+			return NULL;
+		__builtin_memcpy(k.addr, pkt->addr, sizeof(k.addr));
+		return slot ? bpf_map_lookup_elem(&lv_list6_1, &k) : bpf_map_lookup_elem(&lv_list6_0, &k);
+	}
 }
 
 /* The whole pipeline, inlined into the entry below (and into benchmark variants that
@@ -194,11 +308,14 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 		.end = (void *)(long)ctx->data_end,
 	};
 	__u64 len = cur.end - cur.pos;
+	const struct lv_list_value *entry;
 	const struct lv_policy *pol;
+	const struct lv_class *cls;
 	struct lv_control *ctl;
+	struct lv_limits lim;
 	struct lv_packet pkt;
 	struct lv_percpu *pc;
-	__u32 zero = 0;
+	__u32 zero = 0, slot, class_id, kind;
 	int proto, err;
 
 	pc = bpf_map_lookup_elem(&lv_percpu, &zero);
@@ -208,22 +325,55 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 
 	proto = lv_parse_eth(&cur);
 	if (proto < 0)
-		return lv_exit(pc, -proto, len);
+		return lv_exit(pc, -proto, LV_NO_CLASS, len);
 	if (proto == bpf_htons(ETH_P_IP))
 		err = lv_parse_ipv4(&cur, &pkt);
 	else if (proto == bpf_htons(ETH_P_IPV6))
 		err = lv_parse_ipv6(&cur, &pkt);
 	else
-		return lv_exit(pc, LV_R_NOT_IP, len);
+		return lv_exit(pc, LV_R_NOT_IP, LV_NO_CLASS, len);
 	if (err)
-		return lv_exit(pc, -err, len);
+		return lv_exit(pc, -err, LV_NO_CLASS, len);
 
-	/* One load of the active slot; the whole packet uses that slot. The slot address
-	 * depends on the loaded index, which orders the reads after it. */
-	pol = &ctl->slot[LV_READ_ONCE(ctl->active) & 1];
+	/* One load of the active slot; the whole packet uses that slot and its tries. The
+	 * slot address depends on the loaded index, which orders the reads after it. */
+	slot = LV_READ_ONCE(ctl->active) & 1;
+	pol = &ctl->slot[slot];
+	class_id = lv_classify(pol, &pkt);
+	cls = &pol->classes[class_id];
+	lim.pkt = &cls->pkt;
+	lim.bytes = &cls->bytes;
+	lim.flags = cls->flags;
 
-	/* Classification (issue 4) picks a class here; for now every packet is class 0. */
-	return lv_exit(pc, lv_limit_source(pc, pol, 0, &pkt), len);
+	entry = lv_list_lookup(slot, pol, &pkt);
+	if (entry) {
+		kind = entry->kind;
+		__u32 ov = entry->override_id;
+
+		if (entry->expires_ns) {
+			int fresh;
+
+			/* On the cached clock: an expired deny may match up to a tick longer. */
+			if (lv_gcra_conforms(entry->expires_ns, lv_clock_cached(&pc->clock, &fresh))) {
+				kind = entry->after_kind;
+				ov = entry->after_override;
+			}
+		}
+		if (kind == LV_LIST_ALLOW)
+			return lv_exit(pc, LV_R_ALLOW, class_id, len);
+		if (kind == LV_LIST_DENY)
+			return lv_exit(pc, LV_R_DENY, class_id, len);
+		if (kind == LV_LIST_OVERRIDE && ov < LV_MAX_OVERRIDES) {
+			const struct lv_override *o = &pol->overrides[ov];
+
+			if ((o->classes >> class_id) & 1) {
+				lim.pkt = &o->pkt;
+				lim.bytes = &o->bytes;
+				lim.flags = o->flags;
+			}
+		}
+	}
+	return lv_exit(pc, lv_limit_source(pc, pol, cls, &lim, class_id, &pkt, len), class_id, len);
 }
 
 SEC("xdp")

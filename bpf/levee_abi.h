@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 1
+#define LV_ABI_VERSION 2
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -20,13 +20,20 @@
 #define LV_MAP_STATE "lv_state"
 #define LV_MAP_POLICY "lv_policy"
 #define LV_MAP_PERCPU "lv_percpu"
+#define LV_MAP_LIST4_0 "lv_list4_0"
+#define LV_MAP_LIST4_1 "lv_list4_1"
+#define LV_MAP_LIST6_0 "lv_list6_0"
+#define LV_MAP_LIST6_1 "lv_list6_1"
 #define LV_PIN_LINK "link"
 
 /* Default size of the per-source map; `levee attach --max-sources` overrides it. */
 #define LV_DEFAULT_MAX_SOURCES 1000000
+/* Entries each list trie may hold (tries allocate per entry, this is only a cap). */
+#define LV_MAX_LIST_ENTRIES 1000000
 
-/* Room for the traffic classes of issue 4 (>= 32 required); class 0 is the default. */
-#define LV_MAX_CLASSES 64
+#define LV_MAX_CLASSES 64   /* traffic classes; ids fit the class table's bytes */
+#define LV_MAX_OVERRIDES 64 /* networks with limits of their own */
+#define LV_NAME_LEN 32      /* class and override names, NUL-terminated */
 
 /*
  * Why a packet got its verdict. Every packet ends in exactly one reason, counted per CPU
@@ -35,17 +42,20 @@
  */
 enum lv_reason {
 	/* passed */
-	LV_R_CONFORMING = 0, /* limited traffic that was within its limit */
+	LV_R_CONFORMING = 0, /* limited traffic that was within its limits */
 	LV_R_NOT_IP = 1,     /* ARP, LLDP, ...: not IP, never limited */
-	LV_R_ALLOW = 2,      /* reserved: allow list */
+	LV_R_ALLOW = 2,      /* on the allow list: never limited */
 	LV_R_FIRST_DROP = 8,
 	/* dropped */
-	LV_R_RATE = 8,       /* over its per-source packet limit */
-	LV_R_MALFORMED = 9,  /* truncated or inconsistent L2/L3 header */
+	LV_R_RATE = 8,        /* over its per-source packet limit */
+	LV_R_MALFORMED = 9,   /* truncated or inconsistent L2/L3/L4 header */
 	LV_R_VLAN_DEPTH = 10, /* more than two VLAN tags: not parsed, so not let through */
-	LV_R_MAP_FULL = 11,  /* the kernel could not create state for a new source */
-	LV_R_CONTENDED = 12, /* lost the compare-and-swap race too often (fails closed) */
-	/* 13..23 reserved: deny, ban, admission, bytes, ... */
+	LV_R_MAP_FULL = 11,   /* the kernel could not create state for a new source */
+	LV_R_CONTENDED = 12,  /* lost the compare-and-swap race too often (fails closed) */
+	LV_R_DENY = 13,       /* on the deny list */
+	LV_R_BYTES = 14,      /* over its per-source byte limit */
+	LV_R_EXT_DEPTH = 15,  /* more IPv6 extension headers than levee walks */
+	/* 16..23 reserved: ban, admission, ... */
 	LV_REASON_MAX = 24,
 };
 
@@ -76,67 +86,130 @@ struct lv_key {
 };
 
 /*
- * GCRA state in "earliest eligible time" form: a packet conforms when now >= ready_ns,
- * and passing it moves ready_ns forward by one emission interval (see limiter.h).
+ * GCRA state in "earliest eligible time" form, one per limit: a packet conforms when
+ * now >= ready, and passing it moves ready forward by its cost (see limiter.h).
  * Storing the eligible time rather than the theoretical arrival time (TAT = ready +
- * tau) makes a live limit change take effect at once: a source that was being
- * limited continues at the new rate, unused burst credit is capped by the new burst.
+ * tau) makes a live limit change take effect at once: a source that was being limited
+ * continues at the new rate, unused burst credit is capped by the new burst.
+ *
+ * Counters pack packets in the low 32 bits and bytes in the high 32 bits, so one add
+ * updates both; both wrap (readers take differences, or show them modulo 2^32). They
+ * are for display, updated with plain adds: two CPUs updating one source at the same
+ * instant may lose a count. Drops are kept pending per CPU (struct lv_hot) and written
+ * once per LV_HOT_MAX_HITS: a flood's drops cost one write per LV_HOT_MAX_HITS packets,
+ * and drops pending when another source takes a CPU's hot entry are not counted here.
+ * The per-CPU counters count every packet exactly.
  *
  * 32 bytes keeps a tracked source under 128 bytes of kernel memory (16 B bucket +
  * 48 B element header + 24 B key + 32 B value at 1M entries).
  */
 struct lv_state {
-	__u64 ready_ns;       /* packets: CLOCK_MONOTONIC ns */
-	__u64 ready_bytes_ns; /* reserved: byte budget */
-	__u64 reserved[2];    /* reserved: per-source counters, bans */
+	__u64 ready_ns;       /* packet limit: CLOCK_MONOTONIC ns */
+	__u64 ready_bytes_ns; /* byte limit */
+	__u64 passed;         /* lo32 packets, hi32 bytes */
+	__u64 dropped;        /* lo32 packets, hi32 bytes */
 };
+
+#define LV_COUNT_PACKETS(v) ((__u32)(v))
+#define LV_COUNT_BYTES(v) ((__u32)((v) >> 32))
 
 /* ---- configuration: lv_policy, one mmapable array entry ------------------------- */
 
-/* One GCRA limit. interval_ns == 0 means "no limit of this kind". */
+/*
+ * One GCRA limit. cost == 0 means "no limit of this kind".
+ * Packets: cost is the emission interval in ns, ceil(1e9 / rate).
+ * Bytes: cost is ns per byte in fixed point, ceil(1e9 << LV_BYTE_SHIFT / rate); a
+ * packet of len bytes costs ceil(len * cost >> LV_BYTE_SHIFT) ns.
+ */
 struct lv_limit {
-	__u64 interval_ns; /* emission interval T = ceil(1e9 / rate) */
-	__u64 tau_ns;      /* burst tolerance (burst - 1) * T */
-	__u64 rate;        /* as the operator gave it, for display */
-	__u64 burst;       /* as the operator gave it, for display */
+	__u64 cost;
+	__u64 tau_ns; /* burst tolerance: packets (burst - 1) * T; bytes burst * cost */
+	__u64 rate;   /* as the operator gave it, for display */
+	__u64 burst;  /* as the operator gave it, for display */
 };
+
+#define LV_BYTE_SHIFT 16
 
 enum lv_class_flags {
 	/*
 	 * Reject on the per-CPU cached clock (a lower bound of now) before reading the
 	 * fine clock. It can only reject early, by the cache's staleness (at most about a
-	 * tick), never admit late. Set by the controller only when tau covers two ticks,
-	 * so a source sending at or below its rate from a refilled bucket, which keeps
-	 * tau of credit, is never rejected by it. A source that spent its burst and goes
-	 * on at exactly its rate has no credit left and may lose a packet to it, as it
-	 * would to any jitter on the wire.
+	 * tick), never admit late. Set by the controller only when the tau of every limit
+	 * of the class covers two ticks, so a source sending at or below its rate from a
+	 * refilled bucket, which keeps tau of credit, is never rejected by it. A source
+	 * that spent its burst and goes on at exactly its rate has no credit left and may
+	 * lose a packet to it, as it would to any jitter on the wire.
 	 */
 	LV_CLASS_FAST_REJECT = 1u << 0,
 };
 
 struct lv_class {
 	struct lv_limit pkt;
-	struct lv_limit bytes; /* reserved: byte budget */
-	__u32 mask4;           /* IPv4 prefix mask, network byte order */
-	__u32 mask6[4];        /* IPv6 prefix mask, network byte order */
-	__u32 flags;           /* enum lv_class_flags */
-	__u8 prefix4;          /* for display */
+	struct lv_limit bytes;
+	__u32 mask4;    /* IPv4 prefix mask, network byte order */
+	__u32 mask6[4]; /* IPv6 prefix mask, network byte order */
+	__u32 flags;    /* enum lv_class_flags */
+	__u8 prefix4;   /* for display */
 	__u8 prefix6;
 	__u8 pad[6];
+	char name[LV_NAME_LEN];
 };
 
-struct lv_policy {
-	__u32 nr_classes; /* >= 1 */
-	__u32 flags;      /* reserved: monitor mode, ... */
-	__u64 generation; /* bumped by every change the controller makes */
-	struct lv_class classes[LV_MAX_CLASSES];
+/* Limits of a network of its own, replacing a class's for the classes in `classes`. */
+struct lv_override {
+	struct lv_limit pkt;
+	struct lv_limit bytes;
+	__u64 classes; /* bit i: applies to class i */
+	__u32 flags;   /* enum lv_class_flags, for these limits */
+	__u32 pad;
+	char name[LV_NAME_LEN];
 };
 
 /*
- * A policy change writes the slot packets are not reading, waits until no packet can
- * still be reading it (a grace period), then flips `active` with one aligned store.
- * A packet loads `active` once and uses that slot throughout, so it sees either the
- * old policy or the new one, never a mix.
+ * What the classifier knows of a packet. The first three carry a destination port
+ * and are looked up by it; the rest are one entry each. A non-first fragment carries
+ * no transport header: it is classified by its protocol alone (*_FRAG), as the first
+ * class without a port or SYN condition that matches the protocol.
+ */
+enum lv_l4_kind {
+	LV_L4_TCP_SYN = 0, /* TCP with SYN and without ACK */
+	LV_L4_TCP = 1,     /* any other TCP */
+	LV_L4_UDP = 2,
+	LV_L4_PORTED = 3,
+	LV_L4_ICMP = 3,    /* ICMP over IPv4 */
+	LV_L4_ICMP6 = 4,   /* ICMPv6 over IPv6 */
+	LV_L4_OTHER = 5,   /* any other protocol */
+	LV_L4_TCP_FRAG = 6,
+	LV_L4_UDP_FRAG = 7,
+	LV_L4_KINDS = 8,
+};
+
+/* First match wins, compiled by the controller into a table: a packet's class is one
+ * byte load whatever the number of classes. */
+struct lv_class_table {
+	__u8 by_port[LV_L4_PORTED][65536]; /* class id by destination port */
+	__u8 by_kind[LV_L4_KINDS];         /* class id for kinds >= LV_L4_PORTED */
+};
+
+struct lv_policy {
+	__u32 nr_classes;
+	__u32 nr_overrides;
+	__u32 flags;      /* reserved: monitor mode, ... */
+	__u32 pad;
+	__u64 generation; /* bumped by every change the controller makes */
+	__u32 nr_list4;   /* entries in this slot's IPv4 list trie: 0 skips the lookup */
+	__u32 nr_list6;
+	struct lv_class classes[LV_MAX_CLASSES];
+	struct lv_override overrides[LV_MAX_OVERRIDES];
+	char source[256]; /* where the policy came from (a config file), for display */
+	struct lv_class_table table;
+};
+
+/*
+ * A policy change writes the slot packets are not reading (and that slot's list
+ * tries), waits until no packet can still be reading it (a grace period), then flips
+ * `active` with one aligned store. A packet loads `active` once and uses that slot and
+ * its tries throughout, so it sees either the old policy or the new one, never a mix.
  */
 struct lv_control {
 	__u32 abi_version; /* LV_ABI_VERSION of the controller that attached */
@@ -150,6 +223,47 @@ enum lv_attach_mode {
 	LV_MODE_AUTO = 0,
 	LV_MODE_NATIVE = 1,
 	LV_MODE_GENERIC = 2,
+};
+
+/* ---- lists: LPM tries lv_list{4,6}_{0,1}, one pair per policy slot -------------- */
+
+struct lv_lpm4 {
+	__u32 prefixlen;
+	__u32 addr; /* network byte order */
+};
+
+struct lv_lpm6 {
+	__u32 prefixlen;
+	__u32 addr[4];
+};
+
+enum lv_list_kind {
+	LV_LIST_NONE = 0, /* no entry: limited by its class */
+	LV_LIST_ALLOW = 1,
+	LV_LIST_DENY = 2,
+	LV_LIST_OVERRIDE = 3,
+};
+
+enum lv_list_origin {
+	LV_ORIGIN_CONFIG = 0, /* from the config file: replaced by a reload */
+	LV_ORIGIN_CLI = 1,    /* levee allow|deny|override add: kept across reloads */
+	LV_ORIGIN_IMPORT = 2, /* levee deny import: kept across reloads */
+};
+
+/*
+ * The allow, deny and override lists are one trie per family: the most specific entry
+ * for an address decides (for one prefix, allow beats deny beats override). A deny
+ * entry may expire; once it has, the entry that covers it decides, which the
+ * controller stores in it (after_*) whenever the lists change.
+ */
+struct lv_list_value {
+	__u8 kind;          /* enum lv_list_kind */
+	__u8 origin;        /* enum lv_list_origin */
+	__u16 override_id;  /* LV_LIST_OVERRIDE: index into lv_policy.overrides */
+	__u8 after_kind;    /* once expired: the covering entry's kind */
+	__u8 pad;
+	__u16 after_override;
+	__u64 expires_ns;   /* CLOCK_MONOTONIC ns it stops matching at; 0 = never */
 };
 
 /* ---- per-CPU counters and scratch: lv_percpu, one per-CPU array entry ----------- */
@@ -173,30 +287,41 @@ struct lv_clock {
 #define LV_CLOCK_REFRESH_PKTS 16
 
 /*
- * The last source this CPU rejected for its rate, with the eligible time its state
- * had then. A repeat packet of that source is rejected while that time is still ahead
- * of the cached clock, without the LRU lookup (hashing the key is the largest cost
- * left on the drop path). Exact for the same reason as the fast reject: the datapath
- * only ever moves a source's ready_ns forward, so the remembered value is <= the real
- * one and rejecting on it can only reject early, never admit. Every
- * LV_HOT_MAX_HITS-th repeat takes the real path, which keeps the source recent in the
- * LRU and notices an eviction. A policy change bumps the generation and invalidates
- * every CPU's entry: userspace that lowers a ready_ns (unban, a test) must publish.
+ * The last source this CPU rejected for one of its limits, with that limit's eligible
+ * time as its state had it, and the drops not yet written to its state. In a class
+ * with LV_CLASS_FAST_REJECT a repeat packet of that source is rejected while that time
+ * is still ahead of the cached clock, without the LRU lookup (hashing the key is the
+ * largest cost left on the drop path). Exact for the same reason as the fast reject:
+ * the datapath moves a source's ready time forward, so the remembered value is at most
+ * the real one and rejecting on it can only reject early, never admit. (A refund, when
+ * a later limit refuses a packet an earlier one charged, moves it back by one cost:
+ * the hot entry is then stricter by that much, for at most LV_HOT_MAX_HITS packets.)
+ * Every LV_HOT_MAX_HITS-th repeat takes the real path, which keeps the source recent
+ * in the LRU, notices an eviction and counts the absorbed drops in the source's state.
+ * A policy change bumps the generation and invalidates every CPU's entry: userspace
+ * that lowers a ready time (unban, a test) must publish.
  */
 struct lv_hot {
 	struct lv_key key;
-	__u32 hits;       /* packets rejected from this entry */
-	__u64 ready_ns;   /* the source's ready_ns when it was remembered */
+	__u16 hits;       /* drops since the count was last written to the state */
+	__u16 reason;     /* LV_R_RATE or LV_R_BYTES */
+	__u64 ready_ns;   /* the limit's ready time when it was remembered */
 	__u64 generation; /* lv_policy.generation it was decided under */
 };
 
 #define LV_HOT_MAX_HITS 16
+
+struct lv_class_counters {
+	struct lv_counter passed;
+	struct lv_counter dropped;
+};
 
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 pad;
 	struct lv_hot hot;
 	struct lv_counter by_reason[LV_REASON_MAX];
+	struct lv_class_counters by_class[LV_MAX_CLASSES];
 };
 
 #ifndef __bpf__
@@ -209,10 +334,13 @@ struct lv_percpu {
 LV_STATIC_ASSERT(sizeof(struct lv_key) == 20, "lv_key layout");
 LV_STATIC_ASSERT(sizeof(struct lv_state) == 32, "lv_state layout");
 LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
-LV_STATIC_ASSERT(sizeof(struct lv_class) == 96, "lv_class layout");
-LV_STATIC_ASSERT(sizeof(struct lv_policy) == 16 + 96 * LV_MAX_CLASSES, "lv_policy layout");
+LV_STATIC_ASSERT(sizeof(struct lv_class) == 128, "lv_class layout");
+LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
+LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
+LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 16, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 40, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 32 + 40 + 16 * LV_REASON_MAX, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 72 + 16 * LV_REASON_MAX + 32 * LV_MAX_CLASSES,
+		 "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

@@ -13,7 +13,11 @@
  *
  * State is the earliest time the next packet conforms (`ready`), i.e. TAT - tau.
  *   conforms:  now >= ready
- *   on pass:   ready' = max(ready + T, now - tau + T)
+ *   on pass:   ready' = max(ready + cost, now - tau + cost)
+ * For a packet limit the cost is the emission interval T and tau = (burst - 1) * T.
+ * For a byte limit the cost is the packet's length times ns per byte and tau is the
+ * burst in bytes times ns per byte: a packet conforms while the source has any credit
+ * left, so at most burst + rate * t bytes plus one packet pass in a window t.
  * Over any window of length t a source passes at most burst + rate * t packets:
  * each pass moves ready forward by at least T, and after the first pass in the window
  * ready >= start - tau + T. This holds for any interleaving of CASes across CPUs,
@@ -34,24 +38,36 @@
 #define LV_INLINE static __attribute__((always_inline)) inline
 #endif
 
-/* Does a packet at `now` conform to a source whose state is `ready`? */
+/* Does a packet at `now` conform to a limit whose state is `ready`? */
 LV_INLINE int lv_gcra_conforms(__u64 ready, __u64 now)
 {
 	return (__s64)(now - ready) >= 0;
 }
 
-/* The state after passing one packet at `now`. */
+/* The state after passing a packet of `cost` ns at `now` through a limit of `tau`. */
+LV_INLINE __u64 lv_gcra_after(__u64 ready, __u64 now, __u64 cost, __u64 tau)
+{
+	__u64 queued = ready + cost;      /* behind earlier packets */
+	__u64 full = now - tau + cost;    /* the bucket was full: credit capped at tau */
+	return (__s64)(queued - full) > 0 ? queued : full;
+}
+
+/* Packet limits: every packet costs one emission interval. */
 LV_INLINE __u64 lv_gcra_after_pass(__u64 ready, __u64 now, const struct lv_limit *l)
 {
-	__u64 queued = ready + l->interval_ns;          /* behind earlier packets */
-	__u64 full = now - l->tau_ns + l->interval_ns;   /* bucket was full: credit capped */
-	return (__s64)(queued - full) > 0 ? queued : full;
+	return lv_gcra_after(ready, now, l->cost, l->tau_ns);
 }
 
 /* The state of a source first seen at `now`, after its first packet passes. */
 LV_INLINE __u64 lv_gcra_first(__u64 now, const struct lv_limit *l)
 {
-	return now - l->tau_ns + l->interval_ns;
+	return now - l->tau_ns + l->cost;
+}
+
+/* Byte limits: what a packet of `len` bytes costs, rounded up (never looser). */
+LV_INLINE __u64 lv_byte_cost(__u64 len, const struct lv_limit *l)
+{
+	return (len * l->cost + (1ULL << LV_BYTE_SHIFT) - 1) >> LV_BYTE_SHIFT;
 }
 
 /* How long until a packet would conform (0 if one would now). */
@@ -63,12 +79,25 @@ LV_INLINE __u64 lv_gcra_wait(__u64 ready, __u64 now)
 /* Packets a source could send at once right now (the token count of the bucket). */
 LV_INLINE __u64 lv_gcra_tokens(__u64 ready, __u64 now, const struct lv_limit *l)
 {
-	if (!lv_gcra_conforms(ready, now) || l->interval_ns == 0)
+	if (!lv_gcra_conforms(ready, now) || l->cost == 0)
 		return 0;
 	__u64 credit = now - ready; /* time of unused allowance, capped at tau */
 	if (credit > l->tau_ns)
 		credit = l->tau_ns;
-	return credit / l->interval_ns + 1;
+	return credit / l->cost + 1;
+}
+
+/* Bytes a source could send right now without going over (a packet conforms while
+ * any credit is left, so one more packet of any size passes after these). */
+LV_INLINE __u64 lv_byte_tokens(__u64 ready, __u64 now, const struct lv_limit *l)
+{
+	if (!lv_gcra_conforms(ready, now) || l->cost == 0)
+		return 0;
+	__u64 credit = now - ready;
+	if (credit > l->tau_ns)
+		credit = l->tau_ns;
+	/* credit * 2^16 / cost without overflow: cost < 2^48 for any rate >= 1 B/s. */
+	return ((credit / l->cost) << LV_BYTE_SHIFT) + ((credit % l->cost) << LV_BYTE_SHIFT) / l->cost;
 }
 
 #endif /* LEVEE_LIMITER_H */

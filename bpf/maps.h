@@ -39,4 +39,24 @@ struct {
 	__type(value, struct lv_percpu);
 } lv_percpu SEC(".maps");
 
+/*
+ * The allow, deny and override lists: one longest-prefix-match trie per family and per
+ * policy slot, so that a reload fills the inactive slot's tries and the same flip of
+ * `active` that switches the classes switches the lists (struct lv_list_value).
+ * Tries allocate per entry; max_entries is only a cap.
+ */
+#define LV_LIST_TRIE(name, keytype)                              \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);             \
+		__uint(max_entries, LV_MAX_LIST_ENTRIES);        \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+		__type(key, keytype);                            \
+		__type(value, struct lv_list_value);             \
+	} name SEC(".maps")
+
+LV_LIST_TRIE(lv_list4_0, struct lv_lpm4);
+LV_LIST_TRIE(lv_list4_1, struct lv_lpm4);
+LV_LIST_TRIE(lv_list6_0, struct lv_lpm6);
+LV_LIST_TRIE(lv_list6_1, struct lv_lpm6);
+
 #endif /* LEVEE_MAPS_H */

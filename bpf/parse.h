@@ -4,14 +4,23 @@
  *
  * Each helper takes the cursor, checks bounds once, advances it, and returns the next
  * protocol or a negative lv_reason-style code. Only the uapi headers are needed.
+ *
+ * No legal header is a way around a limit: the source address sits at a fixed offset
+ * whatever follows it, so IPv4 options, IPv6 extension headers, fragments and VLAN tags
+ * only change which class a packet falls in, never whether it is limited. What levee
+ * cannot parse (a third VLAN tag, more than LV_MAX_EXT_HDRS IPv6 extension headers) is
+ * dropped and counted, not passed.
  */
 #ifndef LEVEE_PARSE_H
 #define LEVEE_PARSE_H
 
 #include <linux/types.h>
 #include <linux/if_ether.h>
+#include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
@@ -39,11 +48,12 @@ struct lv_vlan_hdr {
 	__be16 encap_proto;
 };
 
-/* What the datapath needs of a packet: who sent it. */
+/* What the datapath needs of a packet: who sent it, and what kind of traffic it is. */
 struct lv_packet {
 	__u32 addr[4]; /* source, IPv4-mapped for IPv4, network byte order */
 	__u8 family;   /* enum lv_family */
-	__u8 l4proto;  /* IPPROTO_* of the first header after IP (not yet used) */
+	__u8 kind;     /* enum lv_l4_kind */
+	__u16 dport;   /* destination port, host order, for kinds < LV_L4_PORTED */
 };
 
 #define LV_MAX_VLAN_TAGS 2
@@ -86,10 +96,62 @@ static __always_inline int lv_parse_eth(struct lv_cursor *c)
 }
 
 /*
+ * The transport header: `proto` as the IP header (or the last extension header) names
+ * it, `avail` bytes of IP payload left, `nonfirst` for a fragment that does not start
+ * the datagram (it carries no transport header). TCP and UDP headers must lie within
+ * the IP payload, not in Ethernet padding: a shorter one is malformed, as is a first
+ * fragment too short to hold its ports (RFC 1858's tiny fragments).
+ */
+static __always_inline int lv_parse_l4(struct lv_cursor *c, __u8 proto, __u32 avail, int nonfirst,
+				       struct lv_packet *pkt)
+{
+	pkt->dport = 0;
+	switch (proto) {
+	case IPPROTO_TCP: {
+		struct tcphdr *th;
+
+		if (nonfirst) {
+			pkt->kind = LV_L4_TCP_FRAG;
+			return 0;
+		}
+		th = lv_pull(c, sizeof(*th));
+		if (!th || avail < sizeof(*th))
+			return -LV_R_MALFORMED;
+		pkt->dport = bpf_ntohs(th->dest);
+		pkt->kind = th->syn && !th->ack ? LV_L4_TCP_SYN : LV_L4_TCP;
+		return 0;
+	}
+	case IPPROTO_UDP: {
+		struct udphdr *uh;
+
+		if (nonfirst) {
+			pkt->kind = LV_L4_UDP_FRAG;
+			return 0;
+		}
+		uh = lv_pull(c, sizeof(*uh));
+		if (!uh || avail < sizeof(*uh))
+			return -LV_R_MALFORMED;
+		pkt->dport = bpf_ntohs(uh->dest);
+		pkt->kind = LV_L4_UDP;
+		return 0;
+	}
+	case IPPROTO_ICMP:
+		pkt->kind = pkt->family == LV_AF_INET ? LV_L4_ICMP : LV_L4_OTHER;
+		return 0;
+	case IPPROTO_ICMPV6:
+		pkt->kind = pkt->family == LV_AF_INET6 ? LV_L4_ICMP6 : LV_L4_OTHER;
+		return 0;
+	default:
+		pkt->kind = LV_L4_OTHER;
+		return 0;
+	}
+}
+
+/*
  * IPv4: version 4, IHL >= 5 and within the frame, total length >= IHL and within the
- * frame (Ethernet padding may follow it). Options are skipped, never a way around the
- * limit: the source address sits at a fixed offset. Fragments carry the source of the
- * datagram and are limited like any other packet; each fragment counts as a packet.
+ * frame (Ethernet padding may follow it). Options are skipped. Fragments carry the
+ * source of the datagram and are limited like any other packet; each fragment counts
+ * as a packet, and one that does not start its datagram is classified by protocol.
  */
 static __always_inline int lv_parse_ipv4(struct lv_cursor *c, struct lv_packet *pkt)
 {
@@ -110,28 +172,95 @@ static __always_inline int lv_parse_ipv4(struct lv_cursor *c, struct lv_packet *
 	pkt->addr[1] = 0;
 	pkt->addr[2] = bpf_htonl(0xffff);
 	pkt->addr[3] = iph->saddr;
-	pkt->l4proto = iph->protocol;
-	return 0;
+	return lv_parse_l4(c, iph->protocol, tot_len - hdr_len,
+			   (bpf_ntohs(iph->frag_off) & 0x1fff) != 0, pkt);
 }
 
+/* IPv6 extension headers levee walks to find the transport header. */
+#define LV_MAX_EXT_HDRS 8
+#define LV_NEXTHDR_MOBILITY 135
+#define LV_NEXTHDR_HIP 139
+#define LV_NEXTHDR_SHIM6 140
+
+struct lv_ip6_frag {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset in 8-byte units << 3 | M */
+	__be32 id;
+};
+
 /*
- * IPv6: version 6 and payload within the frame. Extension headers are not walked: the
- * source address sits at a fixed offset, so they cannot carry a packet past the limit.
- * A payload length of 0 is accepted as the kernel does (jumbogram or empty).
+ * IPv6: version 6, payload within the frame, then up to LV_MAX_EXT_HDRS extension
+ * headers to the transport header. A longer chain is dropped (LV_R_EXT_DEPTH): its
+ * class cannot be known, and passing it unclassified would let it pick the loosest
+ * limit. A payload length of 0 (a jumbogram) is malformed here: XDP frames never
+ * carry one.
  */
 static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *pkt)
 {
 	struct ipv6hdr *ip6 = lv_pull(c, sizeof(*ip6));
+	__u32 avail;
+	__u8 nh;
 
 	if (!ip6 || ip6->version != 6)
 		return -LV_R_MALFORMED;
-	if (c->pos + bpf_ntohs(ip6->payload_len) > c->end)
+	avail = bpf_ntohs(ip6->payload_len);
+	if (c->pos + avail > c->end)
 		return -LV_R_MALFORMED;
 
 	pkt->family = LV_AF_INET6;
 	__builtin_memcpy(pkt->addr, &ip6->saddr, sizeof(pkt->addr));
-	pkt->l4proto = ip6->nexthdr;
-	return 0;
+	nh = ip6->nexthdr;
+
+#pragma unroll
+	for (int i = 0; i < LV_MAX_EXT_HDRS; i++) {
+		struct ipv6_opt_hdr *oh;
+		struct lv_ip6_frag *fh;
+		__u32 len;
+
+		switch (nh) {
+		case IPPROTO_HOPOPTS:
+		case IPPROTO_ROUTING:
+		case IPPROTO_DSTOPTS:
+		case LV_NEXTHDR_MOBILITY:
+		case LV_NEXTHDR_HIP:
+		case LV_NEXTHDR_SHIM6:
+		case IPPROTO_AH:
+			oh = lv_pull(c, sizeof(*oh));
+			if (!oh)
+				return -LV_R_MALFORMED;
+			len = nh == IPPROTO_AH ? (oh->hdrlen + 2) * 4 : (oh->hdrlen + 1) * 8;
+			if (len > avail || !lv_pull(c, len - sizeof(*oh)))
+				return -LV_R_MALFORMED;
+			avail -= len;
+			nh = oh->nexthdr;
+			break;
+		case IPPROTO_FRAGMENT:
+			fh = lv_pull(c, sizeof(*fh));
+			if (!fh || avail < sizeof(*fh))
+				return -LV_R_MALFORMED;
+			avail -= sizeof(*fh);
+			if (bpf_ntohs(fh->frag_off) & ~7)
+				return lv_parse_l4(c, fh->nexthdr, avail, 1, pkt);
+			nh = fh->nexthdr;
+			break;
+		default:
+			return lv_parse_l4(c, nh, avail, 0, pkt);
+		}
+	}
+	switch (nh) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_DSTOPTS:
+	case LV_NEXTHDR_MOBILITY:
+	case LV_NEXTHDR_HIP:
+	case LV_NEXTHDR_SHIM6:
+	case IPPROTO_AH:
+	case IPPROTO_FRAGMENT:
+		return -LV_R_EXT_DEPTH;
+	default:
+		return lv_parse_l4(c, nh, avail, 0, pkt);
+	}
 }
 
 #endif /* LEVEE_PARSE_H */

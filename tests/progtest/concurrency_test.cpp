@@ -85,11 +85,11 @@ TEST_P(ConcurrentFlood, TwoCpusOnOneSourceStayWithinBurstPlusRateTimesT) {
 
   // Every decision's clock reading lies in [begin, end].
   const uint64_t elapsed = end - begin;
-  const uint64_t upper = fc.burst + elapsed / cls.pkt.interval_ns + 1;
+  const uint64_t upper = fc.burst + elapsed / cls.pkt.cost + 1;
   // Thread i flooded the source for at least duration * repeat ns of its own CPU time.
   uint64_t busy = 0;
   for (const auto& r : res) busy = std::max(busy, uint64_t{r.run.duration} * static_cast<uint64_t>(fc.repeat));
-  const uint64_t lower = std::max<uint64_t>(fc.burst, busy / cls.pkt.interval_ns / 2);
+  const uint64_t lower = std::max<uint64_t>(fc.burst, busy / cls.pkt.cost / 2);
 
   std::cout << fc.name << ": fast_reject=" << bool(cls.flags & LV_CLASS_FAST_REJECT) << " sent " << sent
             << " in " << elapsed / 1000 << " us (per-packet " << res[0].run.duration << " / "

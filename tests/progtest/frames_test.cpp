@@ -95,8 +95,10 @@ std::vector<FrameCase> frame_cases() {
   add("Ipv6Tcp", Frame().eth().ipv6(kSrc6, kDst6).tcp(40000, 443).bytes(), P, LV_R_CONFORMING);
   add("Ipv6Icmp6", Frame().eth().ipv6(kSrc6, kDst6).icmp6_echo().payload(56).bytes(), P, LV_R_CONFORMING);
   add("Ipv6Padded", Frame().eth().ipv6(kSrc6, kDst6).udp(1, 2).pad_to(80).bytes(), P, LV_R_CONFORMING);
+  // Payload length 0 (a jumbogram's): the UDP header lies outside the payload. XDP frames
+  // never carry a jumbogram, so it is malformed.
   add("Ipv6PayloadLengthZero", edited(udp6(), [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv6) + 4, 0); }),
-      P, LV_R_CONFORMING);
+      D, LV_R_MALFORMED);
   add("Ipv6HopByHop", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(0).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Ipv6Routing", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(43).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Ipv6DestinationOptions", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(60).udp(1, 2).bytes(), P,

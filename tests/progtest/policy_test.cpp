@@ -39,7 +39,7 @@ TEST_F(ProgTest, FlippingTheActiveSlotTakesEffectOnTheNextPacket) {
   dp().set_class(one);  // slot 0, active 0
   PolicyMapping pm(dp());
   ASSERT_EQ(pm->active, 0u);
-  ASSERT_EQ(pm->slot[0].classes[0].pkt.interval_ns, one.pkt.interval_ns) << "mapping shows the map";
+  ASSERT_EQ(pm->slot[0].classes[0].pkt.cost, one.pkt.cost) << "mapping shows the map";
 
   const Bytes a = udp4_from("198.18.20.1");
   ASSERT_EQ(verdict(dp(), a), kPass);

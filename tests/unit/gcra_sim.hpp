@@ -45,7 +45,7 @@ struct Source {
 // empty string if it holds, else a description of the first window that breaks it.
 inline std::string check_window_bound(std::vector<uint64_t> times, const lv_limit& l) {
   std::sort(times.begin(), times.end());
-  const uint64_t T = l.interval_ns;
+  const uint64_t T = l.cost;
   const uint64_t burst = l.tau_ns / T + 1;
   for (size_t i = 0; i < times.size(); ++i) {
     for (size_t j = i + burst; j < times.size(); ++j) {

@@ -125,10 +125,10 @@ ModelRun run_model(uint64_t seed, const lv_limit& l, bool use_cas, bool fast_rej
   run.start = clock;
   // Small clock steps against T so that decisions of both CPUs often see the same
   // state and time; sometimes a long pause so the bucket refills.
-  std::uniform_int_distribution<uint64_t> tick(0, l.interval_ns / 8 + 1);
+  std::uniform_int_distribution<uint64_t> tick(0, l.cost / 8 + 1);
   for (int s = 0; s < 60'000; ++s) {
     if (rng() % 5 == 0) clock += tick(rng);
-    if (rng() % 20'000 == 0) clock += l.interval_ns * (rng() % 50);
+    if (rng() % 20'000 == 0) clock += l.cost * (rng() % 50);
     Cpu& cpu = cpus[rng() % 2];
     if (auto v = cpu.step(clock)) {
       ++run.packets;
@@ -153,7 +153,7 @@ TEST(GcraConcurrentModel, CasNeverExceedsBurstPlusRateTimesT) {
       ASSERT_GT(run.pass_times.size(), burst);
       EXPECT_EQ(check_window_bound(run.pass_times, l), "");
       // The whole run is one window too: the bound in the brief's form.
-      EXPECT_LE(run.pass_times.size(), burst + (run.end - run.start) / l.interval_ns);
+      EXPECT_LE(run.pass_times.size(), burst + (run.end - run.start) / l.cost);
       contended += run.contended;
       passed += run.pass_times.size();
       packets += run.packets;

@@ -33,9 +33,9 @@ TEST(GcraBurst, BurstPassesAtOneInstantThenDrops) {
       Source s;
       for (uint64_t i = 0; i < burst; ++i) ASSERT_TRUE(s.offer(kT0, l)) << "packet " << i;
       EXPECT_FALSE(s.offer(kT0, l));
-      EXPECT_FALSE(s.offer(kT0 + l.interval_ns - 1, l)) << "one ns before the next interval";
-      EXPECT_TRUE(s.offer(kT0 + l.interval_ns, l)) << "exactly one interval later";
-      EXPECT_FALSE(s.offer(kT0 + l.interval_ns, l)) << "only one per interval";
+      EXPECT_FALSE(s.offer(kT0 + l.cost - 1, l)) << "one ns before the next interval";
+      EXPECT_TRUE(s.offer(kT0 + l.cost, l)) << "exactly one interval later";
+      EXPECT_FALSE(s.offer(kT0 + l.cost, l)) << "only one per interval";
     }
   }
 }
@@ -46,7 +46,7 @@ TEST(GcraBurst, FirstPacketStateIsItsOwnPass) {
     const lv_limit l = make_limit(1000, burst);
     const uint64_t long_idle = kT0 - 10 * kNs;
     EXPECT_EQ(lv_gcra_first(kT0, &l), lv_gcra_after_pass(long_idle, kT0, &l));
-    EXPECT_EQ(lv_gcra_first(kT0, &l), kT0 - l.tau_ns + l.interval_ns);
+    EXPECT_EQ(lv_gcra_first(kT0, &l), kT0 - l.tau_ns + l.cost);
   }
 }
 
@@ -68,8 +68,8 @@ TEST(GcraFlood, PassesExactlyBurstPlusRateTimesT) {
       for (uint64_t factor : {10ull, 2ull}) {
         SCOPED_TRACE(testing::Message() << "rate " << rate << " burst " << burst << " x" << factor);
         const lv_limit l = make_limit(rate, burst);
-        ASSERT_EQ(l.interval_ns % factor, 0u);
-        const uint64_t spacing = l.interval_ns / factor;
+        ASSERT_EQ(l.cost % factor, 0u);
+        const uint64_t spacing = l.cost / factor;
         // Long enough for the flood to have used up the burst (at 2x after ~burst
         // intervals): from then on it is held to the rate.
         for (uint64_t intervals : {2 * burst, 2 * burst + 7, 2 * burst + 1000}) {
@@ -91,11 +91,11 @@ TEST(GcraFlood, UnevenIntervalsPassBurstPlusEffectiveRateTimesT) {
     for (uint64_t burst : {2ull, 10ull}) {
       SCOPED_TRACE(testing::Message() << "rate " << rate << " burst " << burst);
       const lv_limit l = make_limit(rate, burst);
-      const uint64_t spacing = l.interval_ns / 10;  // ~10x, not dividing T
+      const uint64_t spacing = l.cost / 10;  // ~10x, not dividing T
       const uint64_t packets = 20'001;
       const uint64_t t = (packets - 1) * spacing;
       const uint64_t passed = flood_passes(l, spacing, packets);
-      EXPECT_EQ(passed, burst + t / l.interval_ns);
+      EXPECT_EQ(passed, burst + t / l.cost);
       EXPECT_LE(passed, allowed(rate, burst, t));
     }
   }
@@ -109,7 +109,7 @@ TEST(GcraFlood, RandomArrivalsNeverExceedAnyWindow) {
     const lv_limit l = make_limit(rate, burst);
     SCOPED_TRACE(testing::Message() << "rate " << rate << " burst " << burst);
     // Arrivals at 0.5x..20x the rate on average, bursty (many at the same ns).
-    const uint64_t mean_gap = l.interval_ns / std::uniform_int_distribution<uint64_t>(1, 40)(rng) * 2;
+    const uint64_t mean_gap = l.cost / std::uniform_int_distribution<uint64_t>(1, 40)(rng) * 2;
     std::uniform_int_distribution<uint64_t> gap(0, mean_gap * 2);
     Source s;
     std::vector<uint64_t> passes;
@@ -134,19 +134,19 @@ TEST(GcraBelowRate, NeverDrops) {
       // Exactly at the enforced rate.
       Source exact;
       for (uint64_t i = 0; i < 10'000; ++i)
-        ASSERT_TRUE(exact.offer(kT0 + i * l.interval_ns, l)) << "packet " << i;
+        ASSERT_TRUE(exact.offer(kT0 + i * l.cost, l)) << "packet " << i;
       // Slower, with random gaps of one to three intervals.
       Source slow;
       uint64_t now = kT0;
       for (int i = 0; i < 10'000; ++i) {
         ASSERT_TRUE(slow.offer(now, l)) << "packet " << i;
-        now += std::uniform_int_distribution<uint64_t>(l.interval_ns, 3 * l.interval_ns)(rng);
+        now += std::uniform_int_distribution<uint64_t>(l.cost, 3 * l.cost)(rng);
       }
       // The whole burst at once, then quiet long enough to earn it back, repeatedly.
       Source bursty;
       for (uint64_t round = 0; round < 100; ++round)
         for (uint64_t i = 0; i < burst; ++i)
-          ASSERT_TRUE(bursty.offer(kT0 + round * burst * l.interval_ns, l))
+          ASSERT_TRUE(bursty.offer(kT0 + round * burst * l.cost, l))
               << "round " << round << " packet " << i;
     }
   }
@@ -165,14 +165,14 @@ TEST(GcraWait, IsExact) {
     const uint64_t sent = std::uniform_int_distribution<uint64_t>(burst, burst + 5)(rng);
     for (uint64_t i = 0; i < sent; ++i) s.offer(t0, l);
     // Probe some time after the burst: sometimes before, sometimes after eligibility.
-    const uint64_t now = t0 + std::uniform_int_distribution<uint64_t>(0, 2 * l.interval_ns)(rng);
+    const uint64_t now = t0 + std::uniform_int_distribution<uint64_t>(0, 2 * l.cost)(rng);
     const uint64_t wait = lv_gcra_wait(*s.ready, now);
     SCOPED_TRACE(testing::Message() << "rate " << rate << " burst " << burst << " wait " << wait);
     if (wait == 0) {
       EXPECT_TRUE(lv_gcra_conforms(*s.ready, now));
       continue;
     }
-    EXPECT_LE(wait, l.interval_ns);  // over its limit, a source is eligible within T
+    EXPECT_LE(wait, l.cost);  // over its limit, a source is eligible within T
     Source early = s, on_time = s;
     EXPECT_FALSE(early.offer(now + wait - 1, l));
     EXPECT_EQ(early.ready, s.ready) << "a drop must not move the state";
@@ -183,7 +183,7 @@ TEST(GcraWait, IsExact) {
 
 TEST(GcraTokens, CountsWhatWouldPassAtOnce) {
   const lv_limit l = make_limit(1000, 10);  // T = 1 ms
-  const uint64_t T = l.interval_ns;
+  const uint64_t T = l.cost;
   Source s;
   s.offer(kT0, l);
   EXPECT_EQ(lv_gcra_tokens(*s.ready, kT0, &l), 9u);
@@ -205,11 +205,11 @@ TEST(GcraTokens, CountsWhatWouldPassAtOnce) {
     Source src;
     uint64_t now = kT0;
     for (int i = 0, n = static_cast<int>(rng() % 80); i < n; ++i) {
-      now += rng() % (2 * r.interval_ns);
+      now += rng() % (2 * r.cost);
       src.offer(now, r);
     }
-    now += rng() % (3 * r.interval_ns);
-    const uint64_t tokens = src.ready ? lv_gcra_tokens(*src.ready, now, &r) : r.tau_ns / r.interval_ns + 1;
+    now += rng() % (3 * r.cost);
+    const uint64_t tokens = src.ready ? lv_gcra_tokens(*src.ready, now, &r) : r.tau_ns / r.cost + 1;
     Source probe = src;
     uint64_t passed = 0;
     while (probe.offer(now, r)) ++passed;
@@ -256,8 +256,8 @@ TEST(GcraLiveChange, FloodingSourceContinuesAtNewRateAtOnce) {
       const Phase p = flood(s, after, tc, kWindow, kSpacing);
       // No fresh burst at the change, and the new rate from the first pass on.
       EXPECT_LE(p.passed, r2 + 1);
-      EXPECT_LE(p.first_pass - tc, before.interval_ns) << "waits at most one old interval";
-      EXPECT_GE(p.passed, r2 - r2 * before.interval_ns / kNs - 1);
+      EXPECT_LE(p.first_pass - tc, before.cost) << "waits at most one old interval";
+      EXPECT_GE(p.passed, r2 - r2 * before.cost / kNs - 1);
     }
   }
 }
@@ -271,7 +271,7 @@ TEST(GcraLiveChange, BurstChangeWhileFlooding) {
     Source s;
     flood(s, big, kT0, kNs, kSpacing);
     const Phase p = flood(s, one, kT0 + kNs, kNs, kSpacing);
-    EXPECT_LE(p.first_pass - (kT0 + kNs), big.interval_ns);
+    EXPECT_LE(p.first_pass - (kT0 + kNs), big.cost);
     EXPECT_GE(p.passed, 999u);
     EXPECT_LE(p.passed, 1001u);
   }
@@ -281,9 +281,9 @@ TEST(GcraLiveChange, BurstChangeWhileFlooding) {
     flood(s, one, kT0, kNs, kSpacing);
     const uint64_t tc = kT0 + kNs;
     EXPECT_EQ(lv_gcra_tokens(*s.ready, tc, &big), lv_gcra_tokens(*s.ready, tc, &one));
-    const Phase first_interval = flood(s, big, tc, one.interval_ns, kSpacing);
+    const Phase first_interval = flood(s, big, tc, one.cost, kSpacing);
     EXPECT_LE(first_interval.passed, 1u);
-    const Phase rest = flood(s, big, tc + one.interval_ns, kNs, kSpacing);
+    const Phase rest = flood(s, big, tc + one.cost, kNs, kSpacing);
     EXPECT_LE(rest.passed, 1001u);
   }
 }
@@ -344,8 +344,8 @@ Trace scenario(uint64_t base, const lv_limit& l) {
   Source s;
   std::vector<uint64_t> offsets;
   for (int i = 0; i < 8; ++i) offsets.push_back(0);
-  for (uint64_t i = 1; i < 200; ++i) offsets.push_back(i * l.interval_ns / 2);
-  for (uint64_t i = 0; i < 50; ++i) offsets.push_back(1000 * l.interval_ns + i * 3 * l.interval_ns);
+  for (uint64_t i = 1; i < 200; ++i) offsets.push_back(i * l.cost / 2);
+  for (uint64_t i = 0; i < 50; ++i) offsets.push_back(1000 * l.cost + i * 3 * l.cost);
   for (uint64_t x : offsets) {
     const uint64_t now = base + x;  // wraps modulo 2^64
     tr.verdicts.push_back(s.offer(now, l));
@@ -364,8 +364,8 @@ TEST(GcraWrap, ClockNear2To64BehavesLikeAnyOther) {
     ASSERT_EQ(std::count(ref.verdicts.begin(), ref.verdicts.end(), true), 5 + 99 + 50);
     // The scenario lasts ~1150 intervals: these bases put the wrap before, inside and
     // right at the start of it (including a first state computed below zero).
-    const uint64_t span = 1200 * l.interval_ns;
-    const std::vector<uint64_t> bases = {0, 1, kMax - span / 2, kMax - 100 * l.interval_ns, kMax,
+    const uint64_t span = 1200 * l.cost;
+    const std::vector<uint64_t> bases = {0, 1, kMax - span / 2, kMax - 100 * l.cost, kMax,
                                          kMax / 2, kMax / 2 + 1 - span / 3};
     for (uint64_t base : bases) {
       SCOPED_TRACE(testing::Message() << "rate " << rate << " base " << base);

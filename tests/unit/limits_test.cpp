@@ -62,7 +62,7 @@ TEST(CompileClass, IntervalIsRoundedUpAndTauIsBurstMinusOneIntervals) {
                  Case{kMaxRatePps, 100}}) {
     for (uint64_t burst : {uint64_t{1}, uint64_t{2}, uint64_t{100}, kMaxBurst}) {
       const lv_class k = compile_class({c.rate, burst, 32, 64}, kTick);
-      EXPECT_EQ(k.pkt.interval_ns, c.interval) << c.rate;
+      EXPECT_EQ(k.pkt.cost, c.interval) << c.rate;
       EXPECT_EQ(k.pkt.tau_ns, (burst - 1) * c.interval) << c.rate << "/" << burst;
       EXPECT_EQ(k.pkt.rate, c.rate);
       EXPECT_EQ(k.pkt.burst, burst);
@@ -76,8 +76,8 @@ TEST(CompileClass, NeverLooserThanConfigured) {
   std::mt19937_64 rng(11);
   auto check = [](uint64_t rate) {
     const lv_class k = compile_class({rate, 1, 32, 64}, kTick);
-    ASSERT_GE(k.pkt.interval_ns * rate, LV_NSEC_PER_SEC) << rate;           // T >= 1e9 / rate
-    ASSERT_LT((k.pkt.interval_ns - 1) * rate, LV_NSEC_PER_SEC) << rate;     // and minimal
+    ASSERT_GE(k.pkt.cost * rate, LV_NSEC_PER_SEC) << rate;           // T >= 1e9 / rate
+    ASSERT_LT((k.pkt.cost - 1) * rate, LV_NSEC_PER_SEC) << rate;     // and minimal
     ASSERT_LE(effective_rate(k), static_cast<double>(rate)) << rate;
     ASSERT_GE(effective_rate(k), 0.99 * static_cast<double>(rate)) << rate;  // kMaxRatePps's promise
   };

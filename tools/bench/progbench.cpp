@@ -79,13 +79,17 @@ struct SkelPtr {
   }
 };
 
+// One class, no lists: written whole with one map update (nothing runs the program yet).
 void set_policy(int policy_fd, const Limits& l) {
-  auto pm = levee::PolicyMap::map(policy_fd);
-  if (!pm) throw std::runtime_error(pm.error().message());
-  lv_policy p{};
+  auto ctl = std::make_unique<lv_control>();
+  ctl->abi_version = LV_ABI_VERSION;
+  lv_policy& p = ctl->slot[0];
   p.nr_classes = 1;
   p.classes[0] = levee::compile_class(l, levee::clock_tick_ns());
-  pm->init(p, 0, LV_MODE_AUTO);
+  ctl->slot[1] = p;
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(policy_fd, &zero, ctl.get(), BPF_ANY) != 0)
+    throw std::runtime_error(fmt::format("write lv_policy: {}", strerror(errno)));
 }
 
 std::vector<uint8_t> ipv4_frame(const char* src) {

@@ -1,5 +1,6 @@
 #include "bpf/loader.hpp"
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
@@ -7,14 +8,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "bpf/kernel.hpp"
-#include "bpf/maps.hpp"
-#include "bpf/policy_map.hpp"
 #include "core/lock.hpp"
 #include "levee_bpf.skel.h"
+#include "limiter.h"
 
 namespace fs = std::filesystem;
 
@@ -45,7 +48,8 @@ std::string last_line(const std::string& s) {
   size_t end = s.find_last_not_of("\n ");
   if (end == std::string::npos) return {};
   size_t start = s.rfind('\n', end);
-  return s.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  start = start == std::string::npos ? 0 : start + 1;
+  return s.substr(start, end - start + 1);
 }
 
 uint32_t prog_id_of(int prog_fd) {
@@ -76,17 +80,106 @@ Result<Fd> create_link(int prog_fd, unsigned ifindex, uint32_t flags) {
   return Fd(fd);
 }
 
-lv_policy one_class_policy(const Limits& l) {
-  lv_policy p{};
-  p.nr_classes = 1;
-  p.classes[0] = compile_class(l, clock_tick_ns());
-  return p;
-}
-
 Status preflight(const std::string& action) {
   LV_TRY(check_privileges(action));
   LV_TRY(check_bpffs());
   return {};
+}
+
+Lists lists_of(CompiledPolicy& c) { return Lists{std::move(c.list4), std::move(c.list6)}; }
+
+ListFds list_fds(const Pinned& p) {
+  return {{{p.lists[0][0].get(), p.lists[0][1].get()}, {p.lists[1][0].get(), p.lists[1][1].get()}}};
+}
+
+std::string name_of(const char (&n)[LV_NAME_LEN]) { return std::string(n, strnlen(n, LV_NAME_LEN)); }
+
+// An attached interface opened for a change: preflight done, lock held, policy mapped.
+struct Session {
+  IfaceLock lock;
+  Pinned pins;
+  PolicyMap policy;
+
+  static Result<Session> open(const std::string& iface, const std::string& action) {
+    LV_TRY(preflight(action));
+    auto lock = IfaceLock::acquire(iface);
+    if (!lock) return lock.error();
+    auto p = open_pinned(iface);
+    if (!p) return p.error();
+    auto pm = PolicyMap::map(p->policy.get(), list_fds(*p));
+    if (!pm) return pm.error();
+    if (pm->control().abi_version != LV_ABI_VERSION)
+      return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
+                               pm->control().abi_version, LV_ABI_VERSION),
+                   0, fmt::format("detach and attach again: levee detach {}", iface)};
+    return Session{std::move(lock.value()), std::move(p.value()), std::move(pm.value())};
+  }
+};
+
+// A list entry in the form both families share, for merging and display.
+struct AnyEntry {
+  Cidr cidr;
+  lv_list_value value;
+};
+
+template <typename Key>
+Cidr cidr_of(const Key& k);
+template <>
+Cidr cidr_of(const lv_lpm4& k) {
+  Cidr c;
+  c.family = 4;
+  c.len = k.prefixlen;
+  std::memcpy(c.addr.data(), &k.addr, 4);
+  return c;
+}
+template <>
+Cidr cidr_of(const lv_lpm6& k) {
+  Cidr c;
+  c.family = 6;
+  c.len = k.prefixlen;
+  std::memcpy(c.addr.data(), k.addr, 16);
+  return c;
+}
+
+std::vector<AnyEntry> flatten(const Lists& l) {
+  std::vector<AnyEntry> out;
+  for (const auto& [k, v] : l.v4) out.push_back({cidr_of(k), v});
+  for (const auto& [k, v] : l.v6) out.push_back({cidr_of(k), v});
+  return out;
+}
+
+int precedence(uint8_t kind) {
+  return kind == LV_LIST_ALLOW ? 3 : kind == LV_LIST_DENY ? 2 : kind == LV_LIST_OVERRIDE ? 1 : 0;
+}
+
+// Back to tries: one value per prefix (the higher precedence wins), fallbacks computed.
+Lists rebuild(const std::vector<AnyEntry>& entries) {
+  std::map<std::pair<uint8_t, std::pair<unsigned, std::array<uint8_t, 16>>>, lv_list_value> merged;
+  for (const AnyEntry& e : entries) {
+    auto key = std::make_pair(e.cidr.family, std::make_pair(e.cidr.len, e.cidr.addr));
+    auto [it, fresh] = merged.emplace(key, e.value);
+    if (!fresh && precedence(e.value.kind) >= precedence(it->second.kind)) it->second = e.value;
+  }
+  Lists out;
+  for (const auto& [k, v] : merged) {
+    const auto& [family, pk] = k;
+    if (family == 4) {
+      lv_lpm4 key{pk.first, 0};
+      std::memcpy(&key.addr, pk.second.data(), 4);
+      out.v4.emplace_back(key, v);
+    } else {
+      lv_lpm6 key{pk.first, {}};
+      std::memcpy(key.addr, pk.second.data(), 16);
+      out.v6.emplace_back(key, v);
+    }
+  }
+  compute_fallbacks(out.v4);
+  compute_fallbacks(out.v6);
+  return out;
+}
+
+uint64_t mono_to_unix(uint64_t mono, const Clocks& c) {
+  return mono ? c.now_unix_ns + (mono - c.now_mono_ns) : 0;
 }
 
 }  // namespace
@@ -100,7 +193,8 @@ const char* mode_name(lv_attach_mode m) {
 }
 
 Result<AttachResult> attach(const AttachOptions& o) {
-  LV_TRY(validate(o.limits));
+  const Clocks clocks = Clocks::read();
+  LV_TRY(validate(o.policy, clocks.now_unix_ns));
   LV_TRY(preflight("attach"));
   auto ifindex = iface_index(o.iface);
   if (!ifindex) return ifindex.error();
@@ -117,9 +211,11 @@ Result<AttachResult> attach(const AttachOptions& o) {
         return Error{fmt::format("{} has levee pins left from an interface that is gone", o.iface), 0,
                      fmt::format("clear them with: levee detach {}", o.iface)};
       if (st)
-        return Error{fmt::format("{} is already attached (program {}, {} mode, {} pps, burst {})",
-                                 o.iface, st->prog_id, st->mode, st->limits.rate, st->limits.burst),
-                     0, fmt::format("change limits with levee set {0}, or detach first: levee detach {0}", o.iface)};
+        return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {})", o.iface,
+                                 st->prog_id, st->mode, st->source),
+                     0,
+                     fmt::format("change it with levee set or levee reload, or detach first: levee detach {}",
+                                 o.iface)};
     }
     return Error{fmt::format("{} is already attached", o.iface), 0,
                  fmt::format("detach first: levee detach {}", o.iface)};
@@ -131,6 +227,8 @@ Result<AttachResult> attach(const AttachOptions& o) {
     return Error{fmt::format("{} already has an XDP program (id {}) that levee does not manage", o.iface,
                              q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id)),
                  0, fmt::format("remove it first: ip link set dev {} xdp off", o.iface)};
+
+  CompiledPolicy compiled = compile(o.policy, clocks);
 
   SkelPtr skel(levee_bpf__open());
   if (!skel) return sys_error("open the embedded XDP program");
@@ -146,9 +244,11 @@ Result<AttachResult> attach(const AttachOptions& o) {
                                  : fmt::format("the kernel refused it ({}); run with --verbose for the verifier log", why));
   }
 
-  auto policy = PolicyMap::map(bpf_map__fd(skel->maps.lv_policy));
+  const ListFds lists{{{bpf_map__fd(skel->maps.lv_list4_0), bpf_map__fd(skel->maps.lv_list6_0)},
+                       {bpf_map__fd(skel->maps.lv_list4_1), bpf_map__fd(skel->maps.lv_list6_1)}}};
+  auto policy = PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists);
   if (!policy) return policy.error();
-  policy->init(one_class_policy(o.limits), *ifindex, o.mode);
+  LV_TRY(policy->init(compiled.slot, lists_of(compiled), *ifindex, o.mode));
 
   // Attach. auto: native first, generic if the driver cannot.
   const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
@@ -181,7 +281,9 @@ Result<AttachResult> attach(const AttachOptions& o) {
   struct Obj { int fd; const char* name; };
   for (Obj obj : {Obj{link->get(), LV_PIN_LINK}, Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
                   Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
-                  Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU}}) {
+                  Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU}, Obj{lists[0][0], kListPins[0][0]},
+                  Obj{lists[0][1], kListPins[0][1]}, Obj{lists[1][0], kListPins[1][0]},
+                  Obj{lists[1][1], kListPins[1][1]}}) {
     std::string path = fmt::format("{}/{}", staging.path(), obj.name);
     if (int err = bpf_obj_pin(obj.fd, path.c_str()); err) return sys_error(fmt::format("pin {}", path), -err);
   }
@@ -237,17 +339,24 @@ Result<IfaceStatus> query_status(const Pinned& p) {
   s.other_netns = !s.defunct && iface_name(s.ifindex) != p.iface;
   s.mode = s.defunct || s.other_netns ? "" : attached_mode(s.ifindex);
 
-  auto pm = PolicyMap::map(p.policy.get());
+  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
   if (!pm) return pm.error();
   if (pm->control().abi_version != LV_ABI_VERSION)
     return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", p.iface,
                              pm->control().abi_version, LV_ABI_VERSION),
                  0, fmt::format("detach and attach again: levee detach {}", p.iface)};
   const lv_policy& pol = pm->active();
-  s.limits = limits_of(pol.classes[0]);
-  s.effective_rate = effective_rate(pol.classes[0]);
-  s.fast_reject = pol.classes[0].flags & LV_CLASS_FAST_REJECT;
+  s.source = std::string(pol.source, strnlen(pol.source, sizeof pol.source));
+  s.classes.assign(pol.classes, pol.classes + std::min<uint32_t>(pol.nr_classes, LV_MAX_CLASSES));
+  s.overrides.assign(pol.overrides, pol.overrides + std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES));
   s.generation = pol.generation;
+  auto lists = pm->active_lists();
+  if (!lists) return lists.error();
+  for (const AnyEntry& e : flatten(*lists)) {
+    if (e.value.kind == LV_LIST_ALLOW) ++s.allow;
+    else if (e.value.kind == LV_LIST_DENY) ++s.deny;
+    else if (e.value.kind == LV_LIST_OVERRIDE) ++s.override_entries;
+  }
 
   bpf_map_info mi{};
   len = sizeof mi;
@@ -258,29 +367,232 @@ Result<IfaceStatus> query_status(const Pinned& p) {
   return s;
 }
 
-Result<Limits> set_limits(const std::string& iface, const Limits& req, bool rate_given, bool burst_given,
-                          bool prefix4_given, bool prefix6_given) {
-  LV_TRY(preflight("set"));
-  auto lock = IfaceLock::acquire(iface);
-  if (!lock) return lock.error();
+Result<ClassSpec> set_limits(const std::string& iface, const LimitChange& ch) {
+  auto sess = Session::open(iface, "set");
+  if (!sess) return sess.error();
+  lv_policy next = sess->policy.active();
+  const uint32_t n = std::min<uint32_t>(next.nr_classes, LV_MAX_CLASSES);
+  unsigned id = 0;
+  if (ch.class_name) {
+    auto it = std::find_if(next.classes, next.classes + n, [&](const lv_class& c) { return name_of(c.name) == *ch.class_name; });
+    if (it == next.classes + n) {
+      std::string names;
+      for (unsigned i = 0; i < n; ++i) names += (i ? ", " : "") + name_of(next.classes[i].name);
+      return usage_error(fmt::format("{} has no class '{}'", iface, *ch.class_name), fmt::format("its classes: {}", names));
+    }
+    id = static_cast<unsigned>(it - next.classes);
+  } else if (n > 1) {
+    std::string names;
+    for (unsigned i = 0; i < n; ++i) names += (i ? ", " : "") + name_of(next.classes[i].name);
+    return usage_error(fmt::format("{} has {} classes: say which with --class NAME", iface, n),
+                       fmt::format("its classes: {}", names));
+  }
+  ClassSpec c = class_of(next.classes[id]);
+  if (ch.rate) c.packets.rate = *ch.rate;
+  if (ch.burst) c.packets.burst = *ch.burst;
+  if (ch.bytes_rate) c.bytes.rate = *ch.bytes_rate;
+  if (ch.bytes_burst) c.bytes.burst = *ch.bytes_burst;
+  if (ch.prefix4) c.prefix4 = *ch.prefix4;
+  if (ch.prefix6) c.prefix6 = *ch.prefix6;
+  // Validate the class as a policy of its own (its match is kept as compiled).
+  Policy check;
+  check.classes.push_back(c);
+  LV_TRY(validate(check, Clocks::read().now_unix_ns));
+  next.classes[id] = compile_class(c, clock_tick_ns());
+  auto lists = sess->policy.active_lists();
+  if (!lists) return lists.error();
+  LV_TRY(sess->policy.publish(next, *lists));
+  return c;
+}
+
+Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
+  const Clocks clocks = Clocks::read();
+  LV_TRY(validate(p, clocks.now_unix_ns));
+  auto sess = Session::open(iface, "reload");
+  if (!sess) return sess.error();
+  CompiledPolicy next = compile(p, clocks);
+  const lv_policy& cur = sess->policy.active();
+  auto cur_lists = sess->policy.active_lists();
+  if (!cur_lists) return cur_lists.error();
+
+  ReloadResult r;
+  std::vector<AnyEntry> entries = flatten(Lists{next.list4, next.list6});
+  for (const AnyEntry& e : flatten(*cur_lists)) {
+    if (e.value.origin == LV_ORIGIN_CONFIG) continue;
+    AnyEntry kept = e;
+    if (e.value.kind == LV_LIST_OVERRIDE) {
+      const std::string name = e.value.override_id < LV_MAX_OVERRIDES ? name_of(cur.overrides[e.value.override_id].name) : "";
+      auto it = std::find_if(p.overrides.begin(), p.overrides.end(), [&](const OverrideSpec& o) { return o.name == name; });
+      if (it == p.overrides.end()) {
+        r.dropped.push_back(fmt::format("{} (override '{}' is no longer defined)", e.cidr.to_string(), name));
+        continue;
+      }
+      kept.value.override_id = static_cast<uint16_t>(it - p.overrides.begin());
+    }
+    if (e.value.expires_ns && e.value.expires_ns <= clocks.now_mono_ns) continue;  // over
+    entries.push_back(kept);
+    ++r.kept_runtime;
+  }
+  Lists lists = rebuild(entries);
+  if (p.iface.mode || p.iface.max_sources)
+    r.notes.push_back("the interface settings (mode, max_sources) apply at attach; a reload keeps the current ones");
+  LV_TRY(sess->policy.publish(next.slot, lists));
+  r.generation = sess->policy.active().generation;
+  r.classes = p.classes.size();
+  r.list_entries = lists.v4.size() + lists.v6.size();
+  return r;
+}
+
+Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) {
+  auto sess = Session::open(iface, "change the lists of");
+  if (!sess) return sess.error();
+  const Clocks clocks = Clocks::read();
+  const lv_policy& pol = sess->policy.active();
+  uint16_t override_id = 0;
+  if (ed.kind == LV_LIST_OVERRIDE && !ed.add.empty()) {
+    const uint32_t n = std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES);
+    auto it = std::find_if(pol.overrides, pol.overrides + n, [&](const lv_override& o) { return name_of(o.name) == ed.override_name; });
+    if (it == pol.overrides + n)
+      return usage_error(fmt::format("{} has no override named '{}'", iface, ed.override_name),
+                         "overrides are defined in the config file ([[override]])");
+    override_id = static_cast<uint16_t>(it - pol.overrides);
+  }
+  if (ed.expires_unix_ns && ed.expires_unix_ns <= clocks.now_unix_ns)
+    return usage_error("the expiry time is in the past");
+  auto cur = sess->policy.active_lists();
+  if (!cur) return cur.error();
+  std::vector<AnyEntry> entries = flatten(*cur);
+
+  ListEditResult r;
+  auto same_entry = [&](const AnyEntry& e, const Cidr& c) { return e.cidr == c && e.value.kind == ed.kind; };
+  for (const Cidr& c : ed.del) {
+    auto it = std::find_if(entries.begin(), entries.end(), [&](const AnyEntry& e) { return same_entry(e, c); });
+    if (it == entries.end()) {
+      ++r.missing;
+      continue;
+    }
+    entries.erase(it);
+    ++r.deleted;
+  }
+  for (const Cidr& c : ed.add) {
+    lv_list_value v{};
+    v.kind = static_cast<uint8_t>(ed.kind);
+    v.origin = static_cast<uint8_t>(ed.origin);
+    v.override_id = override_id;
+    if (ed.expires_unix_ns) v.expires_ns = clocks.now_mono_ns + (ed.expires_unix_ns - clocks.now_unix_ns);
+    auto it = std::find_if(entries.begin(), entries.end(), [&](const AnyEntry& e) { return same_entry(e, c); });
+    if (it != entries.end()) {
+      it->value = v;
+      ++r.replaced;
+    } else {
+      entries.push_back({c, v});
+      ++r.added;
+    }
+  }
+  if (r.added + r.replaced + r.deleted == 0) return r;  // nothing to publish
+  Lists lists = rebuild(entries);
+  if (lists.v4.size() > LV_MAX_LIST_ENTRIES || lists.v6.size() > LV_MAX_LIST_ENTRIES)
+    return usage_error(fmt::format("more than {} list entries for one family", LV_MAX_LIST_ENTRIES));
+  LV_TRY(sess->policy.publish(pol, lists));
+  return r;
+}
+
+Result<std::vector<ListRow>> list_rows(const std::string& iface) {
+  LV_TRY(preflight("list"));
   auto p = open_pinned(iface);
   if (!p) return p.error();
-  auto pm = PolicyMap::map(p->policy.get());
+  auto pm = PolicyMap::map(p->policy.get(), list_fds(*p));
   if (!pm) return pm.error();
-  if (pm->control().abi_version != LV_ABI_VERSION)
-    return Error{fmt::format("{} was attached by a levee with a different state layout", iface), 0,
-                 fmt::format("detach and attach again: levee detach {}", iface)};
+  auto lists = pm->active_lists();
+  if (!lists) return lists.error();
+  const lv_policy& pol = pm->active();
+  const Clocks clocks = Clocks::read();
+  std::vector<ListRow> rows;
+  for (const AnyEntry& e : flatten(*lists)) {
+    ListRow r{e.cidr, static_cast<lv_list_kind>(e.value.kind), "", mono_to_unix(e.value.expires_ns, clocks),
+              static_cast<lv_list_origin>(e.value.origin)};
+    if (r.kind == LV_LIST_OVERRIDE && e.value.override_id < LV_MAX_OVERRIDES)
+      r.override_name = name_of(pol.overrides[e.value.override_id].name);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
 
-  lv_policy next = pm->active();
-  Limits l = limits_of(next.classes[0]);
-  if (rate_given) l.rate = req.rate;
-  if (burst_given) l.burst = req.burst;
-  if (prefix4_given) l.prefix4 = req.prefix4;
-  if (prefix6_given) l.prefix6 = req.prefix6;
-  LV_TRY(validate(l));
-  next.classes[0] = compile_class(l, clock_tick_ns());
-  LV_TRY(pm->publish(next));
-  return l;
+Result<ShowResult> show(const std::string& iface, const std::string& address) {
+  auto addr = Cidr::parse(address);
+  if (!addr) return addr.error();
+  if ((addr->family == 4 && addr->len != 32) || (addr->family == 6 && addr->len != 128))
+    return usage_error(fmt::format("'{}' is a network; levee show takes one address", address));
+  LV_TRY(preflight("show"));
+  auto p = open_pinned(iface);
+  if (!p) return p.error();
+  auto pm = PolicyMap::map(p->policy.get(), list_fds(*p));
+  if (!pm) return pm.error();
+  const lv_policy& pol = pm->active();
+  const Clocks clocks = Clocks::read();
+
+  ShowResult out;
+  out.address = address;
+  auto rows = list_rows(iface);
+  if (!rows) return rows.error();
+  const ListRow* best = nullptr;
+  for (const ListRow& r : *rows)
+    if (r.cidr.contains(*addr) && (!best || r.cidr.len > best->cidr.len ||
+                                    (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
+      best = &r;
+  if (best) out.list = *best;
+  const lv_override* ov = nullptr;
+  if (best && best->kind == LV_LIST_OVERRIDE) {
+    for (uint32_t i = 0; i < std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES); ++i)
+      if (name_of(pol.overrides[i].name) == best->override_name) ov = &pol.overrides[i];
+  }
+
+  for (uint32_t id = 0; id < std::min<uint32_t>(pol.nr_classes, LV_MAX_CLASSES); ++id) {
+    const lv_class& c = pol.classes[id];
+    lv_key key{};
+    if (addr->family == 4) {
+      uint32_t a;
+      std::memcpy(&a, addr->addr.data(), 4);
+      key.addr[2] = htonl(0xffff);
+      key.addr[3] = a & c.mask4;
+      key.family = LV_AF_INET;
+    } else {
+      std::memcpy(key.addr, addr->addr.data(), 16);
+      for (unsigned w = 0; w < 4; ++w) key.addr[w] &= c.mask6[w];
+      key.family = LV_AF_INET6;
+    }
+    key.class_id = static_cast<uint16_t>(id);
+    lv_state st{};
+    if (bpf_map_lookup_elem(p->state.get(), &key, &st) != 0) continue;
+    ShowClass sc;
+    sc.name = name_of(c.name);
+    sc.class_id = id;
+    sc.cls = c;
+    sc.pkt = c.pkt;
+    sc.bytes = c.bytes;
+    if (ov && ((ov->classes >> id) & 1)) {
+      sc.override_name = name_of(ov->name);
+      sc.pkt = ov->pkt;
+      sc.bytes = ov->bytes;
+    }
+    sc.state = st;
+    sc.now_ns = Clocks::read().now_mono_ns;
+    out.classes.push_back(sc);
+  }
+  (void)clocks;
+  return out;
+}
+
+Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
+  auto c = read_counters(p.percpu.get());
+  if (!c) return c.error();
+  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
+  if (!pm) return pm.error();
+  const lv_policy& pol = pm->active();
+  std::vector<ClassCounters> out;
+  for (uint32_t id = 0; id < std::min<uint32_t>(pol.nr_classes, LV_MAX_CLASSES); ++id)
+    out.push_back({name_of(pol.classes[id].name), c->by_class[id]});
+  return out;
 }
 
 }  // namespace levee

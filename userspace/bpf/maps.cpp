@@ -41,6 +41,14 @@ Result<Counters> read_counters(int percpu_fd) {
       out.by_reason[r].packets += pc->by_reason[r].packets;
       out.by_reason[r].bytes += pc->by_reason[r].bytes;
     }
+    for (unsigned c = 0; c < LV_MAX_CLASSES; ++c) {
+      const lv_class_counters& in = pc->by_class[c];
+      lv_class_counters& o = out.by_class[c];
+      o.passed.packets += in.passed.packets;
+      o.passed.bytes += in.passed.bytes;
+      o.dropped.packets += in.dropped.packets;
+      o.dropped.bytes += in.dropped.bytes;
+    }
   }
   return out;
 }

@@ -13,6 +13,7 @@ namespace levee {
 // Counters summed over all CPUs.
 struct Counters {
   std::array<lv_counter, LV_REASON_MAX> by_reason{};
+  std::array<lv_class_counters, LV_MAX_CLASSES> by_class{};
 
   lv_counter received() const;
   lv_counter passed() const;

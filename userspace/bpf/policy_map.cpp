@@ -1,5 +1,6 @@
 #include "bpf/policy_map.hpp"
 
+#include <bpf/bpf.h>
 #include <fmt/format.h>
 #include <linux/membarrier.h>
 #include <sys/mman.h>
@@ -11,17 +12,56 @@
 #include <utility>
 
 namespace levee {
+namespace {
 
-Result<PolicyMap> PolicyMap::map(int fd) {
+template <typename Key>
+Status clear_trie(int fd) {
+  Key k{};
+  // Deleting the first key until there is none: an LPM trie has no batch delete.
+  while (bpf_map_get_next_key(fd, nullptr, &k) == 0)
+    if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) return sys_error("clear a list trie");
+  return {};
+}
+
+template <typename Key>
+Status fill_trie(int fd, const std::vector<std::pair<Key, lv_list_value>>& entries) {
+  LV_TRY(clear_trie<Key>(fd));
+  for (const auto& [k, v] : entries)
+    if (bpf_map_update_elem(fd, &k, &v, BPF_ANY) != 0)
+      return sys_error("write a list entry", errno,
+                       errno == ENOSPC || errno == E2BIG ? "the list is full" : "");
+  return {};
+}
+
+}  // namespace
+
+template <typename Key>
+Result<std::vector<std::pair<Key, lv_list_value>>> read_trie(int fd) {
+  std::vector<std::pair<Key, lv_list_value>> out;
+  Key k{}, next{};
+  const Key* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    lv_list_value v{};
+    if (bpf_map_lookup_elem(fd, &next, &v) == 0) out.emplace_back(next, v);
+    k = next;
+    prev = &k;
+  }
+  if (errno != ENOENT) return sys_error("read a list trie");
+  return out;
+}
+template Result<std::vector<std::pair<lv_lpm4, lv_list_value>>> read_trie(int);
+template Result<std::vector<std::pair<lv_lpm6, lv_list_value>>> read_trie(int);
+
+Result<PolicyMap> PolicyMap::map(int fd, ListFds lists) {
   long page = sysconf(_SC_PAGESIZE);
   size_t len = (sizeof(lv_control) + page - 1) / page * page;
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return sys_error("map the lv_policy map");
-  return PolicyMap(static_cast<lv_control*>(p), len);
+  return PolicyMap(static_cast<lv_control*>(p), len, lists);
 }
 
 PolicyMap::PolicyMap(PolicyMap&& o) noexcept
-    : ctl_(std::exchange(o.ctl_, nullptr)), len_(o.len_) {}
+    : ctl_(std::exchange(o.ctl_, nullptr)), len_(o.len_), lists_(o.lists_) {}
 
 PolicyMap::~PolicyMap() {
   if (ctl_) munmap(ctl_, len_);
@@ -32,21 +72,44 @@ const lv_policy& PolicyMap::active() const {
   return ctl_->slot[a & 1];
 }
 
-void PolicyMap::init(const lv_policy& p, unsigned ifindex, lv_attach_mode mode) {
+Result<Lists> PolicyMap::active_lists() const {
+  const unsigned a = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
+  auto v4 = read_trie<lv_lpm4>(lists_[a][0]);
+  if (!v4) return v4.error();
+  auto v6 = read_trie<lv_lpm6>(lists_[a][1]);
+  if (!v6) return v6.error();
+  return Lists{std::move(v4.value()), std::move(v6.value())};
+}
+
+Status PolicyMap::fill_slot_lists(unsigned slot, const Lists& lists) {
+  LV_TRY(fill_trie(lists_[slot][0], lists.v4));
+  LV_TRY(fill_trie(lists_[slot][1], lists.v6));
+  return {};
+}
+
+Status PolicyMap::init(const lv_policy& p, const Lists& lists, unsigned ifindex, lv_attach_mode mode) {
   ctl_->abi_version = LV_ABI_VERSION;
   ctl_->ifindex = ifindex;
   ctl_->attach_mode = mode;
-  ctl_->slot[0] = p;
-  ctl_->slot[1] = p;
+  for (unsigned s = 0; s < 2; ++s) {
+    LV_TRY(fill_slot_lists(s, lists));
+    ctl_->slot[s] = p;
+    ctl_->slot[s].nr_list4 = static_cast<uint32_t>(lists.v4.size());
+    ctl_->slot[s].nr_list6 = static_cast<uint32_t>(lists.v6.size());
+  }
   std::atomic_ref(ctl_->active).store(0, std::memory_order_release);
+  return {};
 }
 
-Status PolicyMap::publish(lv_policy next) {
+Status PolicyMap::publish(lv_policy next, const Lists& lists) {
   // The inactive slot may have been active until the previous publish, possibly a
   // moment ago from another process: let packets still reading it finish first.
   LV_TRY(wait_for_datapath_readers());
-  uint32_t cur = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
+  const uint32_t cur = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
+  LV_TRY(fill_slot_lists(cur ^ 1, lists));
   next.generation = ctl_->slot[cur].generation + 1;
+  next.nr_list4 = static_cast<uint32_t>(lists.v4.size());
+  next.nr_list6 = static_cast<uint32_t>(lists.v6.size());
   ctl_->slot[cur ^ 1] = next;
   std::atomic_ref(ctl_->active).store(cur ^ 1, std::memory_order_release);
   return {};

@@ -44,8 +44,11 @@ Parsed parse(int argc, const char* const* argv) {
   SetArgs& st = inv.set;
   auto* set = app.add_subcommand("set", "change the limits of an attached interface, live");
   add_iface(set, st.iface);
+  set->add_option("--class", st.class_name, "the class to change (needed when there are several)");
   set->add_option("--rate", st.rate, "new packets per second per source");
   set->add_option("--burst", st.burst, "new burst per source");
+  set->add_option("--bytes-rate", st.bytes_rate, "new bytes per second per source");
+  set->add_option("--bytes-burst", st.bytes_burst, "new byte burst per source");
   set->add_option("--prefix4", st.prefix4, "new IPv4 source prefix length (starts new buckets)");
   set->add_option("--prefix6", st.prefix6, "new IPv6 source prefix length (starts new buckets)");
   set->footer("\nExample: levee set eth0 --rate 2k\n"

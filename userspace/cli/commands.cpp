@@ -37,8 +37,9 @@ Status attach(const AttachArgs& a) {
   if (!rate) return rate.error();
   auto burst = count_arg("--burst", a.burst);
   if (!burst) return burst.error();
-  o.limits = Limits{*rate, *burst, a.prefix4, a.prefix6};
-  LV_TRY(validate(o.limits));
+  const Limits limits{*rate, *burst, a.prefix4, a.prefix6};
+  LV_TRY(validate(limits));
+  o.policy = one_class_policy(limits);
   o.mode = a.mode == "native" ? LV_MODE_NATIVE : a.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
   if (!a.max_sources.empty()) {
     auto m = count_arg("--max-sources", a.max_sources);
@@ -51,31 +52,30 @@ Status attach(const AttachArgs& a) {
   if (!r) return r.error();
   if (!r->fallback.empty()) fmt::print("{}; using generic mode\n", r->fallback);
   fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n",
-             a.iface, r->mode, r->prog_id, format_count(o.limits.rate), format_count(o.limits.burst),
-             o.limits.prefix4, o.limits.prefix6);
+             a.iface, r->mode, r->prog_id, format_count(limits.rate), format_count(limits.burst), limits.prefix4,
+             limits.prefix6);
   return {};
 }
 
 Status set(const SetArgs& a) {
-  Limits req;
-  if (!a.rate.empty()) {
-    auto v = count_arg("--rate", a.rate);
+  LimitChange ch;
+  struct Opt { const char* name; const std::string& text; std::optional<uint64_t>& out; };
+  for (Opt o : {Opt{"--rate", a.rate, ch.rate}, Opt{"--burst", a.burst, ch.burst},
+                Opt{"--bytes-rate", a.bytes_rate, ch.bytes_rate}, Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst}}) {
+    if (o.text.empty()) continue;
+    auto v = count_arg(o.name, o.text);
     if (!v) return v.error();
-    req.rate = *v;
+    o.out = *v;
   }
-  if (!a.burst.empty()) {
-    auto v = count_arg("--burst", a.burst);
-    if (!v) return v.error();
-    req.burst = *v;
-  }
-  if (a.prefix4) req.prefix4 = *a.prefix4;
-  if (a.prefix6) req.prefix6 = *a.prefix6;
-  if (a.rate.empty() && a.burst.empty() && !a.prefix4 && !a.prefix6)
-    return usage_error("levee set needs something to change", "give --rate, --burst, --prefix4 or --prefix6");
-  auto l = set_limits(a.iface, req, !a.rate.empty(), !a.burst.empty(), a.prefix4.has_value(), a.prefix6.has_value());
-  if (!l) return l.error();
-  fmt::print("{}: {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n", a.iface, format_count(l->rate),
-             format_count(l->burst), l->prefix4, l->prefix6);
+  ch.prefix4 = a.prefix4;
+  ch.prefix6 = a.prefix6;
+  if (!a.class_name.empty()) ch.class_name = a.class_name;
+  if (ch.empty())
+    return usage_error("levee set needs something to change",
+                       "give --rate, --burst, --bytes-rate, --bytes-burst, --prefix4 or --prefix6");
+  auto c = set_limits(a.iface, ch);
+  if (!c) return c.error();
+  fmt::print("{}: class {}: {}\n", a.iface, c->name, describe_limits(*c));
   return {};
 }
 
@@ -85,11 +85,15 @@ Status stats(const StatsArgs& a) {
   if (!p) return p.error();
   auto c = read_counters(p->percpu.get());
   if (!c) return c.error();
+  std::vector<std::string> names;
+  auto cc = class_counters(*p);
+  if (!cc) return cc.error();
+  for (const auto& k : *cc) names.push_back(k.name);
   if (!a.watch) {
     if (a.json)
-      fmt::print("{}\n", stats_json(a.iface, *c).dump());
+      fmt::print("{}\n", stats_json(a.iface, *c, names).dump());
     else
-      fmt::print("{}", stats_text(a.iface, *c));
+      fmt::print("{}", stats_text(a.iface, *c, names));
     return {};
   }
   using clock = std::chrono::steady_clock;
@@ -104,7 +108,7 @@ Status stats(const StatsArgs& a) {
     if (!cur) return cur.error();
     auto now = clock::now();
     if (a.json)
-      fmt::print("{}\n", stats_json(a.iface, *cur).dump());
+      fmt::print("{}\n", stats_json(a.iface, *cur, names).dump());
     else
       fmt::print("{}  {}\n", a.iface, rates_line(prev, *cur, std::chrono::duration<double>(now - prev_t).count()));
     std::fflush(stdout);

@@ -18,7 +18,9 @@ struct AttachArgs {
 
 struct SetArgs {
   std::string iface;
+  std::string class_name;         // empty: the only class
   std::string rate, burst;        // empty: unchanged
+  std::string bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
 };
 

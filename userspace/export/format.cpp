@@ -4,6 +4,9 @@
 
 #include "core/reasons.hpp"
 #include "core/units.hpp"
+#include "policy/policy.hpp"
+
+#include <cstring>
 
 namespace levee {
 
@@ -17,7 +20,7 @@ std::string group_digits(uint64_t v) {
   return out;
 }
 
-nlohmann::json stats_json(const std::string& iface, const Counters& c) {
+nlohmann::json stats_json(const std::string& iface, const Counters& c, const std::vector<std::string>& class_names) {
   using nlohmann::json;
   const lv_counter rx = c.received(), pass = c.passed(), drop = c.dropped();
   json j = {{"interface", iface},
@@ -40,10 +43,17 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c) {
   j["passed"] = passed;
   j["dropped"] = dropped;
   j["bytes"] = {{"passed", passed_b}, {"dropped", dropped_b}};
+  json classes = json::object();
+  for (size_t i = 0; i < class_names.size() && i < LV_MAX_CLASSES; ++i) {
+    const lv_class_counters& k = c.by_class[i];
+    classes[class_names[i]] = {{"passed_packets", k.passed.packets}, {"passed_bytes", k.passed.bytes},
+                               {"dropped_packets", k.dropped.packets}, {"dropped_bytes", k.dropped.bytes}};
+  }
+  j["classes"] = classes;
   return j;
 }
 
-std::string stats_text(const std::string& iface, const Counters& c) {
+std::string stats_text(const std::string& iface, const Counters& c, const std::vector<std::string>& class_names) {
   std::string out = fmt::format("{:<20} {:>18} {:>18}\n", iface, "packets", "bytes");
   auto row = [&](std::string_view label, const lv_counter& v) {
     out += fmt::format("{:<20} {:>18} {:>18}\n", label, group_digits(v.packets), group_digits(v.bytes));
@@ -55,7 +65,25 @@ std::string stats_text(const std::string& iface, const Counters& c) {
   row("dropped", c.dropped());
   for (const auto& r : kReasons)
     if (lv_reason_drops(r.id)) row(fmt::format("  {}", r.name), c.by_reason[r.id]);
+  if (class_names.size() > 1) {
+    out += fmt::format("\n{:<20} {:>18} {:>18} {:>18} {:>18}\n", "class", "passed packets", "passed bytes",
+                       "dropped packets", "dropped bytes");
+    for (size_t i = 0; i < class_names.size() && i < LV_MAX_CLASSES; ++i) {
+      const lv_class_counters& k = c.by_class[i];
+      out += fmt::format("{:<20} {:>18} {:>18} {:>18} {:>18}\n", class_names[i], group_digits(k.passed.packets),
+                         group_digits(k.passed.bytes), group_digits(k.dropped.packets), group_digits(k.dropped.bytes));
+    }
+  }
   return out;
+}
+
+std::string describe_limits(const ClassSpec& c) {
+  std::string s;
+  if (c.packets.set()) s += fmt::format("{} pps, burst {}", format_count(c.packets.rate), format_count(c.packets.burst));
+  if (c.bytes.set())
+    s += fmt::format("{}{} B/s, burst {} B", s.empty() ? "" : "; ", format_count(c.bytes.rate), format_count(c.bytes.burst));
+  if (s.empty()) s = "no limit";
+  return s + fmt::format("; per source /{} (IPv4), /{} (IPv6)", c.prefix4, c.prefix6);
 }
 
 std::string rates_line(const Counters& a, const Counters& b, double seconds) {
@@ -80,22 +108,45 @@ nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
   using nlohmann::json;
   json list = json::array();
   for (const auto& s : all) {
-    list.push_back({{"interface", s.iface},
-                    {"ifindex", s.ifindex},
-                    {"attached", !s.defunct},
-                    {"other_netns", s.other_netns},
-                    {"mode", s.mode},
-                    {"prog_id", s.prog_id},
-                    {"link_id", s.link_id},
-                    {"rate", s.limits.rate},
-                    {"burst", s.limits.burst},
-                    {"effective_rate", s.effective_rate},
-                    {"prefix4", s.limits.prefix4},
-                    {"prefix6", s.limits.prefix6},
-                    {"fast_reject", s.fast_reject},
-                    {"policy_generation", s.generation},
-                    {"max_sources", s.max_sources},
-                    {"sources", s.sources}});
+    json classes = json::array();
+    for (const lv_class& k : s.classes) {
+      const ClassSpec c = class_of(k);
+      classes.push_back({{"name", c.name},
+                         {"rate", c.packets.rate},
+                         {"burst", c.packets.burst},
+                         {"effective_rate", effective_rate(k)},
+                         {"bytes_rate", c.bytes.rate},
+                         {"bytes_burst", c.bytes.burst},
+                         {"prefix4", c.prefix4},
+                         {"prefix6", c.prefix6},
+                         {"fast_reject", (k.flags & LV_CLASS_FAST_REJECT) != 0}});
+    }
+    json overrides = json::array();
+    for (const lv_override& o : s.overrides)
+      overrides.push_back({{"name", std::string(o.name, strnlen(o.name, LV_NAME_LEN))},
+                           {"rate", o.pkt.rate},
+                           {"burst", o.pkt.burst},
+                           {"bytes_rate", o.bytes.rate},
+                           {"bytes_burst", o.bytes.burst}});
+    json e = {{"interface", s.iface},
+              {"ifindex", s.ifindex},
+              {"attached", !s.defunct},
+              {"other_netns", s.other_netns},
+              {"mode", s.mode},
+              {"prog_id", s.prog_id},
+              {"link_id", s.link_id},
+              {"source", s.source},
+              {"classes", classes},
+              {"overrides", overrides},
+              {"lists", {{"allow", s.allow}, {"deny", s.deny}, {"override", s.override_entries}}},
+              {"policy_generation", s.generation},
+              {"max_sources", s.max_sources},
+              {"sources", s.sources}};
+    // The default class (the last) at the top level: the --rate/--burst shorthand.
+    if (!classes.empty())
+      for (const char* k : {"rate", "burst", "effective_rate", "prefix4", "prefix6", "fast_reject"})
+        e[k] = classes.back()[k];
+    list.push_back(e);
   }
   return json{{"interfaces", list}};
 }
@@ -111,9 +162,13 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
       out += fmt::format("{}: attached in another network namespace (ifindex {}), program {}\n", s.iface,
                          s.ifindex, s.prog_id);
     else
-      out += fmt::format("{}: {} mode, program {}\n", s.iface, s.mode, s.prog_id);
-    out += fmt::format("  limit    {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n", group_digits(s.limits.rate),
-                       group_digits(s.limits.burst), s.limits.prefix4, s.limits.prefix6);
+      out += fmt::format("{}: {} mode, program {}, policy from {}\n", s.iface, s.mode, s.prog_id, s.source);
+    for (const lv_class& k : s.classes) {
+      const ClassSpec c = class_of(k);
+      out += fmt::format("  class {:<14} {}\n", c.name, describe_limits(c));
+    }
+    if (s.allow + s.deny + s.override_entries)
+      out += fmt::format("  lists    {} allow, {} deny, {} override entries\n", s.allow, s.deny, s.override_entries);
     out += fmt::format("  sources  {} tracked of {}\n", group_digits(s.sources), group_digits(s.max_sources));
   }
   return out;

@@ -1,5 +1,7 @@
 #include "policy/limits.hpp"
 
+#include "policy/policy.hpp"
+
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <time.h>
@@ -30,21 +32,7 @@ uint64_t clock_tick_ns() {
 }
 
 lv_class compile_class(const Limits& l, uint64_t tick_ns) {
-  lv_class c{};
-  c.pkt.rate = l.rate;
-  c.pkt.burst = l.burst;
-  c.pkt.interval_ns = (LV_NSEC_PER_SEC + l.rate - 1) / l.rate;  // round up: never looser
-  c.pkt.tau_ns = (l.burst - 1) * c.pkt.interval_ns;
-  c.prefix4 = static_cast<uint8_t>(l.prefix4);
-  c.prefix6 = static_cast<uint8_t>(l.prefix6);
-  c.mask4 = htonl(l.prefix4 == 0 ? 0 : ~uint32_t{0} << (32 - l.prefix4));
-  for (unsigned i = 0; i < 4; ++i) {
-    unsigned bits = l.prefix6 > 32 * i ? l.prefix6 - 32 * i : 0;
-    uint32_t m = bits >= 32 ? ~uint32_t{0} : bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
-    c.mask6[i] = htonl(m);
-  }
-  if (c.pkt.tau_ns >= 2 * tick_ns) c.flags |= LV_CLASS_FAST_REJECT;
-  return c;
+  return compile_class(one_class_policy(l).classes[0], tick_ns);
 }
 
 Limits limits_of(const lv_class& c) {
@@ -52,7 +40,7 @@ Limits limits_of(const lv_class& c) {
 }
 
 double effective_rate(const lv_class& c) {
-  return c.pkt.interval_ns ? static_cast<double>(LV_NSEC_PER_SEC) / static_cast<double>(c.pkt.interval_ns)
+  return c.pkt.cost ? static_cast<double>(LV_NSEC_PER_SEC) / static_cast<double>(c.pkt.cost)
                            : 0.0;
 }
 

@@ -1,0 +1,420 @@
+#include "policy/policy.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace levee {
+namespace {
+
+Error at(const Where& w, std::string what, std::string hint = {}) {
+  return usage_error(w.describe().empty() ? what : fmt::format("{}: {}", w.describe(), what), std::move(hint));
+}
+
+bool valid_name(const std::string& n) {
+  if (n.empty() || n.size() >= LV_NAME_LEN) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+Status check_rate(const Rate& r, const Where& w, const char* what, uint64_t max_rate, uint64_t max_burst) {
+  if (!r.set() && r.burst == 0) return {};
+  if (r.rate == 0 || r.rate > max_rate)
+    return at(w, fmt::format("{} rate {} is out of range", what, r.rate), fmt::format("give 1 to {}", max_rate));
+  if (r.burst == 0 || r.burst > max_burst)
+    return at(w, fmt::format("{} burst {} is out of range", what, r.burst),
+              fmt::format("give 1 to {} with the rate", max_burst));
+  return {};
+}
+
+bool has(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
+
+// Which l4 kinds a match can see at all.
+bool kind_matches(const Match& m, unsigned kind) {
+  auto proto_ok = [&](Proto p) { return m.protos.empty() || has(m.protos, p); };
+  switch (kind) {
+    case LV_L4_TCP_SYN: return proto_ok(Proto::Tcp);
+    case LV_L4_TCP: return !m.syn && proto_ok(Proto::Tcp);
+    case LV_L4_UDP: return !m.syn && proto_ok(Proto::Udp);
+    case LV_L4_ICMP: return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp);
+    case LV_L4_ICMP6: return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp6);
+    case LV_L4_OTHER: return !m.syn && m.ports.empty() && proto_ok(Proto::Other);
+    case LV_L4_TCP_FRAG: return !m.syn && m.ports.empty() && proto_ok(Proto::Tcp);
+    case LV_L4_UDP_FRAG: return !m.syn && m.ports.empty() && proto_ok(Proto::Udp);
+    default: return false;
+  }
+}
+
+unsigned __int128 mul128(uint64_t a, uint64_t b) { return static_cast<unsigned __int128>(a) * b; }
+
+void copy_name(char (&dst)[LV_NAME_LEN], const std::string& src) {
+  std::memset(dst, 0, sizeof dst);
+  std::memcpy(dst, src.data(), std::min(src.size(), sizeof dst - 1));
+}
+
+// Prefix keys independent of family, for fallback search: (len, masked address).
+using PrefixKey = std::pair<unsigned, std::array<uint8_t, 16>>;
+
+std::array<uint8_t, 16> mask_bytes(const std::array<uint8_t, 16>& a, unsigned len) {
+  std::array<uint8_t, 16> out{};
+  for (unsigned i = 0; i < 16; ++i) {
+    unsigned bits = len > 8 * i ? std::min(8u, len - 8 * i) : 0;
+    out[i] = static_cast<uint8_t>(a[i] & (bits ? 0xff << (8 - bits) : 0));
+  }
+  return out;
+}
+
+PrefixKey prefix_of(const lv_lpm4& k) {
+  std::array<uint8_t, 16> a{};
+  std::memcpy(a.data(), &k.addr, 4);
+  return {k.prefixlen, a};
+}
+PrefixKey prefix_of(const lv_lpm6& k) {
+  std::array<uint8_t, 16> a{};
+  std::memcpy(a.data(), k.addr, 16);
+  return {k.prefixlen, a};
+}
+
+int precedence(uint8_t kind) {  // at one prefix: allow beats deny beats override
+  switch (kind) {
+    case LV_LIST_ALLOW: return 3;
+    case LV_LIST_DENY: return 2;
+    case LV_LIST_OVERRIDE: return 1;
+    default: return 0;
+  }
+}
+
+uint64_t limit_tau_ok(const lv_limit& l, uint64_t tick_ns) { return l.cost == 0 || l.tau_ns >= 2 * tick_ns; }
+
+}  // namespace
+
+std::string Where::describe() const {
+  std::string s = file;
+  if (line) s += fmt::format(":{}", line);
+  if (!key.empty()) s += (s.empty() ? "" : ": ") + key;
+  return s;
+}
+
+std::optional<Proto> parse_proto(std::string_view s) {
+  if (s == "tcp") return Proto::Tcp;
+  if (s == "udp") return Proto::Udp;
+  if (s == "icmp") return Proto::Icmp;
+  if (s == "icmpv6" || s == "icmp6") return Proto::Icmp6;
+  if (s == "other") return Proto::Other;
+  return std::nullopt;
+}
+
+const char* proto_name(Proto p) {
+  switch (p) {
+    case Proto::Tcp: return "tcp";
+    case Proto::Udp: return "udp";
+    case Proto::Icmp: return "icmp";
+    case Proto::Icmp6: return "icmpv6";
+    case Proto::Other: return "other";
+  }
+  return "?";
+}
+
+Result<Cidr> Cidr::parse(std::string_view text) {
+  std::string s(text);
+  Cidr c;
+  std::string addr = s;
+  std::optional<unsigned> len;
+  if (auto slash = s.find('/'); slash != std::string::npos) {
+    addr = s.substr(0, slash);
+    std::string l = s.substr(slash + 1);
+    if (l.empty() || l.size() > 3 || !std::all_of(l.begin(), l.end(), ::isdigit))
+      return usage_error(fmt::format("'{}' is not a CIDR", s), "write ADDRESS/LENGTH, e.g. 198.51.100.0/24");
+    len = static_cast<unsigned>(std::stoul(l));
+  }
+  if (inet_pton(AF_INET, addr.c_str(), c.addr.data()) == 1) {
+    c.family = 4;
+    c.len = len.value_or(32);
+    if (c.len > 32) return usage_error(fmt::format("'{}': an IPv4 prefix is at most /32", s));
+  } else if (inet_pton(AF_INET6, addr.c_str(), c.addr.data()) == 1) {
+    c.family = 6;
+    c.len = len.value_or(128);
+    if (c.len > 128) return usage_error(fmt::format("'{}': an IPv6 prefix is at most /128", s));
+  } else {
+    return usage_error(fmt::format("'{}' is not an IPv4 or IPv6 address", s),
+                       "write e.g. 198.51.100.0/24 or 2001:db8::/32");
+  }
+  if (mask_bytes(c.addr, c.len) != c.addr) {
+    Cidr fixed = c;
+    fixed.addr = mask_bytes(c.addr, c.len);
+    return usage_error(fmt::format("'{}' has host bits set", s), fmt::format("did you mean {}?", fixed.to_string()));
+  }
+  return c;
+}
+
+std::string Cidr::to_string() const {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(family == 4 ? AF_INET : AF_INET6, addr.data(), buf, sizeof buf);
+  return fmt::format("{}/{}", buf, len);
+}
+
+bool Cidr::contains(const Cidr& o) const {
+  return family == o.family && len <= o.len && mask_bytes(o.addr, len) == addr;
+}
+
+Policy one_class_policy(const Limits& l) {
+  Policy p;
+  ClassSpec c;
+  c.name = "default";
+  c.packets = {l.rate, l.burst};
+  c.prefix4 = l.prefix4;
+  c.prefix6 = l.prefix6;
+  p.classes.push_back(c);
+  p.source = "command line";
+  return p;
+}
+
+Status validate(const Policy& p, uint64_t now_unix_ns) {
+  (void)now_unix_ns;
+  if (p.classes.empty()) return usage_error("the policy has no classes", "give at least a default class");
+  if (p.classes.size() > LV_MAX_CLASSES)
+    return at(p.classes[LV_MAX_CLASSES].where, fmt::format("more than {} classes", LV_MAX_CLASSES));
+  std::set<std::string> names;
+  for (size_t i = 0; i < p.classes.size(); ++i) {
+    const ClassSpec& c = p.classes[i];
+    const bool is_default = i + 1 == p.classes.size();
+    if (!valid_name(c.name))
+      return at(c.where, fmt::format("class name '{}' is not valid", c.name),
+                fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
+    if (!names.insert(c.name).second) return at(c.where, fmt::format("class '{}' is defined twice", c.name));
+    if (is_default && !c.match.empty())
+      return at(c.where, fmt::format("the default class '{}' has a match", c.name),
+                "the last class is the default: it takes everything the others do not");
+    if (!is_default && c.match.empty())
+      return at(c.where, fmt::format("class '{}' matches everything, so no class after it can match", c.name),
+                "give it a match, or make it the default class");
+    for (const PortRange& r : c.match.ports)
+      if (r.first > r.last) return at(c.where, fmt::format("port range {}-{} is empty", r.first, r.last));
+    for (Proto pr : c.match.protos) {
+      if (!c.match.ports.empty() && pr != Proto::Tcp && pr != Proto::Udp)
+        return at(c.where, fmt::format("class '{}' matches ports but protocol {} has none", c.name, proto_name(pr)),
+                  "ports apply to tcp and udp");
+      if (c.match.syn && pr != Proto::Tcp)
+        return at(c.where, fmt::format("class '{}' matches SYN but protocol {} is not tcp", c.name, proto_name(pr)));
+    }
+    if (!c.packets.set() && !c.bytes.set() && c.packets.burst == 0 && c.bytes.burst == 0)
+      return at(c.where, fmt::format("class '{}' has no limit", c.name),
+                "give rate and burst (packets), bytes_rate and bytes_burst, or both; "
+                "networks that must never be limited belong on the allow list");
+    LV_TRY(check_rate(c.packets, c.where, "packet", kMaxRatePps, kMaxBurst));
+    LV_TRY(check_rate(c.bytes, c.where, "byte", kMaxRateBytes, kMaxBurstBytes));
+    if (c.prefix4 < 1 || c.prefix4 > 32)
+      return at(c.where, fmt::format("prefix4 {} is out of range", c.prefix4), "give 1 to 32");
+    if (c.prefix6 < 1 || c.prefix6 > 128)
+      return at(c.where, fmt::format("prefix6 {} is out of range", c.prefix6), "give 1 to 128");
+  }
+
+  if (p.overrides.size() > LV_MAX_OVERRIDES)
+    return at(p.overrides[LV_MAX_OVERRIDES].where, fmt::format("more than {} overrides", LV_MAX_OVERRIDES));
+  std::set<std::string> ov_names;
+  for (const OverrideSpec& o : p.overrides) {
+    if (!valid_name(o.name))
+      return at(o.where, fmt::format("override name '{}' is not valid", o.name),
+                fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
+    if (!ov_names.insert(o.name).second) return at(o.where, fmt::format("override '{}' is defined twice", o.name));
+    if (!o.packets.set() && !o.bytes.set())
+      return at(o.where, fmt::format("override '{}' has no limit", o.name),
+                "give rate and burst, bytes_rate and bytes_burst, or both");
+    LV_TRY(check_rate(o.packets, o.where, "packet", kMaxRatePps, kMaxBurst));
+    LV_TRY(check_rate(o.bytes, o.where, "byte", kMaxRateBytes, kMaxBurstBytes));
+    for (const auto& cn : o.classes)
+      if (!names.count(cn)) return at(o.where, fmt::format("override '{}' names no class '{}'", o.name, cn));
+  }
+
+  // One entry per prefix and list: the same prefix twice, or on two lists, is a mistake.
+  std::map<std::pair<uint8_t, PrefixKey>, const ListEntry*> seen;
+  size_t n4 = 0, n6 = 0;
+  for (const ListEntry& e : p.lists) {
+    if (e.kind == LV_LIST_OVERRIDE && !ov_names.count(e.override_name))
+      return at(e.where, fmt::format("no override named '{}'", e.override_name));
+    if (e.expires_unix_ns && e.kind != LV_LIST_DENY)
+      return at(e.where, fmt::format("{}: only deny entries expire", e.cidr.to_string()));
+    auto [it, fresh] = seen.emplace(std::make_pair(e.cidr.family, PrefixKey{e.cidr.len, e.cidr.addr}), &e);
+    if (!fresh && it->second->origin == LV_ORIGIN_CONFIG && e.origin == LV_ORIGIN_CONFIG) {
+      const ListEntry& first = *it->second;
+      return at(e.where, fmt::format("{} is listed twice (also at {})", e.cidr.to_string(), first.where.describe()));
+    }
+    (e.cidr.family == 4 ? n4 : n6)++;
+  }
+  if (n4 > LV_MAX_LIST_ENTRIES || n6 > LV_MAX_LIST_ENTRIES)
+    return usage_error(fmt::format("more than {} list entries for one family", LV_MAX_LIST_ENTRIES));
+  return {};
+}
+
+lv_limit compile_packet_limit(const Rate& r) {
+  lv_limit l{};
+  if (!r.set()) return l;
+  l.rate = r.rate;
+  l.burst = r.burst;
+  l.cost = (LV_NSEC_PER_SEC + r.rate - 1) / r.rate;  // round up: never looser
+  l.tau_ns = (r.burst - 1) * l.cost;
+  return l;
+}
+
+lv_limit compile_byte_limit(const Rate& r) {
+  lv_limit l{};
+  if (!r.set()) return l;
+  l.rate = r.rate;
+  l.burst = r.burst;
+  unsigned __int128 scaled = static_cast<unsigned __int128>(LV_NSEC_PER_SEC) << LV_BYTE_SHIFT;
+  l.cost = static_cast<uint64_t>((scaled + r.rate - 1) / r.rate);
+  l.tau_ns = static_cast<uint64_t>(mul128(r.burst, l.cost) >> LV_BYTE_SHIFT);
+  return l;
+}
+
+void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t) {
+  const uint8_t def = static_cast<uint8_t>(classes.empty() ? 0 : classes.size() - 1);
+  std::memset(&t, def, sizeof t);
+  // Paint from the last class to the first, so the first match is what remains.
+  for (size_t i = classes.size(); i-- > 0;) {
+    const Match& m = classes[i].match;
+    const uint8_t id = static_cast<uint8_t>(i);
+    for (unsigned kind = 0; kind < LV_L4_KINDS; ++kind) {
+      if (!kind_matches(m, kind)) continue;
+      if (kind >= LV_L4_PORTED) {
+        t.by_kind[kind] = id;
+        continue;
+      }
+      if (m.ports.empty()) {
+        std::memset(t.by_port[kind], id, sizeof t.by_port[kind]);
+        continue;
+      }
+      for (const PortRange& r : m.ports) std::memset(&t.by_port[kind][r.first], id, r.last - r.first + 1u);
+    }
+  }
+}
+
+template <typename Key>
+void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
+  std::map<PrefixKey, const lv_list_value*> lasting;
+  for (const auto& [k, v] : entries)
+    if (!v.expires_ns) lasting[prefix_of(k)] = &v;
+  for (auto& [k, v] : entries) {
+    if (!v.expires_ns) continue;
+    v.after_kind = LV_LIST_NONE;
+    v.after_override = 0;
+    PrefixKey pk = prefix_of(k);
+    for (unsigned len = pk.first; len-- > 0;) {
+      auto it = lasting.find({len, mask_bytes(pk.second, len)});
+      if (it == lasting.end()) continue;
+      v.after_kind = it->second->kind;
+      v.after_override = it->second->override_id;
+      break;
+    }
+  }
+}
+template void compute_fallbacks(std::vector<std::pair<lv_lpm4, lv_list_value>>&);
+template void compute_fallbacks(std::vector<std::pair<lv_lpm6, lv_list_value>>&);
+
+Clocks Clocks::read() {
+  timespec m{}, r{};
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  clock_gettime(CLOCK_REALTIME, &r);
+  auto ns = [](const timespec& t) { return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec); };
+  return Clocks{clock_tick_ns(), ns(r), ns(m)};
+}
+
+CompiledPolicy compile(const Policy& p, const Clocks& clk) {
+  CompiledPolicy out;
+  lv_policy& s = out.slot;
+  s.nr_classes = static_cast<uint32_t>(p.classes.size());
+  for (size_t i = 0; i < p.classes.size(); ++i) s.classes[i] = compile_class(p.classes[i], clk.tick_ns);
+  std::map<std::string, uint16_t> ov_ids;
+  s.nr_overrides = static_cast<uint32_t>(p.overrides.size());
+  for (size_t i = 0; i < p.overrides.size(); ++i) {
+    const OverrideSpec& o = p.overrides[i];
+    lv_override& k = s.overrides[i];
+    k.pkt = compile_packet_limit(o.packets);
+    k.bytes = compile_byte_limit(o.bytes);
+    if (o.classes.empty()) {
+      k.classes = p.classes.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << p.classes.size()) - 1;
+    } else {
+      for (size_t c = 0; c < p.classes.size(); ++c)
+        if (std::find(o.classes.begin(), o.classes.end(), p.classes[c].name) != o.classes.end())
+          k.classes |= uint64_t{1} << c;
+    }
+    if (limit_tau_ok(k.pkt, clk.tick_ns) && limit_tau_ok(k.bytes, clk.tick_ns)) k.flags |= LV_CLASS_FAST_REJECT;
+    copy_name(k.name, o.name);
+    ov_ids[o.name] = static_cast<uint16_t>(i);
+  }
+  std::snprintf(s.source, sizeof s.source, "%s", p.source.c_str());
+  compile_table(p.classes, s.table);
+
+  // Lists: one value per prefix, the higher precedence winning; expired entries dropped.
+  std::map<std::pair<uint8_t, PrefixKey>, std::pair<lv_list_value, int>> merged;
+  for (const ListEntry& e : p.lists) {
+    lv_list_value v{};
+    v.kind = static_cast<uint8_t>(e.kind);
+    v.origin = static_cast<uint8_t>(e.origin);
+    if (e.kind == LV_LIST_OVERRIDE) v.override_id = ov_ids.at(e.override_name);
+    if (e.expires_unix_ns) {
+      if (e.expires_unix_ns <= clk.now_unix_ns) continue;  // already over
+      v.expires_ns = clk.now_mono_ns + (e.expires_unix_ns - clk.now_unix_ns);
+    }
+    auto key = std::make_pair(e.cidr.family, PrefixKey{e.cidr.len, e.cidr.addr});
+    auto it = merged.find(key);
+    if (it == merged.end()) {
+      merged.emplace(key, std::make_pair(v, precedence(v.kind)));
+    } else if (precedence(v.kind) > it->second.second) {
+      it->second = {v, precedence(v.kind)};
+    }
+  }
+  for (const auto& [k, vp] : merged) {
+    const auto& [family, pk] = k;
+    if (family == 4) {
+      lv_lpm4 key{pk.first, 0};
+      std::memcpy(&key.addr, pk.second.data(), 4);
+      out.list4.emplace_back(key, vp.first);
+    } else {
+      lv_lpm6 key{pk.first, {}};
+      std::memcpy(key.addr, pk.second.data(), 16);
+      out.list6.emplace_back(key, vp.first);
+    }
+  }
+  compute_fallbacks(out.list4);
+  compute_fallbacks(out.list6);
+  s.nr_list4 = static_cast<uint32_t>(out.list4.size());
+  s.nr_list6 = static_cast<uint32_t>(out.list6.size());
+  return out;
+}
+
+lv_class compile_class(const ClassSpec& c, uint64_t tick_ns) {
+  lv_class k{};
+  k.pkt = compile_packet_limit(c.packets);
+  k.bytes = compile_byte_limit(c.bytes);
+  k.prefix4 = static_cast<uint8_t>(c.prefix4);
+  k.prefix6 = static_cast<uint8_t>(c.prefix6);
+  k.mask4 = htonl(c.prefix4 == 0 ? 0 : ~uint32_t{0} << (32 - c.prefix4));
+  for (unsigned w = 0; w < 4; ++w) {
+    unsigned bits = c.prefix6 > 32 * w ? c.prefix6 - 32 * w : 0;
+    uint32_t m = bits >= 32 ? ~uint32_t{0} : bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+    k.mask6[w] = htonl(m);
+  }
+  if (limit_tau_ok(k.pkt, tick_ns) && limit_tau_ok(k.bytes, tick_ns)) k.flags |= LV_CLASS_FAST_REJECT;
+  copy_name(k.name, c.name);
+  return k;
+}
+
+ClassSpec class_of(const lv_class& c) {
+  ClassSpec s;
+  s.name = std::string(c.name, strnlen(c.name, sizeof c.name));
+  s.packets = {c.pkt.rate, c.pkt.burst};
+  s.bytes = {c.bytes.rate, c.bytes.burst};
+  s.prefix4 = c.prefix4;
+  s.prefix6 = c.prefix6;
+  return s;
+}
+
+}  // namespace levee

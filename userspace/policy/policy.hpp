@@ -1,0 +1,157 @@
+// policy.hpp - what an operator asks levee to do on an interface, validated, and
+// compiled into what the datapath reads (one lv_policy slot and the list tries).
+//
+// A Policy comes from a config file (policy/config.hpp) or from the command line's
+// --rate/--burst shorthand (one_class_policy). Everything that can be wrong with it is
+// found by validate() before anything is written to the kernel.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "levee_abi.h"
+#include "policy/limits.hpp"
+
+namespace levee {
+
+// Where a setting came from, for errors: "levee.toml:12".
+struct Where {
+  std::string file;
+  unsigned line = 0;
+  std::string key;  // e.g. "class[2].match.port"
+
+  std::string describe() const;  // "levee.toml:12: class[2].match.port"
+};
+
+enum class Proto : uint8_t { Tcp, Udp, Icmp, Icmp6, Other };
+std::optional<Proto> parse_proto(std::string_view s);  // tcp, udp, icmp, icmpv6, other
+const char* proto_name(Proto p);
+
+struct PortRange {
+  uint16_t first = 0, last = 0;
+  bool operator==(const PortRange&) const = default;
+};
+
+// A class matches a packet when every condition given holds; an empty Match matches
+// everything.
+struct Match {
+  std::vector<Proto> protos;     // any of these; empty: any protocol
+  std::vector<PortRange> ports;  // destination port in any range; empty: any port
+  bool syn = false;              // TCP with SYN and without ACK only
+
+  bool empty() const { return protos.empty() && ports.empty() && !syn; }
+};
+
+// One limit: `rate` per second with bursts of `burst`. rate 0: no limit of this kind.
+struct Rate {
+  uint64_t rate = 0;
+  uint64_t burst = 0;
+  bool set() const { return rate != 0; }
+  bool operator==(const Rate&) const = default;
+};
+
+inline constexpr uint64_t kMaxRateBytes = 100'000'000'000;  // 800 Gbit/s per source
+inline constexpr uint64_t kMaxBurstBytes = 1'000'000'000'000;
+
+struct ClassSpec {
+  std::string name;
+  Match match;
+  Rate packets;  // packets/s, packets
+  Rate bytes;    // bytes/s, bytes
+  unsigned prefix4 = 32;
+  unsigned prefix6 = 64;
+  Where where;
+};
+
+struct Cidr {
+  uint8_t family = 0;  // 4 or 6
+  std::array<uint8_t, 16> addr{};  // network order; IPv4 in the first 4 bytes
+  unsigned len = 0;
+
+  static Result<Cidr> parse(std::string_view text);  // "198.51.100.0/24", "2001:db8::/32", a bare address
+  std::string to_string() const;
+  bool contains(const Cidr& o) const;  // o is within this prefix
+  bool operator==(const Cidr&) const = default;
+};
+
+struct ListEntry {
+  Cidr cidr;
+  lv_list_kind kind = LV_LIST_DENY;
+  std::string override_name;      // kind == LV_LIST_OVERRIDE
+  uint64_t expires_unix_ns = 0;   // deny only: wall-clock time it stops matching, 0 never
+  lv_list_origin origin = LV_ORIGIN_CONFIG;
+  Where where;
+};
+
+struct OverrideSpec {
+  std::string name;
+  std::vector<Cidr> cidrs;
+  Rate packets;
+  Rate bytes;
+  std::vector<std::string> classes;  // class names it applies to; empty: all
+  Where where;
+};
+
+// Settings of the attachment itself (used by attach; a reload cannot change them).
+struct InterfaceSettings {
+  std::optional<lv_attach_mode> mode;
+  std::optional<uint32_t> max_sources;
+};
+
+struct Policy {
+  // First match wins; the last class is the default class, with an empty match.
+  std::vector<ClassSpec> classes;
+  std::vector<ListEntry> lists;  // allow, deny and override networks
+  std::vector<OverrideSpec> overrides;
+  InterfaceSettings iface;
+  std::string source;  // the config file, or "command line"
+};
+
+// The --rate/--burst shorthand: one default class.
+Policy one_class_policy(const Limits& l);
+
+// Everything the kernel would refuse or that would not mean what it says, each error
+// naming where it came from. `now_unix_ns` judges expiry times.
+Status validate(const Policy& p, uint64_t now_unix_ns);
+
+// The datapath's form of a validated policy.
+struct CompiledPolicy {
+  lv_policy slot{};  // generation left 0: the publisher sets it
+  std::vector<std::pair<lv_lpm4, lv_list_value>> list4;
+  std::vector<std::pair<lv_lpm6, lv_list_value>> list6;
+};
+
+// Expiry times become CLOCK_MONOTONIC: expires_mono = now_mono + (expires_unix - now_unix).
+struct Clocks {
+  uint64_t tick_ns;
+  uint64_t now_unix_ns;
+  uint64_t now_mono_ns;
+  static Clocks read();
+};
+
+CompiledPolicy compile(const Policy& p, const Clocks& clocks);
+
+// Compile one class: limits, prefix masks, and the fast-reject flag when the tau of
+// every limit covers two ticks of the cached clock's staleness.
+lv_class compile_class(const ClassSpec& c, uint64_t tick_ns);
+
+// Compile one class or override limit (exposed for tests).
+lv_limit compile_packet_limit(const Rate& r);
+lv_limit compile_byte_limit(const Rate& r);
+
+// The class table alone (exposed for tests): first match wins, default last.
+void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t);
+
+// Recompute the after_* fallback of every expiring entry: the most specific entry
+// without an expiry that covers it (allow beats deny beats override at one prefix).
+template <typename Key>
+void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries);
+
+// Read a compiled slot back (status, show): class i's operator-facing view.
+ClassSpec class_of(const lv_class& c);
+
+}  // namespace levee
