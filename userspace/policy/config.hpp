@@ -1,0 +1,22 @@
+// config.hpp - the TOML config file: parsed, checked, and turned into a Policy.
+//
+// Every key is documented in docs/CONFIG.md; examples/levee.toml is a typical edge
+// server. Errors name the file, the line and the key:
+//   levee.toml:14: class[2].match.port: 70000 is not a port; give 0 to 65535
+// Unknown keys are errors (a typo must not silently leave a limit out).
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+#include "policy/policy.hpp"
+
+namespace levee {
+
+// Parse and validate `path` (validate(policy, now) included). Errors are usage errors.
+Result<Policy> load_config(const std::string& path);
+
+// The same from text, `name` standing for the file in errors (for tests).
+Result<Policy> parse_config(const std::string& text, const std::string& name);
+
+}  // namespace levee
