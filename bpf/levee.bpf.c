@@ -143,7 +143,7 @@ struct lv_limits {
  */
 static __always_inline __u32 lv_reject(struct lv_percpu *pc, const struct lv_policy *pol,
 				       struct lv_state *st, const struct lv_key *key, __u64 ready,
-				       __u32 reason, __u64 len)
+				       __u32 reason, int fast, __u64 len)
 {
 	struct lv_hot *hot = &pc->hot;
 	__u64 n = 1;
@@ -163,6 +163,7 @@ static __always_inline __u32 lv_reject(struct lv_percpu *pc, const struct lv_pol
 	hot->key = *key;
 	hot->hits = 0;
 	hot->reason = reason;
+	hot->fast = fast;
 	hot->ready_ns = ready;
 	hot->generation = pol->generation;
 	return reason;
@@ -195,71 +196,100 @@ static __always_inline int lv_new_source(struct lv_percpu *pc, const struct lv_l
 	return LV_R_MAP_FULL;
 }
 
+/* The cached clock, read at most once per packet. */
+struct lv_now {
+	__u64 ns;
+	int read;  /* ns holds a value */
+	int fresh; /* ...straight from the fine clock */
+};
+
+static __always_inline __u64 lv_now_cached(struct lv_percpu *pc, struct lv_now *n)
+{
+	if (!n->read) {
+		n->ns = lv_clock_cached(&pc->clock, &n->fresh);
+		n->read = 1;
+	}
+	return n->ns;
+}
+
+static __always_inline __u64 lv_now_fine(struct lv_percpu *pc, struct lv_now *n)
+{
+	if (!n->fresh) {
+		n->ns = lv_clock_fine(&pc->clock);
+		n->read = n->fresh = 1;
+	}
+	return n->ns;
+}
+
+/*
+ * The flood's next packet: this CPU's last rejected source again, in the same policy
+ * generation, still not eligible by the cached clock. Rejected without the list lookup
+ * or the map lookup (struct lv_hot).
+ */
+static __always_inline int lv_hot_rejects(struct lv_percpu *pc, const struct lv_policy *pol,
+					  const struct lv_key *key, struct lv_now *now)
+{
+	struct lv_hot *hot = &pc->hot;
+
+	if (!hot->fast || hot->hits >= LV_HOT_MAX_HITS || hot->generation != pol->generation ||
+	    !lv_key_eq(&hot->key, key) || lv_gcra_conforms(hot->ready_ns, lv_now_cached(pc, now)))
+		return 0;
+	hot->hits++;
+	return 1;
+}
+
 /* The per-source limits of one class (or override). */
 static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct lv_policy *pol,
-					     const struct lv_class *cls, const struct lv_limits *lim,
-					     __u32 class_id, const struct lv_packet *pkt, __u64 len)
+					     const struct lv_limits *lim, const struct lv_key *key,
+					     struct lv_now *now, __u64 len)
 {
 	const int fast = lim->flags & LV_CLASS_FAST_REJECT;
-	struct lv_hot *hot = &pc->hot;
-	__u64 ready, ready_b, now = 0;
+	__u64 ready, ready_b, t;
 	struct lv_state *st;
-	struct lv_key key;
-	int fresh = 0;
 	__u32 r;
 
 	if (!lim->pkt->cost && !lim->bytes->cost) /* a class without limits */
 		return LV_R_CONFORMING;
 
-	lv_key_init(&key, pkt, cls, class_id);
-	if (fast) {
-		now = lv_clock_cached(&pc->clock, &fresh);
-		/* The flood's next packet: rejected without touching the map. */
-		if (hot->hits < LV_HOT_MAX_HITS && hot->generation == pol->generation &&
-		    lv_key_eq(&hot->key, &key) && !lv_gcra_conforms(hot->ready_ns, now)) {
-			hot->hits++;
-			return hot->reason;
-		}
-	}
-
-	st = bpf_map_lookup_elem(&lv_state, &key);
+	st = bpf_map_lookup_elem(&lv_state, key);
 	if (!st) {
-		int created = lv_new_source(pc, lim, &key, len, &now);
+		int created = lv_new_source(pc, lim, key, len, &t);
 
 		if (created >= 0)
 			return created;
-		st = bpf_map_lookup_elem(&lv_state, &key); /* another CPU created it */
+		st = bpf_map_lookup_elem(&lv_state, key); /* another CPU created it */
 		if (!st)
 			return LV_R_MAP_FULL;
-		fresh = 1;
+		now->ns = t;
+		now->read = now->fresh = 1;
 	}
 
 	ready = LV_READ_ONCE(st->ready_ns);
 	ready_b = LV_READ_ONCE(st->ready_bytes_ns);
 	if (fast) {
 		/* The drop path: no fine clock, no write but the drop count. */
-		if (lim->pkt->cost && !lv_gcra_conforms(ready, now))
-			return lv_reject(pc, pol, st, &key, ready, LV_R_RATE, len);
-		if (lim->bytes->cost && !lv_gcra_conforms(ready_b, now))
-			return lv_reject(pc, pol, st, &key, ready_b, LV_R_BYTES, len);
+		t = lv_now_cached(pc, now);
+		if (lim->pkt->cost && !lv_gcra_conforms(ready, t))
+			return lv_reject(pc, pol, st, key, ready, LV_R_RATE, fast, len);
+		if (lim->bytes->cost && !lv_gcra_conforms(ready_b, t))
+			return lv_reject(pc, pol, st, key, ready_b, LV_R_BYTES, fast, len);
 	}
-	if (!fresh)
-		now = lv_clock_fine(&pc->clock);
+	t = lv_now_fine(pc, now);
 
 	if (lim->pkt->cost) {
-		r = lv_gcra_take(&st->ready_ns, ready, now, lim->pkt->cost, lim->pkt->tau_ns, LV_R_RATE);
+		r = lv_gcra_take(&st->ready_ns, ready, t, lim->pkt->cost, lim->pkt->tau_ns, LV_R_RATE);
 		if (r != LV_R_CONFORMING)
-			return lv_reject(pc, pol, st, &key, LV_READ_ONCE(st->ready_ns), r, len);
+			return lv_reject(pc, pol, st, key, LV_READ_ONCE(st->ready_ns), r, fast, len);
 	}
 	if (lim->bytes->cost) {
-		r = lv_gcra_take(&st->ready_bytes_ns, ready_b, now, lv_byte_cost(len, lim->bytes),
+		r = lv_gcra_take(&st->ready_bytes_ns, ready_b, t, lv_byte_cost(len, lim->bytes),
 				 lim->bytes->tau_ns, LV_R_BYTES);
 		if (r != LV_R_CONFORMING) {
 			/* Refused by the byte limit: the packet limit gets its charge back, so a
 			 * packet dropped at a later limit costs the earlier ones nothing. */
 			if (lim->pkt->cost)
 				__sync_fetch_and_add(&st->ready_ns, -lim->pkt->cost);
-			return lv_reject(pc, pol, st, &key, LV_READ_ONCE(st->ready_bytes_ns), r, len);
+			return lv_reject(pc, pol, st, key, LV_READ_ONCE(st->ready_bytes_ns), r, fast, len);
 		}
 	}
 	st->passed += 1 | len << 32; /* display counter: see lv_reject() */
@@ -312,9 +342,11 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	const struct lv_policy *pol;
 	const struct lv_class *cls;
 	struct lv_control *ctl;
+	struct lv_now now = {};
 	struct lv_limits lim;
 	struct lv_packet pkt;
 	struct lv_percpu *pc;
+	struct lv_key key;
 	__u32 zero = 0, slot, class_id, kind;
 	int proto, err;
 
@@ -341,23 +373,22 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	pol = &ctl->slot[slot];
 	class_id = lv_classify(pol, &pkt);
 	cls = &pol->classes[class_id];
+	lv_key_init(&key, &pkt, cls, class_id);
+	if (lv_hot_rejects(pc, pol, &key, &now))
+		return lv_exit(pc, pc->hot.reason, class_id, len);
+
 	lim.pkt = &cls->pkt;
 	lim.bytes = &cls->bytes;
 	lim.flags = cls->flags;
-
 	entry = lv_list_lookup(slot, pol, &pkt);
 	if (entry) {
-		kind = entry->kind;
 		__u32 ov = entry->override_id;
 
-		if (entry->expires_ns) {
-			int fresh;
-
-			/* On the cached clock: an expired deny may match up to a tick longer. */
-			if (lv_gcra_conforms(entry->expires_ns, lv_clock_cached(&pc->clock, &fresh))) {
-				kind = entry->after_kind;
-				ov = entry->after_override;
-			}
+		kind = entry->kind;
+		/* On the cached clock: an expired deny may match up to a tick longer. */
+		if (entry->expires_ns && lv_gcra_conforms(entry->expires_ns, lv_now_cached(pc, &now))) {
+			kind = entry->after_kind;
+			ov = entry->after_override;
 		}
 		if (kind == LV_LIST_ALLOW)
 			return lv_exit(pc, LV_R_ALLOW, class_id, len);
@@ -373,7 +404,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 			}
 		}
 	}
-	return lv_exit(pc, lv_limit_source(pc, pol, cls, &lim, class_id, &pkt, len), class_id, len);
+	return lv_exit(pc, lv_limit_source(pc, pol, &lim, &key, &now, len), class_id, len);
 }
 
 SEC("xdp")

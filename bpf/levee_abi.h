@@ -299,12 +299,15 @@ struct lv_clock {
  * Every LV_HOT_MAX_HITS-th repeat takes the real path, which keeps the source recent
  * in the LRU, notices an eviction and counts the absorbed drops in the source's state.
  * A policy change bumps the generation and invalidates every CPU's entry: userspace
- * that lowers a ready time (unban, a test) must publish.
+ * that lowers a ready time (unban, a test) must publish. Lists change only by a
+ * publish too, so within one generation a remembered source's list verdict (none, or
+ * an override) stands, and the hot check runs before the list lookup.
  */
 struct lv_hot {
 	struct lv_key key;
 	__u16 hits;       /* drops since the count was last written to the state */
-	__u16 reason;     /* LV_R_RATE or LV_R_BYTES */
+	__u8 reason;      /* LV_R_RATE or LV_R_BYTES */
+	__u8 fast;        /* its limits allow rejecting on the cached clock */
 	__u64 ready_ns;   /* the limit's ready time when it was remembered */
 	__u64 generation; /* lv_policy.generation it was decided under */
 };

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "levee_bpf.skel.h"
 #include "packet.hpp"
 #include "policy/limits.hpp"
+#include "policy/policy.hpp"
 #include "progbench.skel.h"
 
 namespace {
@@ -161,6 +163,59 @@ void run_all(Bench& b) {
              Limits{100, 100, 32, 64}, XDP_DROP);
   levee_case("levee_drop_fine", "known source over its limit, rate 100 burst 1 (fine clock every packet)",
              Limits{100, 1, 32, 64}, XDP_DROP);
+
+  // The same paths under a policy of 32 classes (the frame falls in the last, the
+  // default) and 100,000 deny entries (/32s of 198.18.0.0/15, not the frame's source):
+  // the class table is one load whatever the number of classes; the list costs one
+  // LPM trie lookup.
+  auto policy_case = [&](const std::string& name, const std::string& what, levee::Rate r, uint32_t verdict) {
+    levee::Policy pol;
+    for (unsigned i = 0; i < 31; ++i) {
+      levee::ClassSpec c;
+      c.name = fmt::format("udp{}", 1000 + i);
+      c.match.protos = {levee::Proto::Udp};
+      c.match.ports = {{static_cast<uint16_t>(1000 + i), static_cast<uint16_t>(1000 + i)}};
+      c.packets = {1000, 100};
+      pol.classes.push_back(c);
+    }
+    levee::ClassSpec def;
+    def.name = "default";
+    def.packets = r;
+    pol.classes.push_back(def);
+    const uint32_t src = 0xc6120007;  // 198.18.0.7, the frame's source
+    for (uint32_t i = 0, a = 0xc6120000; i < 100'000; ++a) {
+      if (a == src) continue;
+      levee::ListEntry e;
+      e.cidr.family = 4;
+      e.cidr.len = 32;
+      const uint32_t be = htonl(a);
+      std::memcpy(e.cidr.addr.data(), &be, 4);
+      e.kind = LV_LIST_DENY;
+      pol.lists.push_back(e);
+      ++i;
+    }
+    auto ok = levee::validate(pol, levee::Clocks::read().now_unix_ns);
+    if (!ok) throw std::runtime_error(ok.error().message());
+    levee::CompiledPolicy c = levee::compile(pol, levee::Clocks::read());
+
+    SkelPtr<levee_bpf> sk{levee_bpf__open(), levee_bpf__destroy};
+    if (!sk.s) throw std::runtime_error("open levee object");
+    bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
+    if (levee_bpf__load(sk.s)) throw std::runtime_error("load levee object");
+    const levee::ListFds fds{{{bpf_map__fd(sk.s->maps.lv_list4_0), bpf_map__fd(sk.s->maps.lv_list6_0)},
+                              {bpf_map__fd(sk.s->maps.lv_list4_1), bpf_map__fd(sk.s->maps.lv_list6_1)}}};
+    auto pm = levee::PolicyMap::map(bpf_map__fd(sk.s->maps.lv_policy), fds);
+    if (!pm) throw std::runtime_error(pm.error().message());
+    auto st = pm->init(c.slot, levee::Lists{c.list4, c.list6}, 0, LV_MODE_AUTO);
+    if (!st) throw std::runtime_error(st.error().message());
+    int fd = bpf_program__fd(sk.s->progs.levee_xdp);
+    test_run(fd, frame, std::min<uint64_t>(r.burst, 1000) + 1000, verdict);
+    b.add(name, what, o.repeat, [&] { return test_run(fd, frame, o.repeat, verdict); });
+  };
+  policy_case("levee_pass_32c_100k", "levee_pass with 32 classes and 100k deny entries",
+              levee::Rate{10'000'000, 1'000'000'000}, XDP_PASS);
+  policy_case("levee_drop_32c_100k", "levee_drop with 32 classes and 100k deny entries", levee::Rate{100, 100},
+              XDP_DROP);
 
   // New source every packet: levee's code after a source rewrite (bench object).
   auto newsrc_case = [&](const std::string& name, const std::string& what, uint32_t entries, uint64_t prefill,
