@@ -6,6 +6,7 @@
 // Unknown keys are errors (a typo must not silently leave a limit out).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/result.hpp"
@@ -18,5 +19,9 @@ Result<Policy> load_config(const std::string& path);
 
 // The same from text, `name` standing for the file in errors (for tests).
 Result<Policy> parse_config(const std::string& text, const std::string& name);
+
+// The same at a given wall-clock time (Unix ns): durations in `expires` count from it,
+// and date-times before it are errors. parse_config above passes the current time.
+Result<Policy> parse_config(const std::string& text, const std::string& name, uint64_t now_unix_ns);
 
 }  // namespace levee

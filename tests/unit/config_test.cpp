@@ -1,0 +1,623 @@
+// config_test.cpp - userspace/policy/config: the TOML config file into a validated
+// Policy, the shipped example, and every way to get a file wrong.
+#include "policy/config.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace levee {
+namespace {
+
+constexpr uint64_t kSec = 1'000'000'000;
+constexpr uint64_t kNow = 1'767'225'600 * kSec;  // 2026-01-01T00:00:00Z
+const std::string kFile = "t.toml";
+const std::string kDefault = "[default]\nrate = 100\nburst = 10\n";
+
+Result<Policy> parse(const std::string& text) { return parse_config(text, kFile, kNow); }
+
+Policy parse_ok(const std::string& text) {
+  auto r = parse(text);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message()) << "\n--- in:\n" << text;
+  return r.ok() ? r.value() : Policy{};
+}
+
+size_t class_index(const Policy& p, const std::string& name) {
+  for (size_t i = 0; i < p.classes.size(); ++i)
+    if (p.classes[i].name == name) return i;
+  ADD_FAILURE() << "no class " << name;
+  return 0;
+}
+
+// ---- the shipped example ----------------------------------------------------------
+
+TEST(ConfigExample, ParsesValidatesAndCompiles) {
+  auto r = load_config(LEVEE_SOURCE_DIR "/examples/levee.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Policy& p = *r;
+  EXPECT_EQ(p.source, LEVEE_SOURCE_DIR "/examples/levee.toml");
+  ASSERT_EQ(p.classes.size(), 7u);
+  EXPECT_EQ(p.classes.back().name, "default");
+  EXPECT_EQ(p.iface.mode, LV_MODE_AUTO);
+  EXPECT_EQ(p.iface.max_sources, 1'000'000u);
+
+  const size_t ssh = class_index(p, "ssh-syn");
+  EXPECT_EQ(p.classes[ssh].prefix4, 24u);
+  EXPECT_EQ(p.classes[ssh].prefix6, 48u);
+  EXPECT_EQ(p.classes[class_index(p, "dns")].prefix4, 32u) << "from [defaults]";
+  EXPECT_EQ(p.classes[class_index(p, "dns")].bytes, (Rate{256'000, 64'000}));
+  EXPECT_EQ(p.classes[class_index(p, "web")].packets, (Rate{20'000, 2'000}));
+
+  // Which class each kind of packet lands in.
+  auto t = std::make_unique<lv_class_table>();
+  compile_table(p.classes, *t);
+  const size_t def = p.classes.size() - 1;
+  EXPECT_EQ(t->by_port[LV_L4_UDP][53], class_index(p, "dns"));
+  EXPECT_EQ(t->by_port[LV_L4_TCP][53], class_index(p, "dns-tcp"));
+  EXPECT_EQ(t->by_port[LV_L4_TCP_SYN][53], class_index(p, "dns-tcp"));
+  EXPECT_EQ(t->by_port[LV_L4_TCP_SYN][22], ssh);
+  EXPECT_EQ(t->by_port[LV_L4_TCP][22], def) << "established SSH";
+  EXPECT_EQ(t->by_port[LV_L4_TCP_SYN][443], class_index(p, "web-syn"));
+  EXPECT_EQ(t->by_port[LV_L4_TCP][443], class_index(p, "web"));
+  EXPECT_EQ(t->by_port[LV_L4_TCP][80], class_index(p, "web"));
+  EXPECT_EQ(t->by_port[LV_L4_UDP][443], def);
+  EXPECT_EQ(t->by_port[LV_L4_UDP][54], def);
+  EXPECT_EQ(t->by_kind[LV_L4_ICMP], class_index(p, "icmp"));
+  EXPECT_EQ(t->by_kind[LV_L4_ICMP6], class_index(p, "icmp"));
+  EXPECT_EQ(t->by_kind[LV_L4_OTHER], def);
+
+  // Lists: 2 allow, 2 deny (one expiring in 7 days), 2 override networks.
+  ASSERT_EQ(p.lists.size(), 6u);
+  size_t expiring = 0;
+  for (const ListEntry& e : p.lists) {
+    EXPECT_EQ(e.origin, LV_ORIGIN_CONFIG);
+    EXPECT_GT(e.where.line, 0u);
+    if (e.expires_unix_ns) ++expiring;
+  }
+  EXPECT_EQ(expiring, 1u);
+  ASSERT_EQ(p.overrides.size(), 1u);
+  EXPECT_EQ(p.overrides[0].classes, (std::vector<std::string>{"web-syn", "web"}));
+
+  const Clocks clk{4'000'000, kNow, 1000 * kSec};
+  auto c = std::make_unique<CompiledPolicy>(compile(p, clk));
+  EXPECT_EQ(c->slot.nr_classes, 7u);
+  EXPECT_EQ(c->slot.nr_overrides, 1u);
+  EXPECT_EQ(c->slot.nr_list4, 4u);
+  EXPECT_EQ(c->slot.nr_list6, 2u);
+  EXPECT_EQ(c->slot.overrides[0].classes,
+            (uint64_t{1} << class_index(p, "web-syn")) | (uint64_t{1} << class_index(p, "web")));
+  EXPECT_STREQ(c->slot.classes[ssh].name, "ssh-syn");
+  EXPECT_EQ(c->slot.classes[ssh].pkt.rate, 2u);
+}
+
+// ---- every key's effect -----------------------------------------------------------
+
+TEST(Config, SmallestFileIsOneDefaultClass) {
+  Policy p = parse_ok(kDefault);
+  ASSERT_EQ(p.classes.size(), 1u);
+  const ClassSpec& c = p.classes[0];
+  EXPECT_EQ(c.name, "default");
+  EXPECT_TRUE(c.match.empty());
+  EXPECT_EQ(c.packets, (Rate{100, 10}));
+  EXPECT_FALSE(c.bytes.set());
+  EXPECT_EQ(c.prefix4, 32u);
+  EXPECT_EQ(c.prefix6, 64u);
+  EXPECT_EQ(c.where.line, 1u);
+  EXPECT_EQ(c.where.key, "default");
+  EXPECT_EQ(p.source, kFile);
+  EXPECT_FALSE(p.iface.mode);
+  EXPECT_FALSE(p.iface.max_sources);
+  EXPECT_TRUE(p.lists.empty());
+  EXPECT_TRUE(p.overrides.empty());
+}
+
+TEST(Config, Interface) {
+  for (auto [text, mode] :
+       {std::pair{"auto", LV_MODE_AUTO}, std::pair{"native", LV_MODE_NATIVE}, std::pair{"generic", LV_MODE_GENERIC}}) {
+    Policy p = parse_ok(fmt::format("[interface]\nmode = \"{}\"\n", text) + kDefault);
+    EXPECT_EQ(p.iface.mode, mode) << text;
+  }
+  EXPECT_EQ(parse_ok("[interface]\nmax_sources = \"2.5M\"\n" + kDefault).iface.max_sources, 2'500'000u);
+  EXPECT_EQ(parse_ok("[interface]\nmax_sources = 4096\n" + kDefault).iface.max_sources, 4096u);
+}
+
+TEST(Config, CountsAreIntegersOrStringsWithSuffixes) {
+  Policy p = parse_ok("[default]\nrate = \"1.5k\"\nburst = 7\nbytes_rate = \"2G\"\nbytes_burst = \"64k\"\n");
+  EXPECT_EQ(p.classes[0].packets, (Rate{1500, 7}));
+  EXPECT_EQ(p.classes[0].bytes, (Rate{2'000'000'000, 64'000}));
+  // Bytes alone.
+  p = parse_ok("[default]\nbytes_rate = \"1M\"\nbytes_burst = 1500\n");
+  EXPECT_FALSE(p.classes[0].packets.set());
+  EXPECT_EQ(p.classes[0].bytes, (Rate{1'000'000, 1500}));
+}
+
+TEST(Config, DefaultsAreInheritedUnlessAClassSetsItsOwn) {
+  Policy p = parse_ok(R"(
+[defaults]
+prefix4 = 28
+prefix6 = 56
+[[class]]
+name = "a"
+match.proto = "udp"
+rate = 1
+burst = 1
+[[class]]
+name = "b"
+match.proto = "tcp"
+rate = 1
+burst = 1
+prefix4 = 24
+prefix6 = 48
+[default]
+rate = 1
+burst = 1
+)");
+  ASSERT_EQ(p.classes.size(), 3u);
+  EXPECT_EQ(p.classes[0].prefix4, 28u);
+  EXPECT_EQ(p.classes[0].prefix6, 56u);
+  EXPECT_EQ(p.classes[1].prefix4, 24u);
+  EXPECT_EQ(p.classes[1].prefix6, 48u);
+  EXPECT_EQ(p.classes[2].prefix4, 28u) << "the default class inherits too";
+  EXPECT_EQ(p.classes[2].prefix6, 56u);
+  // Without [defaults], a class's own prefix still applies and the rest is /32, /64.
+  p = parse_ok("[default]\nrate = 1\nburst = 1\nprefix6 = 128\n");
+  EXPECT_EQ(p.classes[0].prefix4, 32u);
+  EXPECT_EQ(p.classes[0].prefix6, 128u);
+}
+
+TEST(Config, ClassesInOrderThenTheDefault) {
+  Policy p = parse_ok(R"(
+[default]
+name = "rest"
+rate = 1
+burst = 1
+
+[[class]]
+name = "first"
+match.proto = "udp"
+rate = 10
+burst = 5
+
+[[class]]
+name = "second"
+match.proto = ["tcp", "icmp", "icmpv6", "other", "tcp"]
+rate = 20
+burst = 6
+)");
+  ASSERT_EQ(p.classes.size(), 3u);
+  EXPECT_EQ(p.classes[0].name, "first");
+  EXPECT_EQ(p.classes[0].where.key, "class[0]");
+  EXPECT_EQ(p.classes[0].where.line, 7u);
+  EXPECT_EQ(p.classes[0].match.protos, std::vector<Proto>{Proto::Udp});
+  EXPECT_EQ(p.classes[1].name, "second");
+  EXPECT_EQ(p.classes[1].match.protos, (std::vector<Proto>{Proto::Tcp, Proto::Icmp, Proto::Icmp6, Proto::Other}))
+      << "duplicates dropped";
+  EXPECT_EQ(p.classes[2].name, "rest");
+  EXPECT_EQ(p.classes[2].where.key, "default");
+}
+
+TEST(Config, MatchPortsAndSyn) {
+  Policy p = parse_ok(R"(
+[[class]]
+name = "a"
+match.port = [53, "1000-2000", "8080"]
+rate = 1
+burst = 1
+[[class]]
+name = "b"
+match.syn = true
+rate = 1
+burst = 1
+[[class]]
+name = "c"
+match = { proto = "tcp", port = "0-65535", syn = true }
+rate = 1
+burst = 1
+[[class]]
+name = "d"
+rate = 1
+burst = 1
+[class.match]
+proto = "udp"
+port = 65535
+)" + kDefault);
+  ASSERT_EQ(p.classes.size(), 5u);
+  EXPECT_EQ(p.classes[0].match.ports, (std::vector<PortRange>{{53, 53}, {1000, 2000}, {8080, 8080}}));
+  EXPECT_TRUE(p.classes[0].match.protos.empty());
+  EXPECT_FALSE(p.classes[0].match.syn);
+  EXPECT_TRUE(p.classes[1].match.syn);
+  EXPECT_TRUE(p.classes[1].match.ports.empty());
+  EXPECT_EQ(p.classes[2].match.ports, (std::vector<PortRange>{{0, 65535}}));
+  EXPECT_TRUE(p.classes[2].match.syn);
+  EXPECT_EQ(p.classes[3].match.protos, std::vector<Proto>{Proto::Udp});
+  EXPECT_EQ(p.classes[3].match.ports, (std::vector<PortRange>{{65535, 65535}}));
+
+  auto t = std::make_unique<lv_class_table>();
+  compile_table(p.classes, *t);
+  EXPECT_EQ(t->by_port[LV_L4_UDP][1500], 0);
+  EXPECT_EQ(t->by_port[LV_L4_TCP_SYN][22], 1);
+  EXPECT_EQ(t->by_port[LV_L4_TCP][22], 4);
+  EXPECT_EQ(t->by_port[LV_L4_UDP][65535], 3);
+}
+
+TEST(Config, Lists) {
+  Policy p = parse_ok(kDefault + R"(
+[lists]
+allow = ["198.51.100.0/24", "2001:db8:1::/48", { cidr = "198.51.100.7" }]
+deny = [
+  "203.0.113.0/24",
+  { cidr = "192.0.2.7", expires = "1h30m" },
+  { cidr = "192.0.2.8/32", expires = 2026-12-01T00:00:00Z },
+  { cidr = "2001:db8:dead::1", expires = 2026-01-01T03:00:00+02:00 },
+]
+)");
+  ASSERT_EQ(p.lists.size(), 7u);
+  const ListEntry& a = p.lists[0];
+  EXPECT_EQ(a.kind, LV_LIST_ALLOW);
+  EXPECT_EQ(a.cidr.to_string(), "198.51.100.0/24");
+  EXPECT_EQ(a.origin, LV_ORIGIN_CONFIG);
+  EXPECT_EQ(a.expires_unix_ns, 0u);
+  EXPECT_EQ(a.where.line, 6u);
+  EXPECT_EQ(a.where.key, "lists.allow[0]");
+  EXPECT_EQ(p.lists[1].cidr.to_string(), "2001:db8:1::/48");
+  EXPECT_EQ(p.lists[2].cidr.to_string(), "198.51.100.7/32") << "a bare address is a host";
+  EXPECT_EQ(p.lists[3].kind, LV_LIST_DENY);
+  EXPECT_EQ(p.lists[3].expires_unix_ns, 0u);
+  EXPECT_EQ(p.lists[4].cidr.to_string(), "192.0.2.7/32");
+  EXPECT_EQ(p.lists[4].expires_unix_ns, kNow + 5400 * kSec);
+  EXPECT_EQ(p.lists[4].where.line, 9u);
+  EXPECT_EQ(p.lists[4].where.key, "lists.deny[1]");
+  EXPECT_EQ(p.lists[5].expires_unix_ns, 1'796'083'200 * kSec);  // 2026-12-01T00:00:00Z
+  EXPECT_EQ(p.lists[6].cidr.to_string(), "2001:db8:dead::1/128");
+  EXPECT_EQ(p.lists[6].expires_unix_ns, kNow + 3600 * kSec) << "03:00 at +02:00 is 01:00Z";
+}
+
+TEST(Config, Durations) {
+  for (auto [text, secs] :
+       {std::pair{"90s", 90ull}, std::pair{"30m", 1800ull}, std::pair{"2h", 7200ull}, std::pair{"7d", 604800ull},
+        std::pair{"1d2h3m4s", 93784ull}, std::pair{"36500d", 36500ull * 86400}}) {
+    Policy p =
+        parse_ok(kDefault + fmt::format("[lists]\ndeny = [{{ cidr = \"192.0.2.1\", expires = \"{}\" }}]\n", text));
+    ASSERT_EQ(p.lists.size(), 1u);
+    EXPECT_EQ(p.lists[0].expires_unix_ns, kNow + uint64_t(secs) * kSec) << text;
+  }
+}
+
+TEST(Config, Overrides) {
+  Policy p = parse_ok(R"(
+[[class]]
+name = "web"
+match.port = 443
+rate = 10
+burst = 10
+[default]
+rate = 1
+burst = 1
+[[override]]
+name = "partner"
+networks = ["198.18.100.0/24", "2001:db8:2::/48"]
+rate = "100k"
+burst = "10k"
+classes = ["web"]
+[[override]]
+name = "backup"
+networks = ["198.18.200.0/24"]
+bytes_rate = "1G"
+bytes_burst = "10M"
+)");
+  ASSERT_EQ(p.overrides.size(), 2u);
+  const OverrideSpec& o = p.overrides[0];
+  EXPECT_EQ(o.name, "partner");
+  EXPECT_EQ(o.packets, (Rate{100'000, 10'000}));
+  EXPECT_FALSE(o.bytes.set());
+  EXPECT_EQ(o.classes, std::vector<std::string>{"web"});
+  ASSERT_EQ(o.cidrs.size(), 2u);
+  EXPECT_EQ(o.cidrs[1].to_string(), "2001:db8:2::/48");
+  EXPECT_EQ(o.where.key, "override[0]");
+  EXPECT_EQ(o.where.line, 10u);
+  EXPECT_TRUE(p.overrides[1].classes.empty()) << "all classes";
+  EXPECT_EQ(p.overrides[1].bytes, (Rate{1'000'000'000, 10'000'000}));
+
+  ASSERT_EQ(p.lists.size(), 3u);
+  for (const ListEntry& e : p.lists) EXPECT_EQ(e.kind, LV_LIST_OVERRIDE);
+  EXPECT_EQ(p.lists[0].override_name, "partner");
+  EXPECT_EQ(p.lists[0].where.key, "override[0].networks[0]");
+  EXPECT_EQ(p.lists[0].where.line, 12u);
+  EXPECT_EQ(p.lists[2].override_name, "backup");
+
+  auto c = std::make_unique<CompiledPolicy>(compile(p, Clocks{4'000'000, kNow, kSec}));
+  EXPECT_EQ(c->slot.overrides[0].classes, 1u);
+  EXPECT_EQ(c->slot.overrides[1].classes, 3u);
+}
+
+TEST(Config, SixtyThreeClassesAndTheDefaultFit) {
+  std::string text;
+  for (int i = 0; i < LV_MAX_CLASSES - 1; ++i)
+    text += fmt::format("[[class]]\nname = \"c{}\"\nmatch.port = {}\nrate = 1\nburst = 1\n", i, 1000 + i);
+  Policy p = parse_ok(text + kDefault);
+  EXPECT_EQ(p.classes.size(), size_t{LV_MAX_CLASSES});
+}
+
+TEST(Config, NowDefaultsToTheClock) {
+  auto r = parse_config(kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.1\", expires = \"1h\" }]\n", kFile);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_GT(r->lists[0].expires_unix_ns, kNow);
+}
+
+// ---- broken files -------------------------------------------------------------------
+
+// One broken file: the error names FILE:LINE and the key. The expected line is the one
+// marked "#<" in the text, or `line` when nothing is.
+struct Broken {
+  const char* what;
+  std::string text;
+  std::string key;
+  std::string says;  // also in the message
+  unsigned line = 0;
+};
+
+unsigned marked_line(const std::string& text) {
+  unsigned line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "#<") == 0) return line;
+    if (text[i] == '\n') ++line;
+  }
+  return 0;
+}
+
+std::string many(const char* table, int n, const char* body) {
+  std::string s;
+  for (int i = 0; i < n; ++i)
+    s += fmt::format("[[{}]]\nname = \"n{}\"\n", table, i) + fmt::format(fmt::runtime(body), i);
+  return s;
+}
+
+const std::string kWeb = "[[class]]\nname = \"web\"\nmatch.port = 443\nrate = 1\nburst = 1\n";
+
+std::vector<Broken> broken_files() {
+  const std::string c = "[[class]]\nname = \"c\"\n";  // a class's first two lines
+  return {
+      {"bad CIDR", kDefault + "[lists]\ndeny = [\"203.0.113.0/33\"] #<\n", "lists.deny[0]", "at most /32"},
+      {"not an address", kDefault + "[lists]\ndeny = [\n  \"203.0.113.0/24\",\n  \"bogus\", #<\n]\n", "lists.deny[1]",
+       "'bogus' is not an IPv4 or IPv6 address"},
+      {"host bits set", kDefault + "[lists]\nallow = [\"198.51.100.1/24\"] #<\n", "lists.allow[0]",
+       "did you mean 198.51.100.0/24?"},
+      {"host bits set, IPv6", kDefault + "[lists]\nallow = [{ cidr = \"2001:db8::1/64\" }] #<\n", "lists.allow[0].cidr",
+       "did you mean 2001:db8::/64?"},
+      {"unknown key", kDefault + "ratelimit = 5 #<\n", "default.ratelimit",
+       "unknown key; the keys here are name, rate, burst, bytes_rate, bytes_burst, prefix4, prefix6"},
+      {"unknown top-level key", "ratelimit = 5 #<\n" + kDefault, "ratelimit",
+       "unknown key; the keys here are interface, defaults, class, default, lists, override"},
+      {"unknown top-level table", kDefault + "[classes] #<\nname = \"x\"\n", "classes", "did you mean 'class'?"},
+      {"unknown key inside a class", c + "match.port = 1\nrate = 1\nbursts = 10 #<\n" + kDefault, "class[0].bursts",
+       "did you mean 'burst'?"},
+      {"unknown key inside match", c + "match.dport = 53 #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.dport",
+       "unknown key"},
+      {"negative rate", c + "match.port = 1\nrate = -5 #<\nburst = 1\n" + kDefault, "class[0].rate", "-5 is negative"},
+      {"negative rate as a string", "[default]\nrate = \"-5\" #<\nburst = 1\n", "default.rate", "not a count"},
+      {"rate 0", c + "match.port = 1\nrate = 0 #<\nburst = 1\n" + kDefault, "class[0].rate",
+       "0 is out of range; give 1 to 10M (for no limit of this kind, leave out rate and burst)"},
+      {"rate too high", "[default]\nrate = \"20M\" #<\nburst = 1\n", "default.rate", "give 1 to 10M"},
+      {"burst 0", "[default]\nrate = 5\nburst = 0 #<\n", "default.burst", "out of range"},
+      {"not a count", "[default]\nrate = \"10q\" #<\nburst = 1\n", "default.rate", "'10q' is not a count"},
+      {"float count", "[default]\nrate = 1.5 #<\nburst = 1\n", "default.rate", "got a float"},
+      {"port 70000", c + "match.port = 70000 #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.port",
+       "70000 is not a port"},
+      {"port 70000 in a range", c + "match.port = \"1000-70000\" #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.port", "70000 is not a port"},
+      {"port 70000 in an array", c + "match.port = [\n  53,\n  70000, #<\n]\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.port[1]", "70000 is not a port"},
+      {"negative port", c + "match.port = -1 #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.port",
+       "-1 is not a port"},
+      {"port range 90-80", c + "match.port = \"90-80\" #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.port",
+       "write the lower port first: \"80-90\""},
+      {"port not a number", c + "match.port = \"http\" #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.port",
+       "not a port or a range"},
+      {"empty port list", c + "match.port = [] #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.port",
+       "empty array"},
+      {"duplicate class name", kWeb + "[[class]]\nname = \"web\" #<\nmatch.port = 80\nrate = 1\nburst = 1\n" + kDefault,
+       "class[1].name", "class 'web' is defined twice (first at line 2)"},
+      {"default named like a class",
+       "[[class]]\nname = \"default\"\nmatch.port = 1\nrate = 1\nburst = 1\n"
+       "[default] #<\nrate = 1\nburst = 1\n",
+       "default.name", "defined twice"},
+      {"missing [default]", kWeb, "default", "there is no [default] table", 1},
+      {"[[default]]", "[[default]] #<\nrate = 1\nburst = 1\n", "default", "expected a table [default]"},
+      {"match in [default]", "[default]\nmatch.proto = \"udp\" #<\nrate = 1\nburst = 1\n", "default.match",
+       "the default class has no match"},
+      {"syn with proto udp", c + "match.proto = \"udp\"\nmatch.syn = true #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.syn", "syn matches TCP only"},
+      {"syn not a boolean", c + "match.syn = \"yes\" #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.syn",
+       "expected true or false, got a string"},
+      {"ports with icmp", c + "match.proto = [\"tcp\", \"icmp\"]\nmatch.port = 7 #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.port", "protocol icmp has no ports"},
+      {"class without a limit", "[[class]] #<\nname = \"web\"\nmatch.port = 443\n" + kDefault, "class[0]",
+       "class 'web' has no limit"},
+      {"class matching everything", "[[class]] #<\nname = \"all\"\nrate = 1\nburst = 1\n" + kDefault, "class[0]",
+       "matches everything"},
+      {"bytes_rate without bytes_burst", "[default]\nbytes_rate = \"1M\" #<\n", "default.bytes_rate",
+       "given without bytes_burst"},
+      {"burst without rate", "[default]\nrate = 5\nburst = 5\nbytes_burst = 5 #<\n", "default.bytes_burst",
+       "given without bytes_rate"},
+      {"unknown proto", c + "match.proto = \"sctp\" #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match.proto",
+       "'sctp' is not a protocol"},
+      {"unknown proto in an array", c + "match.proto = [\"tcp\", 6] #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.proto[1]", "expected a string, got an integer"},
+      {"string for prefix4", c + "match.port = 1\nrate = 1\nburst = 1\nprefix4 = \"24\" #<\n" + kDefault,
+       "class[0].prefix4", "expected an integer, got a string"},
+      {"prefix4 33", "[default]\nrate = 1\nburst = 1\nprefix4 = 33 #<\n", "default.prefix4", "give 1 to 32"},
+      {"prefix6 0 in [defaults]", "[defaults]\nprefix6 = 0 #<\n" + kDefault, "defaults.prefix6", "give 1 to 128"},
+      {"match not a table", c + "match = \"udp\" #<\nrate = 1\nburst = 1\n" + kDefault, "class[0].match",
+       "expected a table"},
+      {"[class] instead of [[class]]", "[class] #<\nname = \"x\"\n" + kDefault, "class", "double brackets"},
+      {"expires in the past",
+       kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = 2025-12-31T23:59:59Z }] #<\n",
+       "lists.deny[0].expires", "in the past"},
+      {"bad duration", kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = \"2 hours\" }] #<\n",
+       "lists.deny[0].expires", "'2 hours' is not a duration"},
+      {"duration without a unit", kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = \"90\" }] #<\n",
+       "lists.deny[0].expires", "not a duration"},
+      {"duration of 0", kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = \"0s\" }] #<\n",
+       "lists.deny[0].expires", "expires at once"},
+      {"expires in the year 9999",
+       kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = 9999-12-31T23:59:59Z }] #<\n",
+       "lists.deny[0].expires", "more than 100 years away"},
+      {"expires before 1970", kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = 1969-12-31T23:59:59Z }] #<\n",
+       "lists.deny[0].expires", "in the past"},
+      {"date-time without a time zone",
+       kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expires = 2026-12-01T00:00:00 }] #<\n",
+       "lists.deny[0].expires", "no time zone"},
+      {"expiry on an allow entry", kDefault + "[lists]\nallow = [{ cidr = \"192.0.2.7\", expires = \"2h\" }] #<\n",
+       "lists.allow[0].expires", "only deny entries expire"},
+      {"list entry without cidr", kDefault + "[lists]\ndeny = [{ expires = \"2h\" }] #<\n", "lists.deny[0].cidr",
+       "missing"},
+      {"unknown key in a list entry", kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.7\", expire = \"2h\" }] #<\n",
+       "lists.deny[0].expire", "did you mean 'expires'?"},
+      {"a network listed twice", kDefault + "[lists]\nallow = [\"192.0.2.0/24\"]\ndeny = [\"192.0.2.0/24\"] #<\n",
+       "lists.deny[0]", "192.0.2.0/24 is listed twice (also at t.toml:5: lists.allow[0])"},
+      {"override naming an unknown class",
+       kWeb + kDefault +
+           "[[override]]\nname = \"p\"\nnetworks = [\"198.18.0.0/24\"]\nrate = 1\nburst = 1\n"
+           "classes = [\"web\", \"wbe\"] #<\n",
+       "override[0].classes[1]", "there is no class 'wbe'; the classes are web, default"},
+      {"override without networks", kDefault + "[[override]] #<\nname = \"p\"\nrate = 1\nburst = 1\n",
+       "override[0].networks", "missing"},
+      {"override with no network", kDefault + "[[override]]\nname = \"p\"\nnetworks = [] #<\nrate = 1\nburst = 1\n",
+       "override[0].networks", "empty array"},
+      {"override without a limit", kDefault + "[[override]] #<\nname = \"p\"\nnetworks = [\"198.18.0.0/24\"]\n",
+       "override[0]", "override 'p' has no limit"},
+      {"override without a name", kDefault + "[[override]] #<\nnetworks = [\"198.18.0.0/24\"]\nrate = 1\nburst = 1\n",
+       "override[0].name", "missing"},
+      {"duplicate override name",
+       kDefault + "[[override]]\nname = \"p\"\nnetworks = [\"198.18.0.0/24\"]\nrate = 1\nburst = 1\n"
+                  "[[override]]\nname = \"p\" #<\nnetworks = [\"198.18.1.0/24\"]\nrate = 1\nburst = 1\n",
+       "override[1].name", "override 'p' is defined twice"},
+      {"65 overrides",
+       kDefault + many("override", 64, "networks = [\"198.18.0.{}/32\"]\nrate = 1\nburst = 1\n") +
+           "[[override]] #<\nname = \"x\"\nnetworks = [\"198.18.1.0/32\"]\nrate = 1\nburst = 1\n",
+       "override[64]", "more than 64 [[override]] tables"},
+      {"65 classes",
+       many("class", 63, "match.port = {}\nrate = 1\nburst = 1\n") +
+           "[[class]] #<\nname = \"x\"\nmatch.port = 1\nrate = 1\nburst = 1\n" + kDefault,
+       "class[63]", "more than 63 [[class]] tables; levee holds 64 classes, [default] included"},
+      {"TOML syntax error", "[default]\nrate = #<\nburst = 1\n", "", "not valid TOML"},
+      {"TOML duplicate key", "[default]\nrate = 1\nrate = 2 #<\nburst = 1\n", "", "not valid TOML"},
+      {"empty file", "", "default", "there is no [default] table", 1},
+      {"only comments", "# nothing here\n\n", "default", "there is no [default] table", 1},
+      {"a name with spaces", "[[class]]\nname = \"my dns\" #<\nmatch.port = 53\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].name", "'my dns' is not a valid name"},
+      {"a name too long", "[default]\nname = \"abcdefghijklmnopqrstuvwxyz012345\" #<\nrate = 1\nburst = 1\n",
+       "default.name", "not a valid name; use 1 to 31 letters"},
+      {"a class without a name", "[[class]] #<\nmatch.port = 53\nrate = 1\nburst = 1\n" + kDefault, "class[0].name",
+       "missing"},
+      {"mode turbo", "[interface]\nmode = \"turbo\" #<\n" + kDefault, "interface.mode", "'turbo' is not a mode"},
+      {"max_sources 0", "[interface]\nmax_sources = 0 #<\n" + kDefault, "interface.max_sources", "give 1 to 100M"},
+      {"unknown key in [interface]", "[interface]\nmtu = 1500 #<\n" + kDefault, "interface.mtu", "the keys here are"},
+  };
+}
+
+TEST(ConfigBroken, EachIsOneLineWithFileLineAndKey) {
+  for (const Broken& b : broken_files()) {
+    SCOPED_TRACE(b.what);
+    auto r = parse(b.text);
+    ASSERT_FALSE(r.ok()) << "accepted:\n" << b.text;
+    const std::string m = r.error().message();
+    EXPECT_TRUE(r.error().usage) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    const unsigned line = b.line ? b.line : marked_line(b.text);
+    ASSERT_NE(line, 0u) << "the test marks no line";
+    const std::string at = fmt::format("{}:{}:", kFile, line);
+    EXPECT_EQ(m.compare(0, at.size(), at), 0) << "want " << at << " in: " << m;
+    if (!b.key.empty()) {
+      EXPECT_NE(m.find(fmt::format(": {}: ", b.key)), std::string::npos) << m;
+    }
+    EXPECT_NE(m.find(b.says), std::string::npos) << "want '" << b.says << "' in: " << m;
+  }
+}
+
+TEST(ConfigBroken, AtLeastTwentyFive) { EXPECT_GE(broken_files().size(), 25u); }
+
+TEST(ConfigBroken, SyntaxErrorsGiveTheColumn) {
+  auto r = parse("[default]\nrate = \nburst = 1\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message().rfind("t.toml:2:8: not valid TOML: ", 0), 0u) << r.error().message();
+}
+
+TEST(ConfigBroken, ExactMessages) {
+  auto msg = [](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? "(accepted)" : r.error().message();
+  };
+  EXPECT_EQ(
+      msg("[[class]]\nname = \"dns\"\nmatch.proto = \"udp\"\nmatch.port = 70000\nrate = 1\nburst = 1\n" + kDefault),
+      "t.toml:4: class[0].match.port: 70000 is not a port; give 0 to 65535");
+  EXPECT_EQ(msg(kDefault + "[lists]\ndeny = [\"192.0.2.1/24\"]\n"),
+            "t.toml:5: lists.deny[0]: '192.0.2.1/24' has host bits set; did you mean 192.0.2.0/24?");
+  EXPECT_EQ(msg("[default]\nrate = 10\nburts = 5\n"), "t.toml:3: default.burts: unknown key; did you mean 'burst'?");
+}
+
+// ---- load_config: files on disk ---------------------------------------------------
+
+class ConfigFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/levee-config-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(ConfigFiles, AGoodFileLoads) {
+  const std::string path = write("good.toml", kWeb + kDefault);
+  auto r = load_config(path);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->source, path);
+  EXPECT_EQ(r->classes.size(), 2u);
+  EXPECT_EQ(r->classes[0].where.file, path);
+}
+
+TEST_F(ConfigFiles, MissingFileIsOneClearError) {
+  auto r = load_config(dir_ + "/nosuch.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().usage);
+  EXPECT_EQ(r.error().message(), dir_ +
+                                     "/nosuch.toml: cannot open the config file: No such file or directory; "
+                                     "give the path of a levee config file (see examples/levee.toml)");
+}
+
+TEST_F(ConfigFiles, ADirectoryIsNotAConfigFile) {
+  auto r = load_config(dir_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("Is a directory"), std::string::npos) << r.error().message();
+}
+
+TEST_F(ConfigFiles, BrokenFilesNameThePath) {
+  int n = 0;
+  for (const Broken& b : broken_files()) {
+    if (n++ % 8) continue;  // a handful
+    SCOPED_TRACE(b.what);
+    const std::string path = write(fmt::format("broken{}.toml", n), b.text);
+    auto r = load_config(path);
+    ASSERT_FALSE(r.ok());
+    const std::string at = fmt::format("{}:{}:", path, b.line ? b.line : marked_line(b.text));
+    EXPECT_EQ(r.error().message().compare(0, at.size(), at), 0) << r.error().message();
+  }
+  EXPECT_GE(n, 40);
+}
+
+}  // namespace
+}  // namespace levee
