@@ -1,6 +1,7 @@
 #include "datapath.hpp"
 
 #include <arpa/inet.h>
+#include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/mman.h>
@@ -43,6 +44,11 @@ int Datapath::prog_fd() const { return bpf_program__fd(skel_->progs.levee_xdp); 
 int Datapath::policy_fd() const { return bpf_map__fd(skel_->maps.lv_policy); }
 int Datapath::state_fd() const { return bpf_map__fd(skel_->maps.lv_state); }
 
+ListFds Datapath::list_fds() const {
+  return ListFds{{{bpf_map__fd(skel_->maps.lv_list4_0), bpf_map__fd(skel_->maps.lv_list6_0)},
+                  {bpf_map__fd(skel_->maps.lv_list4_1), bpf_map__fd(skel_->maps.lv_list6_1)}}};
+}
+
 lv_control Datapath::control() const {
   lv_control ctl{};
   uint32_t zero = 0;
@@ -78,6 +84,27 @@ RunResult Datapath::run(std::span<const uint8_t> frame, int repeat) const {
   return r;
 }
 
+Outcome Datapath::send(std::span<const uint8_t> frame) const {
+  const Counters before = counters();
+  const RunResult r = run(frame);
+  const Counters after = counters();
+  Outcome o;
+  if (r.err) return o;
+  o.verdict = r.retval;
+  for (uint32_t reason = 0; reason < LV_REASON_MAX; ++reason) {
+    const uint64_t moved = after[reason].packets - before[reason].packets;
+    if (moved == 0) continue;
+    if (moved != 1 || o.reason != LV_REASON_MAX) return Outcome{r.retval, LV_REASON_MAX};
+    o.reason = reason;
+  }
+  return o;
+}
+
+void PrintTo(const Outcome& o, std::ostream* os) {
+  *os << (o.verdict == XDP_PASS ? "PASS" : o.verdict == XDP_DROP ? "DROP" : "XDP?") << "/"
+      << (o.reason == LV_REASON_MAX ? "no-single-reason" : reason_name(o.reason));
+}
+
 std::vector<lv_percpu> Datapath::percpu() const {
   const int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) throw failure("count possible CPUs", ncpus);
@@ -109,6 +136,19 @@ Counters Datapath::counters() const {
     for (size_t r = 0; r < LV_REASON_MAX; ++r) {
       sum[r].packets += pc.by_reason[r].packets;
       sum[r].bytes += pc.by_reason[r].bytes;
+    }
+  }
+  return sum;
+}
+
+Datapath::ClassCounters Datapath::class_counters() const {
+  ClassCounters sum{};
+  for (const lv_percpu& pc : percpu()) {
+    for (size_t c = 0; c < LV_MAX_CLASSES; ++c) {
+      sum[c].passed.packets += pc.by_class[c].passed.packets;
+      sum[c].passed.bytes += pc.by_class[c].passed.bytes;
+      sum[c].dropped.packets += pc.by_class[c].dropped.packets;
+      sum[c].dropped.bytes += pc.by_class[c].dropped.bytes;
     }
   }
   return sum;
@@ -159,6 +199,97 @@ PolicyMapping::~PolicyMapping() {
 }
 
 void PolicyMapping::flip_to(uint32_t slot) { __atomic_store_n(&ctl_->active, slot, __ATOMIC_RELEASE); }
+
+// ---- Controller ------------------------------------------------------------------
+
+Controller::Controller(Datapath& dp) {
+  auto m = PolicyMap::map(dp.policy_fd(), dp.list_fds());
+  if (!m) throw std::runtime_error("PolicyMap::map: " + m.error().message());
+  map_.emplace(std::move(m.value()));
+}
+
+CompiledPolicy Controller::compile_checked(const Policy& p, std::optional<Clocks> clocks) {
+  const Clocks clk = clocks ? *clocks : Clocks::read();
+  if (Status st = validate(p, clk.now_unix_ns); !st) throw std::runtime_error("validate: " + st.error().message());
+  return compile(p, clk);
+}
+
+const CompiledPolicy& Controller::install(const Policy& p, std::optional<Clocks> clocks) {
+  install(compile_checked(p, clocks));
+  return compiled_;
+}
+
+const CompiledPolicy& Controller::publish(const Policy& p, std::optional<Clocks> clocks) {
+  publish(compile_checked(p, clocks));
+  return compiled_;
+}
+
+void Controller::install(const CompiledPolicy& c) {
+  if (Status st = map_->init(c.slot, Lists{c.list4, c.list6}, 1, LV_MODE_AUTO); !st)
+    throw std::runtime_error("PolicyMap::init: " + st.error().message());
+  compiled_ = c;
+}
+
+void Controller::publish(const CompiledPolicy& c) {
+  if (Status st = map_->publish(c.slot, Lists{c.list4, c.list6}); !st)
+    throw std::runtime_error("PolicyMap::publish: " + st.error().message());
+  compiled_ = c;
+}
+
+// ---- policy helpers ---------------------------------------------------------------
+
+Match on(std::vector<Proto> protos, std::vector<PortRange> ports, bool syn) {
+  Match m;
+  m.protos = std::move(protos);
+  m.ports = std::move(ports);
+  m.syn = syn;
+  return m;
+}
+
+ClassSpec class_spec(std::string name, Match m, Rate packets, Rate bytes, unsigned prefix4, unsigned prefix6) {
+  ClassSpec c;
+  c.name = std::move(name);
+  c.match = std::move(m);
+  c.packets = packets;
+  c.bytes = bytes;
+  c.prefix4 = prefix4;
+  c.prefix6 = prefix6;
+  return c;
+}
+
+Cidr cidr(std::string_view text) {
+  auto c = Cidr::parse(text);
+  if (!c) throw std::invalid_argument(std::string(text) + ": " + c.error().message());
+  return c.value();
+}
+
+ListEntry list_entry(std::string_view text, lv_list_kind kind, std::string override_name, uint64_t expires_unix_ns) {
+  ListEntry e;
+  e.cidr = cidr(text);
+  e.kind = kind;
+  e.override_name = std::move(override_name);
+  e.expires_unix_ns = expires_unix_ns;
+  return e;
+}
+
+lv_key source_key(std::string_view addr, unsigned prefix, uint16_t class_id) {
+  const std::string a(addr);
+  lv_key k{};
+  uint8_t bytes[16] = {};
+  if (a.find(':') == std::string::npos) {
+    if (inet_pton(AF_INET, a.c_str(), bytes + 12) != 1) throw std::invalid_argument(a);
+    bytes[10] = bytes[11] = 0xff;  // ::ffff:a.b.c.d
+    prefix += 96;
+    k.family = LV_AF_INET;
+  } else {
+    if (inet_pton(AF_INET6, a.c_str(), bytes) != 1) throw std::invalid_argument(a);
+    k.family = LV_AF_INET6;
+  }
+  for (unsigned bit = prefix; bit < 128; ++bit) bytes[bit / 8] &= static_cast<uint8_t>(~(0x80u >> (bit % 8)));
+  std::memcpy(k.addr, bytes, sizeof k.addr);
+  k.class_id = class_id;
+  return k;
+}
 
 // ---- helpers ---------------------------------------------------------------------
 
@@ -219,6 +350,9 @@ const char* reason_name(uint32_t reason) {
     case LV_R_VLAN_DEPTH: return "VLAN_DEPTH";
     case LV_R_MAP_FULL: return "MAP_FULL";
     case LV_R_CONTENDED: return "CONTENDED";
+    case LV_R_DENY: return "DENY";
+    case LV_R_BYTES: return "BYTES";
+    case LV_R_EXT_DEPTH: return "EXT_DEPTH";
     default: return "reason?";
   }
 }

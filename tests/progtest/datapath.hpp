@@ -17,8 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include "bpf/policy_map.hpp"
 #include "levee_abi.h"
 #include "policy/limits.hpp"
+#include "policy/policy.hpp"
 
 struct levee_bpf;
 
@@ -31,6 +33,14 @@ struct RunResult {
 };
 
 using Counters = std::array<lv_counter, LV_REASON_MAX>;
+
+// One packet's fate: its verdict and the one reason it was counted under.
+struct Outcome {
+  uint32_t verdict = 0;
+  uint32_t reason = LV_REASON_MAX;  // LV_REASON_MAX: the run failed or no single reason moved
+  bool operator==(const Outcome&) const = default;
+};
+void PrintTo(const Outcome& o, std::ostream* os);
 
 class Datapath {
  public:
@@ -48,8 +58,12 @@ class Datapath {
   void write_control(const lv_control& ctl);
 
   RunResult run(std::span<const uint8_t> frame, int repeat = 1) const;
+  // Run one frame once; the reason is read from the counters' difference.
+  Outcome send(std::span<const uint8_t> frame) const;
 
   Counters counters() const;  // summed over possible CPUs
+  using ClassCounters = std::array<lv_class_counters, LV_MAX_CLASSES>;
+  ClassCounters class_counters() const;  // lv_percpu.by_class summed over possible CPUs
   std::vector<lv_percpu> percpu() const;  // one per possible CPU
   void put_percpu(const lv_percpu& value);  // the same on every CPU
   std::optional<lv_state> state(const lv_key& key) const;
@@ -60,6 +74,8 @@ class Datapath {
   int prog_fd() const;
   int policy_fd() const;
   int state_fd() const;
+  // The four list tries, [slot][0 = IPv4, 1 = IPv6], as PolicyMap takes them.
+  ListFds list_fds() const;
   uint32_t max_sources() const { return max_sources_; }
 
  private:
@@ -85,6 +101,47 @@ class PolicyMapping {
   lv_control* ctl_ = nullptr;
   size_t len_ = 0;
 };
+
+// The controller's side of a policy change on a loaded Datapath: a whole Policy is
+// validated and compiled (policy/policy.hpp) and written through the real PolicyMap
+// (bpf/policy_map.hpp) mapped on the skeleton's lv_policy and four list tries:
+// install() is PolicyMap::init (both slots, all tries), publish() is PolicyMap::publish
+// (inactive slot and its tries rebuilt, grace period, one flip). Errors throw.
+class Controller {
+ public:
+  explicit Controller(Datapath& dp);
+
+  // Validate, compile on `clocks` (Clocks::read() when not given), write.
+  const CompiledPolicy& install(const Policy& p, std::optional<Clocks> clocks = std::nullopt);
+  const CompiledPolicy& publish(const Policy& p, std::optional<Clocks> clocks = std::nullopt);
+  // An already compiled (possibly hand-edited) policy, as is.
+  void install(const CompiledPolicy& c);
+  void publish(const CompiledPolicy& c);
+
+  PolicyMap& map() { return *map_; }
+  const CompiledPolicy& compiled() const { return compiled_; }
+  // The slot packets use now.
+  const lv_policy& active() const { return map_->active(); }
+
+ private:
+  CompiledPolicy compile_checked(const Policy& p, std::optional<Clocks> clocks);
+  std::optional<PolicyMap> map_;
+  CompiledPolicy compiled_;
+};
+
+// ---- policy helpers ---------------------------------------------------------------
+
+Match on(std::vector<Proto> protos, std::vector<PortRange> ports = {}, bool syn = false);
+ClassSpec class_spec(std::string name, Match m, Rate packets, Rate bytes = {}, unsigned prefix4 = 32,
+                     unsigned prefix6 = 64);
+Cidr cidr(std::string_view text);  // throws std::invalid_argument
+ListEntry list_entry(std::string_view cidr, lv_list_kind kind, std::string override_name = {},
+                     uint64_t expires_unix_ns = 0);
+
+// The lv_state key of `addr` (IPv4 or IPv6, by its form) in class `class_id` whose
+// prefix for that family is `prefix`, built independently of the BPF code and of
+// compile_class.
+lv_key source_key(std::string_view addr, unsigned prefix, uint16_t class_id);
 
 // ---- helpers ---------------------------------------------------------------------
 
