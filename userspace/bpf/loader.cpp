@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "bpf/kernel.hpp"
 #include "core/lock.hpp"
@@ -461,13 +462,17 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
     return usage_error("the expiry time is in the past");
   auto cur = sess->policy.active_lists();
   if (!cur) return cur.error();
-  std::vector<AnyEntry> entries = flatten(*cur);
+  // One value per prefix, as in the tries; indexed, so a file of 100k entries is not
+  // quadratic.
+  using PrefixKey = std::tuple<uint8_t, unsigned, std::array<uint8_t, 16>>;
+  std::map<PrefixKey, AnyEntry> entries;
+  for (AnyEntry& e : flatten(*cur)) entries.emplace(PrefixKey{e.cidr.family, e.cidr.len, e.cidr.addr}, e);
+  auto expired = [&](const lv_list_value& v) { return v.expires_ns && v.expires_ns <= clocks.now_mono_ns; };
 
   ListEditResult r;
-  auto same_entry = [&](const AnyEntry& e, const Cidr& c) { return e.cidr == c && e.value.kind == ed.kind; };
   for (const Cidr& c : ed.del) {
-    auto it = std::find_if(entries.begin(), entries.end(), [&](const AnyEntry& e) { return same_entry(e, c); });
-    if (it == entries.end()) {
+    auto it = entries.find({c.family, c.len, c.addr});
+    if (it == entries.end() || it->second.value.kind != ed.kind) {
       ++r.missing;
       continue;
     }
@@ -480,17 +485,26 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
     v.origin = static_cast<uint8_t>(ed.origin);
     v.override_id = override_id;
     if (ed.expires_unix_ns) v.expires_ns = clocks.now_mono_ns + (ed.expires_unix_ns - clocks.now_unix_ns);
-    auto it = std::find_if(entries.begin(), entries.end(), [&](const AnyEntry& e) { return same_entry(e, c); });
-    if (it != entries.end()) {
-      it->value = v;
-      ++r.replaced;
-    } else {
-      entries.push_back({c, v});
+    auto [it, fresh] = entries.emplace(PrefixKey{c.family, c.len, c.addr}, AnyEntry{c, v});
+    if (fresh) {
       ++r.added;
+      continue;
     }
+    // A prefix holds one entry: taking it from another list would lose that entry.
+    const lv_list_value& old = it->second.value;
+    if (old.kind != ed.kind && !expired(old)) {
+      const char* on = old.kind == LV_LIST_ALLOW ? "allow" : old.kind == LV_LIST_DENY ? "deny" : "override";
+      return Error{fmt::format("{} is on the {} list of {}", c.to_string(), on, iface), 0,
+                   fmt::format("delete it there first: levee {} del {} {}", on, iface, c.to_string())};
+    }
+    it->second.value = v;
+    ++r.replaced;
   }
   if (r.added + r.replaced + r.deleted == 0) return r;  // nothing to publish
-  Lists lists = rebuild(entries);
+  std::vector<AnyEntry> next;
+  for (const auto& [k, e] : entries)
+    if (!expired(e.value)) next.push_back(e);  // over: matches nothing any more (as reload)
+  Lists lists = rebuild(next);
   if (lists.v4.size() > LV_MAX_LIST_ENTRIES || lists.v6.size() > LV_MAX_LIST_ENTRIES)
     return usage_error(fmt::format("more than {} list entries for one family", LV_MAX_LIST_ENTRIES));
   LV_TRY(sess->policy.publish(pol, lists));
@@ -540,6 +554,16 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
     if (r.cidr.contains(*addr) && (!best || r.cidr.len > best->cidr.len ||
                                     (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
       best = &r;
+  // An expired deny entry stays in the trie until the lists next change; the datapath
+  // then uses the most specific entry without an expiry that covers it.
+  if (best && best->expires_unix_ns && best->expires_unix_ns <= clocks.now_unix_ns) {
+    const ListRow* after = nullptr;
+    for (const ListRow& r : *rows)
+      if (!r.expires_unix_ns && r.cidr.len < best->cidr.len && r.cidr.contains(*addr) &&
+          (!after || r.cidr.len > after->cidr.len))
+        after = &r;
+    best = after;
+  }
   if (best) out.list = *best;
   const lv_override* ov = nullptr;
   if (best && best->kind == LV_LIST_OVERRIDE) {
@@ -579,7 +603,6 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
     sc.now_ns = Clocks::read().now_mono_ns;
     out.classes.push_back(sc);
   }
-  (void)clocks;
   return out;
 }
 
