@@ -18,6 +18,83 @@ void add_iface(CLI::App* cmd, std::string& iface) {
   cmd->add_option("iface", iface, "network interface, e.g. eth0")->required();
 }
 
+// "deny add " for `levee deny add ...`: where --help would tell more.
+std::string parsed_path(const CLI::App& app) {
+  std::string path;
+  for (const CLI::App* cur = &app; !cur->get_subcommands().empty();) {
+    cur = cur->get_subcommands().back();
+    path += cur->get_name() + " ";
+  }
+  return path;
+}
+
+constexpr const char* kExpiresHelp =
+    "when the entry stops matching: a duration (90s, 30m, 2h, 1d12h, 1w) or an RFC 3339 time "
+    "(2026-12-01T00:00:00Z); default never";
+
+// `levee allow|deny|override`: add, del, list (and deny import), all filling one ListArgs.
+struct ListGroup {
+  CLI::App* group;
+  lv_list_kind kind;
+  std::vector<std::pair<CLI::App*, ListOp>> ops;
+};
+
+ListGroup add_list_group(CLI::App& app, ListArgs& la, lv_list_kind kind, const char* about, const char* example_cidrs) {
+  const std::string name = kind == LV_LIST_ALLOW ? "allow" : kind == LV_LIST_DENY ? "deny" : "override";
+  ListGroup g{app.add_subcommand(name, about), kind, {}};
+  g.group->require_subcommand(1);
+
+  auto* add = g.group->add_subcommand("add", fmt::format("add networks to the {} list (or replace their entries)", name));
+  add_iface(add, la.iface);
+  if (kind == LV_LIST_OVERRIDE)
+    add->add_option("name", la.override_name, "an override defined in the config file ([[override]])")->required();
+  add->add_option("cidr", la.cidrs, "networks or addresses: 198.51.100.0/24, 2001:db8::/48, 203.0.113.7")
+      ->required();
+  if (kind == LV_LIST_DENY) add->add_option("--expires", la.expires, kExpiresHelp);
+  add->footer(kind == LV_LIST_OVERRIDE
+                  ? fmt::format("\nExample: levee override add eth0 partner {}\n"
+                                "The networks get the override's limits in the classes it names.",
+                                example_cidrs)
+                  : kind == LV_LIST_DENY
+                        ? fmt::format("\nExamples: levee deny add eth0 {}\n"
+                                      "          levee deny add eth0 203.0.113.7 --expires 2h",
+                                      example_cidrs)
+                        : fmt::format("\nExample: levee allow add eth0 {}\n"
+                                      "Allowed sources are never limited; their packets are still counted.",
+                                      example_cidrs));
+  g.ops.push_back({add, ListOp::Add});
+
+  auto* del = g.group->add_subcommand("del", fmt::format("delete networks from the {} list", name));
+  add_iface(del, la.iface);
+  del->add_option("cidr", la.cidrs, "networks as they were added")->required();
+  del->footer(fmt::format("\nExample: levee {} del eth0 {}\n"
+                          "Entries from the config file come back with the next reload.",
+                          name, example_cidrs));
+  g.ops.push_back({del, ListOp::Del});
+
+  auto* list = g.group->add_subcommand("list", fmt::format("the entries of the {} list", name));
+  add_iface(list, la.iface);
+  list->add_option("cidr", la.cidrs, "only entries within, or covering, these networks");
+  list->add_flag("--json", la.json, "one JSON object");
+  list->footer(fmt::format("\nExamples: levee {0} list eth0\n          levee {0} list eth0 198.51.100.0/24 --json",
+                           name));
+  g.ops.push_back({list, ListOp::List});
+
+  if (kind == LV_LIST_DENY) {
+    auto* imp = g.group->add_subcommand("import", "add every network of a blocklist file to the deny list, at once");
+    add_iface(imp, la.iface);
+    imp->add_option("file", la.file, "one CIDR or address per line; '#' and ';' start comments")->required();
+    imp->add_option("--expires", la.expires, kExpiresHelp);
+    imp->footer("\nExample: levee deny import eth0 /var/lib/levee/drop.netset --expires 1d\n"
+                "Reports what was added, renewed, skipped and rejected (with line numbers). A file\n"
+                "with no valid line adds nothing and exits 1.");
+    g.ops.push_back({imp, ListOp::Import});
+  }
+  g.group->footer(fmt::format("\nExamples: levee {0} add eth0 {1}\n          levee {0} list eth0 --json", name,
+                              kind == LV_LIST_OVERRIDE ? std::string("partner ") + example_cidrs : example_cidrs));
+  return g;
+}
+
 }  // namespace
 
 Parsed parse(int argc, const char* const* argv) {
@@ -30,16 +107,33 @@ Parsed parse(int argc, const char* const* argv) {
   AttachArgs& at = inv.attach;
   auto* attach = app.add_subcommand("attach", "attach to an interface and start limiting every source");
   add_iface(attach, at.iface);
-  attach->add_option("--rate", at.rate, "packets per second each source may send (e.g. 500, 10k)")->required();
-  attach->add_option("--burst", at.burst, "packets a source may send at once above its rate")->required();
-  attach->add_option("--mode", at.mode, "XDP mode: auto tries native, then generic")
-      ->check(CLI::IsMember({"auto", "native", "generic"}))
-      ->capture_default_str();
+  auto* config = attach->add_option("--config", at.config, "the policy file (TOML): classes, lists, overrides");
+  auto* rate = attach->add_option("--rate", at.rate, "shorthand for one class: packets per second each source may send (e.g. 500, 10k)");
+  auto* burst = attach->add_option("--burst", at.burst, "shorthand for one class: packets a source may send at once above its rate");
+  auto* mode = attach->add_option("--mode", at.mode, "XDP mode: auto tries native, then generic")
+                   ->check(CLI::IsMember({"auto", "native", "generic"}))
+                   ->capture_default_str();
   attach->add_option("--max-sources", at.max_sources, "sources tracked at once (LRU); default 1M, ~121 bytes each");
-  attach->add_option("--prefix4", at.prefix4, "IPv4 prefix length that makes one source")->capture_default_str();
-  attach->add_option("--prefix6", at.prefix6, "IPv6 prefix length that makes one source")->capture_default_str();
-  attach->footer("\nExample: levee attach eth0 --rate 1k --burst 200\n"
-                 "Pins the program under /sys/fs/bpf/levee/IFACE/: it keeps running after levee exits.");
+  auto* p4 = attach->add_option("--prefix4", at.prefix4, "with --rate: IPv4 prefix length that makes one source")
+                 ->capture_default_str();
+  auto* p6 = attach->add_option("--prefix6", at.prefix6, "with --rate: IPv6 prefix length that makes one source")
+                 ->capture_default_str();
+  rate->needs(burst);
+  burst->needs(rate);
+  config->excludes(rate)->excludes(burst)->excludes(p4)->excludes(p6);
+  attach->footer("\nExamples: levee attach eth0 --config /etc/levee/levee.toml\n"
+                 "          levee attach eth0 --rate 1k --burst 200\n"
+                 "--mode and --max-sources override the file's [interface] settings. The program is\n"
+                 "pinned under /sys/fs/bpf/levee/IFACE/: it keeps running after levee exits.");
+
+  ReloadArgs& rl = inv.reload;
+  auto* reload = app.add_subcommand("reload", "replace the policy of an attached interface from its file, atomically");
+  add_iface(reload, rl.iface);
+  reload->add_option("--config", rl.config, "the policy file (TOML)")->required();
+  reload->footer("\nExample: levee reload eth0 --config /etc/levee/levee.toml\n"
+                 "The whole file is checked first: a bad file changes nothing. Sources keep their\n"
+                 "state in classes that still exist; entries added with allow/deny/override add or\n"
+                 "deny import are kept.");
 
   SetArgs& st = inv.set;
   auto* set = app.add_subcommand("set", "change the limits of an attached interface, live");
@@ -51,9 +145,10 @@ Parsed parse(int argc, const char* const* argv) {
   set->add_option("--bytes-burst", st.bytes_burst, "new byte burst per source");
   set->add_option("--prefix4", st.prefix4, "new IPv4 source prefix length (starts new buckets)");
   set->add_option("--prefix6", st.prefix6, "new IPv6 source prefix length (starts new buckets)");
-  set->footer("\nExample: levee set eth0 --rate 2k\n"
+  set->footer("\nExamples: levee set eth0 --rate 2k\n"
+              "          levee set eth0 --class dns --rate 500 --burst 50\n"
               "Options not given keep their value. Sources keep their state: one that was being\n"
-              "limited continues at the new rate at once.");
+              "limited continues at the new rate at once. A reload restores the file's limits.");
 
   StatsArgs& sa = inv.stats;
   auto* stats = app.add_subcommand("stats", "counters of an interface, summed over CPUs");
@@ -66,7 +161,7 @@ Parsed parse(int argc, const char* const* argv) {
   stats->add_option("--count", sa.count, "stop --watch after this many samples");
   stats->footer("\nExamples: levee stats eth0 --json\n          levee stats eth0 --watch");
 
-  auto* status = app.add_subcommand("status", "every attached interface: mode, program, limits, sources");
+  auto* status = app.add_subcommand("status", "every attached interface: mode, program, classes, lists, sources");
   status->add_flag("--json", inv.status_json, "one JSON object");
   status->footer("\nExample: levee status --json");
 
@@ -74,9 +169,29 @@ Parsed parse(int argc, const char* const* argv) {
   add_iface(detach, inv.detach_iface);
   detach->footer("\nExample: levee detach eth0");
 
+  ListArgs& la = inv.lists;
+  const ListGroup groups[] = {
+      add_list_group(app, la, LV_LIST_ALLOW, "allow list: networks never limited (still counted)",
+                     "198.51.100.0/24 2001:db8:1::/48"),
+      add_list_group(app, la, LV_LIST_DENY, "deny list: networks always dropped, optionally until a time",
+                     "203.0.113.0/24"),
+      add_list_group(app, la, LV_LIST_OVERRIDE, "override list: networks with limits of their own (from the config)",
+                     "192.0.2.0/24"),
+  };
+
+  ShowArgs& sh = inv.show;
+  auto* show = app.add_subcommand("show", "one address: its list entry, and per class its tokens, wait and counters");
+  add_iface(show, sh.iface);
+  show->add_option("address", sh.address, "an IPv4 or IPv6 address")->required();
+  show->add_flag("--json", sh.json, "one JSON object");
+  show->footer("\nExample: levee show eth0 203.0.113.7 --json\n"
+               "An address with no state was not seen since its state was evicted, or never.");
+
   Parsed out;
   try {
     app.parse(argc, argv);
+    if (*attach && config->count() == 0 && rate->count() == 0)
+      throw CLI::ValidationError("attach needs --config FILE, or --rate PPS and --burst PKTS");
   } catch (const CLI::ParseError& e) {
     std::ostringstream o, err;
     const bool info = e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
@@ -86,18 +201,26 @@ Parsed parse(int argc, const char* const* argv) {
       if (!out.out.empty() && out.out.back() != '\n') out.out += '\n';
       out.exit_code = kExitOk;
     } else {
-      std::string sub;
-      for (auto* s : app.get_subcommands()) sub = s->get_name() + " ";
-      out.err = fmt::format("levee: {}; see: levee {}--help\n", e.what(), sub);
+      out.err = fmt::format("levee: {}; see: levee {}--help\n", e.what(), parsed_path(app));
       out.exit_code = kExitUsage;
     }
     return out;
   }
+  at.mode_given = mode->count() > 0;
   if (*attach) inv.command = Command::Attach;
+  else if (*reload) inv.command = Command::Reload;
   else if (*set) inv.command = Command::Set;
   else if (*stats) inv.command = Command::Stats;
   else if (*status) inv.command = Command::Status;
-  else inv.command = Command::Detach;
+  else if (*show) inv.command = Command::Show;
+  else if (*detach) inv.command = Command::Detach;
+  for (const ListGroup& g : groups) {
+    if (!*g.group) continue;
+    inv.command = Command::Lists;
+    la.kind = g.kind;
+    for (const auto& [sub, op] : g.ops)
+      if (*sub) la.op = op;
+  }
   out.invocation = std::move(inv);
   return out;
 }
@@ -107,10 +230,13 @@ int run(const Invocation& inv) {
   Status r;
   switch (inv.command) {
     case Command::Attach: r = attach(inv.attach); break;
+    case Command::Reload: r = reload(inv.reload); break;
     case Command::Set: r = set(inv.set); break;
     case Command::Stats: r = stats(inv.stats); break;
     case Command::Status: r = status(inv.status_json); break;
     case Command::Detach: r = detach(inv.detach_iface); break;
+    case Command::Lists: r = lists(inv.lists); break;
+    case Command::Show: r = show(inv.show); break;
   }
   if (!r) {
     std::fflush(stdout);

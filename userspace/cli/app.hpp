@@ -12,16 +12,19 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
-enum class Command { Attach, Set, Stats, Status, Detach };
+enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show };
 
 struct Invocation {
   Command command = Command::Status;
   bool verbose = false;
   AttachArgs attach;
+  ReloadArgs reload;
   SetArgs set;
   StatsArgs stats;
   bool status_json = false;
   std::string detach_iface;
+  ListArgs lists;  // allow, deny, override
+  ShowArgs show;
 };
 
 struct Parsed {

@@ -12,6 +12,7 @@
 #include "bpf/pins.hpp"
 #include "core/units.hpp"
 #include "export/format.hpp"
+#include "policy/config.hpp"
 
 namespace levee::cli {
 namespace {
@@ -33,14 +34,29 @@ Status readers_preflight(const char* action) {
 Status attach(const AttachArgs& a) {
   AttachOptions o;
   o.iface = a.iface;
-  auto rate = count_arg("--rate", a.rate);
-  if (!rate) return rate.error();
-  auto burst = count_arg("--burst", a.burst);
-  if (!burst) return burst.error();
-  const Limits limits{*rate, *burst, a.prefix4, a.prefix6};
-  LV_TRY(validate(limits));
-  o.policy = one_class_policy(limits);
   o.mode = a.mode == "native" ? LV_MODE_NATIVE : a.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
+  std::optional<Limits> shorthand;
+  if (!a.config.empty()) {
+    if (!a.rate.empty() || !a.burst.empty())
+      return usage_error("--config and --rate/--burst exclude each other", "the file's classes hold the limits");
+    auto p = load_config(a.config);
+    if (!p) return p.error();
+    o.policy = std::move(p.value());
+    if (o.policy.source.empty()) o.policy.source = a.config;
+    // The file's [interface] settings, unless the command line says otherwise.
+    if (o.policy.iface.mode && !a.mode_given) o.mode = *o.policy.iface.mode;
+    if (o.policy.iface.max_sources) o.max_sources = *o.policy.iface.max_sources;
+  } else {
+    if (a.rate.empty() && a.burst.empty())
+      return usage_error("levee attach needs a policy", "give --config FILE, or --rate PPS and --burst PKTS");
+    auto rate = count_arg("--rate", a.rate);
+    if (!rate) return rate.error();
+    auto burst = count_arg("--burst", a.burst);
+    if (!burst) return burst.error();
+    shorthand = Limits{*rate, *burst, a.prefix4, a.prefix6};
+    LV_TRY(validate(*shorthand));
+    o.policy = one_class_policy(*shorthand);
+  }
   if (!a.max_sources.empty()) {
     auto m = count_arg("--max-sources", a.max_sources);
     if (!m) return m.error();
@@ -51,9 +67,28 @@ Status attach(const AttachArgs& a) {
   auto r = levee::attach(o);
   if (!r) return r.error();
   if (!r->fallback.empty()) fmt::print("{}; using generic mode\n", r->fallback);
-  fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n",
-             a.iface, r->mode, r->prog_id, format_count(limits.rate), format_count(limits.burst), limits.prefix4,
-             limits.prefix6);
+  if (shorthand) {
+    fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n",
+               a.iface, r->mode, r->prog_id, format_count(shorthand->rate), format_count(shorthand->burst),
+               shorthand->prefix4, shorthand->prefix6);
+  } else {
+    fmt::print("attached to {} in {} mode (program {}): policy from {}, {} sources at most\n{}", a.iface, r->mode,
+               r->prog_id, o.policy.source, format_count(o.max_sources), policy_text(o.policy));
+  }
+  return {};
+}
+
+Status reload(const ReloadArgs& a) {
+  auto p = load_config(a.config);  // a bad file fails here, before anything is touched
+  if (!p) return p.error();
+  if (p->source.empty()) p->source = a.config;
+  auto r = levee::reload(a.iface, *p);
+  if (!r) return r.error();
+  fmt::print("{}: policy generation {} from {}: {} classes, {} list entries ({} of them added at run time, kept)\n{}",
+             a.iface, r->generation, p->source, r->classes, group_digits(r->list_entries),
+             group_digits(r->kept_runtime), policy_text(*p, false));
+  for (const auto& d : r->dropped) fmt::print("  dropped  {}\n", d);
+  for (const auto& n : r->notes) fmt::print("  note     {}\n", n);
   return {};
 }
 

@@ -1,10 +1,16 @@
-// commands.hpp - the subcommands, behind the CLI11 wiring in main.cpp.
+// commands.hpp - the subcommands, behind the CLI11 wiring in app.cpp.
+//
+// commands.cpp: attach, reload, set, stats, status, detach; lists.cpp: allow, deny and
+// override lists; show.cpp: show. Each checks its values before anything touches the
+// kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
+#include "levee_abi.h"
 
 namespace levee::cli {
 
@@ -12,8 +18,15 @@ struct AttachArgs {
   std::string iface;
   std::string rate, burst;        // counts as typed ("10k"), parsed by the command
   std::string mode = "auto";
-  std::string max_sources;        // empty: default
+  std::string max_sources;        // empty: the config file's, else the default
   unsigned prefix4 = 32, prefix6 = 64;
+  std::string config;             // a policy file instead of --rate/--burst
+  bool mode_given = false;        // --mode was typed: it wins over the config file's
+};
+
+struct ReloadArgs {
+  std::string iface;
+  std::string config;
 };
 
 struct SetArgs {
@@ -32,10 +45,32 @@ struct StatsArgs {
   unsigned count = 0;  // 0: until interrupted
 };
 
+// `levee allow|deny|override add|del|list` and `levee deny import`.
+enum class ListOp { Add, Del, List, Import };
+struct ListArgs {
+  lv_list_kind kind = LV_LIST_DENY;
+  ListOp op = ListOp::List;
+  std::string iface;
+  std::string override_name;       // override add: an override the config defines
+  std::vector<std::string> cidrs;  // add, del; list: only entries overlapping these
+  std::string expires;             // deny add, deny import: a duration or RFC 3339 time
+  std::string file;                // deny import
+  bool json = false;               // list
+};
+
+struct ShowArgs {
+  std::string iface;
+  std::string address;
+  bool json = false;
+};
+
 Status attach(const AttachArgs& a);
+Status reload(const ReloadArgs& a);
 Status set(const SetArgs& a);
 Status stats(const StatsArgs& a);
 Status status(bool json);
 Status detach(const std::string& iface);
+Status lists(const ListArgs& a);
+Status show(const ShowArgs& a);
 
 }  // namespace levee::cli

@@ -18,12 +18,15 @@ struct ReasonInfo {
 inline constexpr std::array kReasons{
     ReasonInfo{LV_R_CONFORMING, "conforming", "within its source's limit"},
     ReasonInfo{LV_R_NOT_IP, "not_ip", "not IPv4/IPv6 (ARP, LLDP, ...): never limited"},
-    ReasonInfo{LV_R_ALLOW, "allow", "on the allow list: never limited (no allow list in this version)"},
+    ReasonInfo{LV_R_ALLOW, "allow", "on the allow list: never limited"},
     ReasonInfo{LV_R_RATE, "rate", "over its source's packet rate limit"},
     ReasonInfo{LV_R_MALFORMED, "malformed", "truncated or inconsistent Ethernet/VLAN/IP header"},
     ReasonInfo{LV_R_VLAN_DEPTH, "vlan_depth", "more than two VLAN tags"},
     ReasonInfo{LV_R_MAP_FULL, "map_full", "no state could be created for a new source"},
     ReasonInfo{LV_R_CONTENDED, "contended", "lost the per-source update race repeatedly"},
+    ReasonInfo{LV_R_DENY, "deny", "on the deny list"},
+    ReasonInfo{LV_R_BYTES, "bytes", "over its source's byte rate limit"},
+    ReasonInfo{LV_R_EXT_DEPTH, "ext_depth", "more IPv6 extension headers than levee walks"},
 };
 
 }  // namespace levee

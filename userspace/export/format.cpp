@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+
 #include "core/reasons.hpp"
 #include "core/units.hpp"
+#include "limiter.h"
 #include "policy/policy.hpp"
-
-#include <cstring>
 
 namespace levee {
 
@@ -46,7 +50,8 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const std
   json classes = json::object();
   for (size_t i = 0; i < class_names.size() && i < LV_MAX_CLASSES; ++i) {
     const lv_class_counters& k = c.by_class[i];
-    classes[class_names[i]] = {{"passed_packets", k.passed.packets}, {"passed_bytes", k.passed.bytes},
+    classes[class_names[i]] = {{"id", i},
+                               {"passed_packets", k.passed.packets}, {"passed_bytes", k.passed.bytes},
                                {"dropped_packets", k.dropped.packets}, {"dropped_bytes", k.dropped.bytes}};
   }
   j["classes"] = classes;
@@ -66,24 +71,45 @@ std::string stats_text(const std::string& iface, const Counters& c, const std::v
   for (const auto& r : kReasons)
     if (lv_reason_drops(r.id)) row(fmt::format("  {}", r.name), c.by_reason[r.id]);
   if (class_names.size() > 1) {
-    out += fmt::format("\n{:<20} {:>18} {:>18} {:>18} {:>18}\n", "class", "passed packets", "passed bytes",
+    size_t w = 20;
+    for (const auto& n : class_names) w = std::max(w, n.size() + 1);
+    out += fmt::format("\n{:<{}} {:>18} {:>18} {:>18} {:>18}\n", "class", w, "passed packets", "passed bytes",
                        "dropped packets", "dropped bytes");
     for (size_t i = 0; i < class_names.size() && i < LV_MAX_CLASSES; ++i) {
       const lv_class_counters& k = c.by_class[i];
-      out += fmt::format("{:<20} {:>18} {:>18} {:>18} {:>18}\n", class_names[i], group_digits(k.passed.packets),
+      out += fmt::format("{:<{}} {:>18} {:>18} {:>18} {:>18}\n", class_names[i], w, group_digits(k.passed.packets),
                          group_digits(k.passed.bytes), group_digits(k.dropped.packets), group_digits(k.dropped.bytes));
     }
   }
   return out;
 }
 
-std::string describe_limits(const ClassSpec& c) {
+namespace {
+
+// "500 pps, burst 100; 1M B/s, burst 100k B", or "no limit".
+std::string describe_rates(const Rate& packets, const Rate& bytes) {
   std::string s;
-  if (c.packets.set()) s += fmt::format("{} pps, burst {}", format_count(c.packets.rate), format_count(c.packets.burst));
-  if (c.bytes.set())
-    s += fmt::format("{}{} B/s, burst {} B", s.empty() ? "" : "; ", format_count(c.bytes.rate), format_count(c.bytes.burst));
-  if (s.empty()) s = "no limit";
-  return s + fmt::format("; per source /{} (IPv4), /{} (IPv6)", c.prefix4, c.prefix6);
+  if (packets.set()) s += fmt::format("{} pps, burst {}", format_count(packets.rate), format_count(packets.burst));
+  if (bytes.set())
+    s += fmt::format("{}{} B/s, burst {} B", s.empty() ? "" : "; ", format_count(bytes.rate), format_count(bytes.burst));
+  return s.empty() ? "no limit" : s;
+}
+
+std::string name_of(const char (&n)[LV_NAME_LEN]) { return std::string(n, strnlen(n, LV_NAME_LEN)); }
+
+std::string override_line(const std::string& name, const Rate& packets, const Rate& bytes, const std::string& where) {
+  return fmt::format("  override {:<11} {}; {}\n", name, describe_rates(packets, bytes), where);
+}
+
+std::string lists_line(size_t allow, size_t deny, size_t overrides) {
+  return fmt::format("  lists    {} allow, {} deny, {} override entries\n", group_digits(allow), group_digits(deny),
+                     group_digits(overrides));
+}
+
+}  // namespace
+
+std::string describe_limits(const ClassSpec& c) {
+  return describe_rates(c.packets, c.bytes) + fmt::format("; per source /{} (IPv4), /{} (IPv6)", c.prefix4, c.prefix6);
 }
 
 std::string rates_line(const Counters& a, const Counters& b, double seconds) {
@@ -167,10 +193,264 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
       const ClassSpec c = class_of(k);
       out += fmt::format("  class {:<14} {}\n", c.name, describe_limits(c));
     }
-    if (s.allow + s.deny + s.override_entries)
-      out += fmt::format("  lists    {} allow, {} deny, {} override entries\n", s.allow, s.deny, s.override_entries);
+    for (const lv_override& o : s.overrides) {
+      std::string in;
+      size_t n = 0;
+      for (size_t i = 0; i < s.classes.size(); ++i)
+        if ((o.classes >> i) & 1) in += (n++ ? ", " : "") + name_of(s.classes[i].name);
+      out += override_line(name_of(o.name), {o.pkt.rate, o.pkt.burst}, {o.bytes.rate, o.bytes.burst},
+                           n == s.classes.size() ? "every class" : "classes " + in);
+    }
+    if (s.allow + s.deny + s.override_entries) out += lists_line(s.allow, s.deny, s.override_entries);
     out += fmt::format("  sources  {} tracked of {}\n", group_digits(s.sources), group_digits(s.max_sources));
   }
+  return out;
+}
+
+std::string describe_match(const Match& m) {
+  if (m.empty()) return "any";
+  std::string s;
+  std::vector<Proto> protos = m.protos;
+  // Ports and SYN only exist for the protocols that carry them.
+  if (protos.empty() && m.syn) protos = {Proto::Tcp};
+  if (protos.empty() && !m.ports.empty()) protos = {Proto::Tcp, Proto::Udp};
+  for (Proto p : protos) s += fmt::format("{}{}", s.empty() ? "" : ",", proto_name(p));
+  if (m.syn) s += " syn";
+  if (!m.ports.empty()) {
+    s += m.ports.size() == 1 && m.ports[0].first == m.ports[0].last ? " port " : " ports ";
+    for (size_t i = 0; i < m.ports.size(); ++i) {
+      const PortRange& r = m.ports[i];
+      s += i ? "," : "";
+      s += r.first == r.last ? fmt::format("{}", r.first) : fmt::format("{}-{}", r.first, r.last);
+    }
+  }
+  return s;
+}
+
+std::string policy_text(const Policy& p, bool with_lists) {
+  std::string out;
+  for (const ClassSpec& c : p.classes)
+    out += fmt::format("  class {:<14} {}: {}\n", c.name, describe_match(c.match), describe_limits(c));
+  for (const OverrideSpec& o : p.overrides) {
+    std::string in;
+    for (const auto& c : o.classes) in += (in.empty() ? "" : ", ") + c;
+    out += override_line(o.name, o.packets, o.bytes, in.empty() ? "every class" : "classes " + in);
+  }
+  if (!with_lists) return out;
+  size_t n[4] = {};
+  for (const ListEntry& e : p.lists) ++n[e.kind & 3];
+  out += lists_line(n[LV_LIST_ALLOW], n[LV_LIST_DENY], n[LV_LIST_OVERRIDE]);
+  return out;
+}
+
+std::string format_unix_time(uint64_t unix_ns) {
+  const time_t t = static_cast<time_t>(unix_ns / LV_NSEC_PER_SEC);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string format_span(uint64_t s) {
+  struct Unit { uint64_t secs; const char* name; };
+  static constexpr Unit kUnits[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+  if (s == 0) return "0s";
+  // The two largest units: "9d 3h", "2h 5m", "42s".
+  for (size_t i = 0; i < std::size(kUnits); ++i) {
+    if (s < kUnits[i].secs) continue;
+    std::string out = fmt::format("{}{}", s / kUnits[i].secs, kUnits[i].name);
+    if (i + 1 < std::size(kUnits)) {
+      const uint64_t rest = s % kUnits[i].secs / kUnits[i + 1].secs;
+      if (rest) out += fmt::format(" {}{}", rest, kUnits[i + 1].name);
+    }
+    return out;
+  }
+  return "0s";
+}
+
+std::string format_expiry(uint64_t expires, uint64_t now) {
+  if (expires > now) return "in " + format_span((expires - now + LV_NSEC_PER_SEC - 1) / LV_NSEC_PER_SEC);
+  return "expired " + format_span((now - expires) / LV_NSEC_PER_SEC) + " ago";
+}
+
+const char* list_kind_name(lv_list_kind k) {
+  switch (k) {
+    case LV_LIST_ALLOW: return "allow";
+    case LV_LIST_DENY: return "deny";
+    case LV_LIST_OVERRIDE: return "override";
+    default: return "none";
+  }
+}
+
+const char* list_origin_name(lv_list_origin o) {
+  switch (o) {
+    case LV_ORIGIN_CONFIG: return "config";
+    case LV_ORIGIN_CLI: return "cli";
+    case LV_ORIGIN_IMPORT: return "import";
+  }
+  return "unknown";
+}
+
+nlohmann::json list_row_json(const ListRow& r, uint64_t now) {
+  using nlohmann::json;
+  json j = {{"cidr", r.cidr.to_string()},
+            {"family", r.cidr.family},
+            {"kind", list_kind_name(r.kind)},
+            {"override", r.kind == LV_LIST_OVERRIDE ? json(r.override_name) : json(nullptr)},
+            {"expires", nullptr},
+            {"expires_unix", nullptr},
+            {"expires_in", nullptr},
+            {"expired", false},
+            {"origin", list_origin_name(r.origin)}};
+  if (r.expires_unix_ns) {
+    j["expires"] = format_unix_time(r.expires_unix_ns);
+    j["expires_unix"] = r.expires_unix_ns / LV_NSEC_PER_SEC;
+    j["expires_in"] = r.expires_unix_ns > now ? (r.expires_unix_ns - now + LV_NSEC_PER_SEC - 1) / LV_NSEC_PER_SEC : 0;
+    j["expired"] = r.expires_unix_ns <= now;
+  }
+  return j;
+}
+
+nlohmann::json list_json(const std::string& iface, lv_list_kind kind, const std::vector<ListRow>& rows,
+                         uint64_t now) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const ListRow& r : rows) entries.push_back(list_row_json(r, now));
+  return {{"interface", iface}, {"kind", list_kind_name(kind)}, {"entries", entries}};
+}
+
+std::string list_text(const std::string& iface, lv_list_kind kind, const std::vector<ListRow>& rows, uint64_t now) {
+  if (rows.empty()) return fmt::format("{}: no {} entries\n", iface, list_kind_name(kind));
+  auto expires = [&](const ListRow& r) {
+    return r.expires_unix_ns
+               ? fmt::format("{} ({})", format_unix_time(r.expires_unix_ns), format_expiry(r.expires_unix_ns, now))
+               : std::string("never");
+  };
+  size_t wc = 4, wo = 8, we = 7;
+  for (const ListRow& r : rows) {
+    wc = std::max(wc, r.cidr.to_string().size());
+    wo = std::max(wo, r.override_name.size());
+    we = std::max(we, expires(r).size());
+  }
+  const bool ov = kind == LV_LIST_OVERRIDE;
+  auto row = [&](const std::string& cidr, const std::string& name, const std::string& exp, const std::string& origin) {
+    std::string line = fmt::format("  {:<{}}  ", cidr, wc);
+    if (ov) line += fmt::format("{:<{}}  ", name, wo);
+    return line + fmt::format("{:<{}}  {}\n", exp, we, origin);
+  };
+  std::string out = fmt::format("{}: {} {} entr{}\n", iface, group_digits(rows.size()), list_kind_name(kind),
+                                rows.size() == 1 ? "y" : "ies");
+  out += row("CIDR", "OVERRIDE", "EXPIRES", "ORIGIN");
+  for (const ListRow& r : rows) out += row(r.cidr.to_string(), r.override_name, expires(r), list_origin_name(r.origin));
+  return out;
+}
+
+ShowLimiter show_limiter(const ShowClass& c) {
+  ShowLimiter l;
+  if (c.pkt.cost) {
+    l.tokens = lv_gcra_tokens(c.state.ready_ns, c.now_ns, &c.pkt);
+    l.wait_ns = lv_gcra_wait(c.state.ready_ns, c.now_ns);
+  }
+  if (c.bytes.cost) {
+    l.byte_tokens = lv_byte_tokens(c.state.ready_bytes_ns, c.now_ns, &c.bytes);
+    l.wait_ns = std::max<uint64_t>(l.wait_ns, lv_gcra_wait(c.state.ready_bytes_ns, c.now_ns));
+  }
+  return l;
+}
+
+std::string show_source(const ShowResult& r, const ShowClass& c) {
+  auto a = Cidr::parse(r.address);
+  if (!a) return r.address;
+  Cidr k = *a;
+  k.len = k.family == 4 ? c.cls.prefix4 : c.cls.prefix6;
+  for (unsigned i = 0; i < 16; ++i) {
+    const unsigned bits = k.len > 8 * i ? std::min(8u, k.len - 8 * i) : 0;
+    k.addr[i] &= static_cast<uint8_t>(bits ? 0xff << (8 - bits) : 0);
+  }
+  return k.to_string();
+}
+
+namespace {
+
+// What a list entry does to the address, as `levee show` says it.
+std::string list_effect(const ListRow& r) {
+  switch (r.kind) {
+    case LV_LIST_ALLOW: return "never limited (still counted)";
+    case LV_LIST_DENY: return "every packet dropped";
+    case LV_LIST_OVERRIDE: return fmt::format("limited by override '{}' in the classes it names", r.override_name);
+    default: return "";
+  }
+}
+
+}  // namespace
+
+nlohmann::json show_json(const std::string& iface, const ShowResult& r, uint64_t now_unix_ns) {
+  using nlohmann::json;
+  json classes = json::array();
+  for (const ShowClass& c : r.classes) {
+    const ShowLimiter l = show_limiter(c);
+    auto opt = [](const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); };
+    classes.push_back({{"name", c.name},
+                       {"class_id", c.class_id},
+                       {"source", show_source(r, c)},
+                       {"override", c.override_name ? json(*c.override_name) : json(nullptr)},
+                       {"rate", c.pkt.rate},
+                       {"burst", c.pkt.burst},
+                       {"bytes_rate", c.bytes.rate},
+                       {"bytes_burst", c.bytes.burst},
+                       {"tokens", opt(l.tokens)},
+                       {"byte_tokens", opt(l.byte_tokens)},
+                       {"wait_ns", l.wait_ns},
+                       {"passed_packets", LV_COUNT_PACKETS(c.state.passed)},
+                       {"passed_bytes", LV_COUNT_BYTES(c.state.passed)},
+                       {"dropped_packets", LV_COUNT_PACKETS(c.state.dropped)},
+                       {"dropped_bytes", LV_COUNT_BYTES(c.state.dropped)}});
+  }
+  return {{"interface", iface},
+          {"address", r.address},
+          {"list", r.list ? list_row_json(*r.list, now_unix_ns) : json(nullptr)},
+          {"classes", classes},
+          {"counter_bits", 32}};
+}
+
+std::string show_text(const std::string& iface, const ShowResult& r, uint64_t now_unix_ns) {
+  if (!r.list && r.classes.empty())
+    return fmt::format("{} on {}: no state in any class, on no list\n", r.address, iface);
+  std::string out = fmt::format("{} on {}\n", r.address, iface);
+  if (r.list) {
+    const ListRow& e = *r.list;
+    std::string what = e.kind == LV_LIST_OVERRIDE ? fmt::format("override {} {}", e.override_name, e.cidr.to_string())
+                                                  : fmt::format("{} {}", list_kind_name(e.kind), e.cidr.to_string());
+    std::string detail = fmt::format("origin {}", list_origin_name(e.origin));
+    if (e.expires_unix_ns)
+      detail += fmt::format(", expires {} ({})", format_unix_time(e.expires_unix_ns),
+                            format_expiry(e.expires_unix_ns, now_unix_ns));
+    out += fmt::format("  list     {}, {}: {}\n", what, detail, list_effect(e));
+  } else {
+    out += "  list     no entry: limited by its class\n";
+  }
+  if (r.classes.empty()) out += "  no state in any class\n";
+  for (const ShowClass& c : r.classes) {
+    const ShowLimiter l = show_limiter(c);
+    out += fmt::format("  class {}  source {}\n", c.name, show_source(r, c));
+    std::string limits = describe_rates({c.pkt.rate, c.pkt.burst}, {c.bytes.rate, c.bytes.burst});
+    if (c.override_name) limits += fmt::format(" (override {}, replacing the class's)", *c.override_name);
+    out += fmt::format("    limits   {}\n", limits);
+    std::string tokens;
+    if (l.tokens) tokens = fmt::format("{} packets", group_digits(*l.tokens));
+    if (l.byte_tokens) tokens += fmt::format("{}{} bytes", tokens.empty() ? "" : ", ", group_digits(*l.byte_tokens));
+    if (!tokens.empty()) out += fmt::format("    tokens   {}\n", tokens);
+    out += fmt::format("    next     {}\n", l.wait_ns ? "in " + format_ns(l.wait_ns) : std::string("now"));
+    auto counts = [](uint64_t v) {
+      const uint32_t p = LV_COUNT_PACKETS(v), b = LV_COUNT_BYTES(v);
+      return fmt::format("{} packet{}, {} byte{}", group_digits(p), p == 1 ? "" : "s", group_digits(b), b == 1 ? "" : "s");
+    };
+    out += fmt::format("    passed   {}\n", counts(c.state.passed));
+    out += fmt::format("    dropped  {}\n", counts(c.state.dropped));
+  }
+  if (!r.classes.empty())
+    out += fmt::format("  (per-source counters are 32-bit and wrap; up to {} drops per CPU are counted late)\n",
+                       LV_HOT_MAX_HITS);
   return out;
 }
 

@@ -1,7 +1,8 @@
-// format.hpp - text and JSON renderings of counters and status.
+// format.hpp - text and JSON renderings of counters, status, lists and `levee show`.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,46 @@ std::string rates_line(const Counters& before, const Counters& after, double sec
 
 nlohmann::json status_json(const std::vector<IfaceStatus>& all);
 std::string status_text(const std::vector<IfaceStatus>& all);
+
+// "udp port 53", "tcp syn ports 80,443,8000-8999", "any" (the default class).
+std::string describe_match(const Match& m);
+
+// What attach and reload print under their first line: one line per class (match and
+// limits), per override, and (with_lists) the list entries by kind.
+std::string policy_text(const Policy& p, bool with_lists = true);
+
+// Wall-clock times and spans for expiries: "2026-12-01T00:00:00Z" (UTC), "2h 5m".
+std::string format_unix_time(uint64_t unix_ns);
+std::string format_span(uint64_t seconds);
+// "in 2h 5m", or "expired 3m ago" (such an entry stays in the trie, matching nothing,
+// until the next change of the lists).
+std::string format_expiry(uint64_t expires_unix_ns, uint64_t now_unix_ns);
+
+const char* list_kind_name(lv_list_kind k);      // "allow", "deny", "override"
+const char* list_origin_name(lv_list_origin o);  // "config", "cli", "import"
+
+// `levee allow|deny|override list`: the rows of one kind, as given (callers sort).
+// JSON: {"interface", "kind", "entries": [{"cidr", "family", "override", "expires",
+//        "expires_unix", "expires_in", "origin"}]} (see README).
+std::string list_text(const std::string& iface, lv_list_kind kind, const std::vector<ListRow>& rows,
+                      uint64_t now_unix_ns);
+nlohmann::json list_json(const std::string& iface, lv_list_kind kind, const std::vector<ListRow>& rows,
+                         uint64_t now_unix_ns);
+nlohmann::json list_row_json(const ListRow& r, uint64_t now_unix_ns);
+
+// `levee show`: for each class the address has state in, what the limiter would do
+// now, computed with bpf/limiter.h from the state and the limits that apply.
+struct ShowLimiter {
+  std::optional<uint64_t> tokens;        // packets it could send at once (packet limit only)
+  std::optional<uint64_t> byte_tokens;   // bytes likewise (byte limit only)
+  uint64_t wait_ns = 0;                  // until its next packet would pass; 0: now
+};
+ShowLimiter show_limiter(const ShowClass& c);
+// The class's key as the datapath builds it: the address masked to the class prefix.
+std::string show_source(const ShowResult& r, const ShowClass& c);
+
+// JSON field names are a contract (README, "levee show").
+nlohmann::json show_json(const std::string& iface, const ShowResult& r, uint64_t now_unix_ns);
+std::string show_text(const std::string& iface, const ShowResult& r, uint64_t now_unix_ns);
 
 }  // namespace levee
