@@ -142,16 +142,21 @@ struct lv_limits {
  * packets skip the lookup.
  */
 static __always_inline __u32 lv_reject(struct lv_percpu *pc, const struct lv_policy *pol,
-				       struct lv_state *st, const struct lv_key *key, __u64 ready,
-				       __u32 reason, int fast, __u64 len)
+				       struct lv_state *st, const struct lv_key *key,
+				       const struct lv_packet *pkt, __u64 ready, __u32 reason, int fast,
+				       __u64 len)
 {
 	struct lv_hot *hot = &pc->hot;
 	__u64 n = 1;
 
+	/* Pending drops belong to the key (the source's state); the address only says
+	 * which host the entry may reject for (see lv_hot_rejects()). */
 	if (hot->generation == pol->generation && lv_key_eq(&hot->key, key)) {
 		if (hot->hits < LV_HOT_MAX_HITS) {
 			hot->hits++;
 			hot->reason = reason;
+			hot->fast = fast;
+			__builtin_memcpy(hot->addr, pkt->addr, sizeof(hot->addr));
 			hot->ready_ns = ready;
 			return reason;
 		}
@@ -161,6 +166,7 @@ static __always_inline __u32 lv_reject(struct lv_percpu *pc, const struct lv_pol
 	 * lose a count, never bounce a locked cache line per packet. */
 	st->dropped += n | (n * len) << 32;
 	hot->key = *key;
+	__builtin_memcpy(hot->addr, pkt->addr, sizeof(hot->addr));
 	hot->hits = 0;
 	hot->reason = reason;
 	hot->fast = fast;
@@ -227,12 +233,19 @@ static __always_inline __u64 lv_now_fine(struct lv_percpu *pc, struct lv_now *n)
  * or the map lookup (struct lv_hot).
  */
 static __always_inline int lv_hot_rejects(struct lv_percpu *pc, const struct lv_policy *pol,
-					  const struct lv_key *key, struct lv_now *now)
+					  const struct lv_key *key, const struct lv_packet *pkt,
+					  struct lv_now *now)
 {
 	struct lv_hot *hot = &pc->hot;
+	__u32 listed = pkt->family == LV_AF_INET ? pol->nr_list4 : pol->nr_list6;
 
 	if (!hot->fast || hot->hits >= LV_HOT_MAX_HITS || hot->generation != pol->generation ||
-	    !lv_key_eq(&hot->key, key) || lv_gcra_conforms(hot->ready_ns, lv_now_cached(pc, now)))
+	    !lv_key_eq(&hot->key, key))
+		return 0;
+	if (listed && (hot->addr[0] != pkt->addr[0] || hot->addr[1] != pkt->addr[1] ||
+		       hot->addr[2] != pkt->addr[2] || hot->addr[3] != pkt->addr[3]))
+		return 0;
+	if (lv_gcra_conforms(hot->ready_ns, lv_now_cached(pc, now)))
 		return 0;
 	hot->hits++;
 	return 1;
@@ -241,7 +254,7 @@ static __always_inline int lv_hot_rejects(struct lv_percpu *pc, const struct lv_
 /* The per-source limits of one class (or override). */
 static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct lv_policy *pol,
 					     const struct lv_limits *lim, const struct lv_key *key,
-					     struct lv_now *now, __u64 len)
+					     const struct lv_packet *pkt, struct lv_now *now, __u64 len)
 {
 	const int fast = lim->flags & LV_CLASS_FAST_REJECT;
 	__u64 ready, ready_b, t;
@@ -270,16 +283,16 @@ static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct 
 		/* The drop path: no fine clock, no write but the drop count. */
 		t = lv_now_cached(pc, now);
 		if (lim->pkt->cost && !lv_gcra_conforms(ready, t))
-			return lv_reject(pc, pol, st, key, ready, LV_R_RATE, fast, len);
+			return lv_reject(pc, pol, st, key, pkt, ready, LV_R_RATE, fast, len);
 		if (lim->bytes->cost && !lv_gcra_conforms(ready_b, t))
-			return lv_reject(pc, pol, st, key, ready_b, LV_R_BYTES, fast, len);
+			return lv_reject(pc, pol, st, key, pkt, ready_b, LV_R_BYTES, fast, len);
 	}
 	t = lv_now_fine(pc, now);
 
 	if (lim->pkt->cost) {
 		r = lv_gcra_take(&st->ready_ns, ready, t, lim->pkt->cost, lim->pkt->tau_ns, LV_R_RATE);
 		if (r != LV_R_CONFORMING)
-			return lv_reject(pc, pol, st, key, LV_READ_ONCE(st->ready_ns), r, fast, len);
+			return lv_reject(pc, pol, st, key, pkt, LV_READ_ONCE(st->ready_ns), r, fast, len);
 	}
 	if (lim->bytes->cost) {
 		r = lv_gcra_take(&st->ready_bytes_ns, ready_b, t, lv_byte_cost(len, lim->bytes),
@@ -289,7 +302,7 @@ static __always_inline __u32 lv_limit_source(struct lv_percpu *pc, const struct 
 			 * packet dropped at a later limit costs the earlier ones nothing. */
 			if (lim->pkt->cost)
 				__sync_fetch_and_add(&st->ready_ns, -lim->pkt->cost);
-			return lv_reject(pc, pol, st, key, LV_READ_ONCE(st->ready_bytes_ns), r, fast, len);
+			return lv_reject(pc, pol, st, key, pkt, LV_READ_ONCE(st->ready_bytes_ns), r, fast, len);
 		}
 	}
 	st->passed += 1 | len << 32; /* display counter: see lv_reject() */
@@ -374,7 +387,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	class_id = lv_classify(pol, &pkt);
 	cls = &pol->classes[class_id];
 	lv_key_init(&key, &pkt, cls, class_id);
-	if (lv_hot_rejects(pc, pol, &key, &now))
+	if (lv_hot_rejects(pc, pol, &key, &pkt, &now))
 		return lv_exit(pc, pc->hot.reason, class_id, len);
 
 	lim.pkt = &cls->pkt;
@@ -389,6 +402,10 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 		if (entry->expires_ns && lv_gcra_conforms(entry->expires_ns, lv_now_cached(pc, &now))) {
 			kind = entry->after_kind;
 			ov = entry->after_override;
+			if (entry->after_expires_ns && lv_gcra_conforms(entry->after_expires_ns, now.ns)) {
+				kind = entry->then_kind;
+				ov = entry->then_override;
+			}
 		}
 		if (kind == LV_LIST_ALLOW)
 			return lv_exit(pc, LV_R_ALLOW, class_id, len);
@@ -404,7 +421,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 			}
 		}
 	}
-	return lv_exit(pc, lv_limit_source(pc, pol, &lim, &key, &now, len), class_id, len);
+	return lv_exit(pc, lv_limit_source(pc, pol, &lim, &key, &pkt, &now, len), class_id, len);
 }
 
 SEC("xdp")

@@ -253,17 +253,22 @@ enum lv_list_origin {
 /*
  * The allow, deny and override lists are one trie per family: the most specific entry
  * for an address decides (for one prefix, allow beats deny beats override). A deny
- * entry may expire; once it has, the entry that covers it decides, which the
- * controller stores in it (after_*) whenever the lists change.
+ * entry may expire; once it has, the entry covering it decides. The controller stores
+ * that entry's verdict in it (after_*), whenever the lists change; when the covering
+ * entry expires too, later, the one covering both (then_*) decides. Deeper nestings of
+ * expiring entries skip to the nearest entry that never expires.
  */
 struct lv_list_value {
-	__u8 kind;          /* enum lv_list_kind */
-	__u8 origin;        /* enum lv_list_origin */
-	__u16 override_id;  /* LV_LIST_OVERRIDE: index into lv_policy.overrides */
-	__u8 after_kind;    /* once expired: the covering entry's kind */
-	__u8 pad;
+	__u8 kind;              /* enum lv_list_kind */
+	__u8 origin;            /* enum lv_list_origin */
+	__u16 override_id;      /* LV_LIST_OVERRIDE: index into lv_policy.overrides */
+	__u8 after_kind;        /* once this entry expired: the covering entry's kind */
+	__u8 then_kind;         /* once that one expired too */
 	__u16 after_override;
-	__u64 expires_ns;   /* CLOCK_MONOTONIC ns it stops matching at; 0 = never */
+	__u64 expires_ns;       /* CLOCK_MONOTONIC ns this entry stops matching at; 0 = never */
+	__u64 after_expires_ns; /* when the covering entry stops; 0 = never */
+	__u16 then_override;
+	__u8 pad[6];
 };
 
 /* ---- per-CPU counters and scratch: lv_percpu, one per-CPU array entry ----------- */
@@ -301,10 +306,14 @@ struct lv_clock {
  * A policy change bumps the generation and invalidates every CPU's entry: userspace
  * that lowers a ready time (unban, a test) must publish. Lists change only by a
  * publish too, so within one generation a remembered source's list verdict (none, or
- * an override) stands, and the hot check runs before the list lookup.
+ * an override) stands, and the hot check runs before the list lookup. The key is the
+ * source masked to its class's prefix while lists judge single addresses: when the
+ * slot has list entries for the family, a hit needs the very same address, so a
+ * listed host is never judged by its flooding neighbour's entry.
  */
 struct lv_hot {
 	struct lv_key key;
+	__u32 addr[4];    /* the source before masking: lists judge addresses, not prefixes */
 	__u16 hits;       /* drops since the count was last written to the state */
 	__u8 reason;      /* LV_R_RATE or LV_R_BYTES */
 	__u8 fast;        /* its limits allow rejecting on the cached clock */
@@ -340,9 +349,9 @@ LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class) == 128, "lv_class layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
-LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 16, "lv_list_value layout");
-LV_STATIC_ASSERT(sizeof(struct lv_hot) == 40, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 72 + 16 * LV_REASON_MAX + 32 * LV_MAX_CLASSES,
+LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
+LV_STATIC_ASSERT(sizeof(struct lv_hot) == 56, "lv_hot layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 88 + 16 * LV_REASON_MAX + 32 * LV_MAX_CLASSES,
 		 "lv_percpu layout");
 #endif
 

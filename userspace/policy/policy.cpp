@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace levee {
 namespace {
@@ -298,21 +299,41 @@ void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t) {
 
 template <typename Key>
 void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
-  std::map<PrefixKey, const lv_list_value*> lasting;
-  for (const auto& [k, v] : entries)
-    if (!v.expires_ns) lasting[prefix_of(k)] = &v;
-  for (auto& [k, v] : entries) {
-    if (!v.expires_ns) continue;
-    v.after_kind = LV_LIST_NONE;
-    v.after_override = 0;
-    PrefixKey pk = prefix_of(k);
-    for (unsigned len = pk.first; len-- > 0;) {
-      auto it = lasting.find({len, mask_bytes(pk.second, len)});
-      if (it == lasting.end()) continue;
-      v.after_kind = it->second->kind;
-      v.after_override = it->second->override_id;
-      break;
+  std::map<PrefixKey, const lv_list_value*> by_prefix;
+  for (const auto& [k, v] : entries) by_prefix[prefix_of(k)] = &v;
+  // The nearest entry covering `pk` (strictly shorter) that is still in force after
+  // `after_ns` (never expires, or expires later), or nullptr; its length in *len.
+  auto covering = [&](const PrefixKey& pk, unsigned from_len, uint64_t after_ns, unsigned* len) -> const lv_list_value* {
+    for (unsigned l = from_len; l-- > 0;) {
+      auto it = by_prefix.find({l, mask_bytes(pk.second, l)});
+      if (it == by_prefix.end()) continue;
+      const uint64_t e = it->second->expires_ns;
+      if (e == 0 || e > after_ns) {
+        *len = l;
+        return it->second;
+      }
     }
+    return nullptr;
+  };
+  std::vector<std::tuple<uint8_t, uint16_t, uint64_t, uint8_t, uint16_t>> computed(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& [k, v] = entries[i];
+    auto& [ak, ao, ae, tk, to] = computed[i];
+    ak = LV_LIST_NONE, ao = 0, ae = 0, tk = LV_LIST_NONE, to = 0;
+    if (!v.expires_ns) continue;
+    const PrefixKey pk = prefix_of(k);
+    unsigned alen = 0, tlen = 0;
+    const lv_list_value* a = covering(pk, pk.first, v.expires_ns, &alen);
+    if (!a) continue;
+    ak = a->kind, ao = a->override_id, ae = a->expires_ns;
+    if (!a->expires_ns) continue;
+    // The covering entry expires later: what covers both once it has. Only an entry
+    // that never expires qualifies (expires_ns == 0 is the only value "after" the max).
+    if (const lv_list_value* t = covering(pk, alen, UINT64_MAX, &tlen)) tk = t->kind, to = t->override_id;
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    lv_list_value& v = entries[i].second;
+    std::tie(v.after_kind, v.after_override, v.after_expires_ns, v.then_kind, v.then_override) = computed[i];
   }
 }
 template void compute_fallbacks(std::vector<std::pair<lv_lpm4, lv_list_value>>&);

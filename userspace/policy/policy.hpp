@@ -146,8 +146,9 @@ lv_limit compile_byte_limit(const Rate& r);
 // The class table alone (exposed for tests): first match wins, default last.
 void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t);
 
-// Recompute the after_* fallback of every expiring entry: the most specific entry
-// without an expiry that covers it (allow beats deny beats override at one prefix).
+// Recompute the fallbacks of every expiring entry: after_* is the most specific entry
+// covering it that is still in force when it expires (never expires, or later), with
+// that entry's expiry; then_* the most specific entry covering both that never expires.
 template <typename Key>
 void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries);
 
