@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 2
+#define LV_ABI_VERSION 3
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -80,7 +80,7 @@ enum lv_family {
  */
 struct lv_key {
 	__u32 addr[4];  /* network byte order */
-	__u16 class_id; /* index into lv_policy.classes */
+	__u16 class_id; /* the class's id: index into lv_policy.classes */
 	__u8 family;    /* enum lv_family */
 	__u8 pad;       /* must be zero: keys are hashed bytewise */
 };
@@ -191,6 +191,12 @@ struct lv_class_table {
 	__u8 by_kind[LV_L4_KINDS];         /* class id for kinds >= LV_L4_PORTED */
 };
 
+/*
+ * Classes are kept at stable ids, not positions: a class keeps its id across reloads
+ * (matched by name), so its sources' state (keyed by id) and its counters stay with
+ * it when classes are added or removed around it. `order` lists the ids in
+ * first-match order, the default class last; the class table holds ids.
+ */
 struct lv_policy {
 	__u32 nr_classes;
 	__u32 nr_overrides;
@@ -199,7 +205,8 @@ struct lv_policy {
 	__u64 generation; /* bumped by every change the controller makes */
 	__u32 nr_list4;   /* entries in this slot's IPv4 list trie: 0 skips the lookup */
 	__u32 nr_list6;
-	struct lv_class classes[LV_MAX_CLASSES];
+	__u8 order[LV_MAX_CLASSES]; /* class ids in first-match order, nr_classes of them */
+	struct lv_class classes[LV_MAX_CLASSES]; /* by id */
 	struct lv_override overrides[LV_MAX_OVERRIDES];
 	char source[256]; /* where the policy came from (a config file), for display */
 	struct lv_class_table table;

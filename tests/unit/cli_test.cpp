@@ -700,15 +700,17 @@ TEST(Format, StatsWithSeveralClasses) {
   Counters c;
   c.by_reason[LV_R_CONFORMING] = {10, 1000};
   c.by_reason[LV_R_DENY] = {5, 300};
-  c.by_class[0] = {{4, 400}, {1, 60}};
-  c.by_class[1] = {{6, 600}, {4, 240}};
-  auto j = stats_json("eth0", c, {"dns", "a-very-long-class-name-here"});
-  EXPECT_EQ(j["classes"]["dns"]["id"], 0);
+  // Counters are kept by class id, which need not follow the match order.
+  c.by_class[5] = {{4, 400}, {1, 60}};
+  c.by_class[2] = {{6, 600}, {4, 240}};
+  const ClassNames names{{"dns", 5}, {"a-very-long-class-name-here", 2}};
+  auto j = stats_json("eth0", c, names);
+  EXPECT_EQ(j["classes"]["dns"]["id"], 5);
   EXPECT_EQ(j["classes"]["dns"]["passed_packets"], 4);
-  EXPECT_EQ(j["classes"]["a-very-long-class-name-here"]["id"], 1);
+  EXPECT_EQ(j["classes"]["a-very-long-class-name-here"]["id"], 2);
   EXPECT_EQ(j["classes"]["a-very-long-class-name-here"]["dropped_bytes"], 240);
   EXPECT_EQ(j["dropped"]["deny"], 5);
-  const std::string t = stats_text("eth0", c, {"dns", "a-very-long-class-name-here"});
+  const std::string t = stats_text("eth0", c, names);
   EXPECT_NE(t.find("  deny "), std::string::npos) << t;
   // The class rows line up under their header, whatever the name's length.
   const size_t header = t.find("class");

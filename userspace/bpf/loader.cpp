@@ -348,7 +348,8 @@ Result<IfaceStatus> query_status(const Pinned& p) {
                  0, fmt::format("detach and attach again: levee detach {}", p.iface)};
   const lv_policy& pol = pm->active();
   s.source = std::string(pol.source, strnlen(pol.source, sizeof pol.source));
-  s.classes.assign(pol.classes, pol.classes + std::min<uint32_t>(pol.nr_classes, LV_MAX_CLASSES));
+  s.class_ids = class_order(pol);
+  for (uint8_t id : s.class_ids) s.classes.push_back(pol.classes[id]);
   s.overrides.assign(pol.overrides, pol.overrides + std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES));
   s.generation = pol.generation;
   auto lists = pm->active_lists();
@@ -372,20 +373,17 @@ Result<ClassSpec> set_limits(const std::string& iface, const LimitChange& ch) {
   auto sess = Session::open(iface, "set");
   if (!sess) return sess.error();
   lv_policy next = sess->policy.active();
-  const uint32_t n = std::min<uint32_t>(next.nr_classes, LV_MAX_CLASSES);
-  unsigned id = 0;
+  const std::vector<uint8_t> order = class_order(next);
+  std::string names;
+  for (uint8_t i : order) names += (names.empty() ? "" : ", ") + name_of(next.classes[i].name);
+  unsigned id = order.empty() ? 0 : order[0];
   if (ch.class_name) {
-    auto it = std::find_if(next.classes, next.classes + n, [&](const lv_class& c) { return name_of(c.name) == *ch.class_name; });
-    if (it == next.classes + n) {
-      std::string names;
-      for (unsigned i = 0; i < n; ++i) names += (i ? ", " : "") + name_of(next.classes[i].name);
+    auto it = std::find_if(order.begin(), order.end(), [&](uint8_t i) { return name_of(next.classes[i].name) == *ch.class_name; });
+    if (it == order.end())
       return usage_error(fmt::format("{} has no class '{}'", iface, *ch.class_name), fmt::format("its classes: {}", names));
-    }
-    id = static_cast<unsigned>(it - next.classes);
-  } else if (n > 1) {
-    std::string names;
-    for (unsigned i = 0; i < n; ++i) names += (i ? ", " : "") + name_of(next.classes[i].name);
-    return usage_error(fmt::format("{} has {} classes: say which with --class NAME", iface, n),
+    id = *it;
+  } else if (order.size() > 1) {
+    return usage_error(fmt::format("{} has {} classes: say which with --class NAME", iface, order.size()),
                        fmt::format("its classes: {}", names));
   }
   ClassSpec c = class_of(next.classes[id]);
@@ -411,8 +409,8 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   LV_TRY(validate(p, clocks.now_unix_ns));
   auto sess = Session::open(iface, "reload");
   if (!sess) return sess.error();
-  CompiledPolicy next = compile(p, clocks);
   const lv_policy& cur = sess->policy.active();
+  CompiledPolicy next = compile(p, clocks, class_ids(cur));  // classes keep their ids
   auto cur_lists = sess->policy.active_lists();
   if (!cur_lists) return cur_lists.error();
 
@@ -571,7 +569,7 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
       if (name_of(pol.overrides[i].name) == best->override_name) ov = &pol.overrides[i];
   }
 
-  for (uint32_t id = 0; id < std::min<uint32_t>(pol.nr_classes, LV_MAX_CLASSES); ++id) {
+  for (uint8_t id : class_order(pol)) {
     const lv_class& c = pol.classes[id];
     lv_key key{};
     if (addr->family == 4) {
@@ -613,8 +611,7 @@ Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
   if (!pm) return pm.error();
   const lv_policy& pol = pm->active();
   std::vector<ClassCounters> out;
-  for (uint32_t id = 0; id < std::min<uint32_t>(pol.nr_classes, LV_MAX_CLASSES); ++id)
-    out.push_back({name_of(pol.classes[id].name), c->by_class[id]});
+  for (uint8_t id : class_order(pol)) out.push_back({name_of(pol.classes[id].name), id, c->by_class[id]});
   return out;
 }
 

@@ -51,7 +51,8 @@ struct IfaceStatus {
   uint32_t prog_id = 0;
   uint32_t link_id = 0;
   std::string source;        // where the policy came from
-  std::vector<lv_class> classes;
+  std::vector<lv_class> classes;    // in first-match order
+  std::vector<uint8_t> class_ids;   // their ids (what override bitmasks and keys use)
   std::vector<lv_override> overrides;
   size_t allow = 0, deny = 0, override_entries = 0;  // list entries, both families
   uint64_t generation = 0;
@@ -124,6 +125,7 @@ Result<ShowResult> show(const std::string& iface, const std::string& address);
 // Counters per class, summed over CPUs, with the class names of the active policy.
 struct ClassCounters {
   std::string name;
+  unsigned id = 0;
   lv_class_counters counters{};
 };
 Result<std::vector<ClassCounters>> class_counters(const Pinned& p);

@@ -120,10 +120,10 @@ Status stats(const StatsArgs& a) {
   if (!p) return p.error();
   auto c = read_counters(p->percpu.get());
   if (!c) return c.error();
-  std::vector<std::string> names;
+  ClassNames names;
   auto cc = class_counters(*p);
   if (!cc) return cc.error();
-  for (const auto& k : *cc) names.push_back(k.name);
+  for (const auto& k : *cc) names.emplace_back(k.name, k.id);
   if (!a.watch) {
     if (a.json)
       fmt::print("{}\n", stats_json(a.iface, *c, names).dump());

@@ -24,7 +24,7 @@ std::string group_digits(uint64_t v) {
   return out;
 }
 
-nlohmann::json stats_json(const std::string& iface, const Counters& c, const std::vector<std::string>& class_names) {
+nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& class_names) {
   using nlohmann::json;
   const lv_counter rx = c.received(), pass = c.passed(), drop = c.dropped();
   json j = {{"interface", iface},
@@ -48,9 +48,9 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const std
   j["dropped"] = dropped;
   j["bytes"] = {{"passed", passed_b}, {"dropped", dropped_b}};
   json classes = json::object();
-  for (size_t i = 0; i < class_names.size() && i < LV_MAX_CLASSES; ++i) {
-    const lv_class_counters& k = c.by_class[i];
-    classes[class_names[i]] = {{"id", i},
+  for (const auto& [name, id] : class_names) {
+    const lv_class_counters& k = c.by_class[id & (LV_MAX_CLASSES - 1)];
+    classes[name] = {{"id", id},
                                {"passed_packets", k.passed.packets}, {"passed_bytes", k.passed.bytes},
                                {"dropped_packets", k.dropped.packets}, {"dropped_bytes", k.dropped.bytes}};
   }
@@ -58,7 +58,7 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const std
   return j;
 }
 
-std::string stats_text(const std::string& iface, const Counters& c, const std::vector<std::string>& class_names) {
+std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& class_names) {
   std::string out = fmt::format("{:<20} {:>18} {:>18}\n", iface, "packets", "bytes");
   auto row = [&](std::string_view label, const lv_counter& v) {
     out += fmt::format("{:<20} {:>18} {:>18}\n", label, group_digits(v.packets), group_digits(v.bytes));
@@ -72,12 +72,12 @@ std::string stats_text(const std::string& iface, const Counters& c, const std::v
     if (lv_reason_drops(r.id)) row(fmt::format("  {}", r.name), c.by_reason[r.id]);
   if (class_names.size() > 1) {
     size_t w = 20;
-    for (const auto& n : class_names) w = std::max(w, n.size() + 1);
+    for (const auto& n : class_names) w = std::max(w, n.first.size() + 1);
     out += fmt::format("\n{:<{}} {:>18} {:>18} {:>18} {:>18}\n", "class", w, "passed packets", "passed bytes",
                        "dropped packets", "dropped bytes");
-    for (size_t i = 0; i < class_names.size() && i < LV_MAX_CLASSES; ++i) {
-      const lv_class_counters& k = c.by_class[i];
-      out += fmt::format("{:<{}} {:>18} {:>18} {:>18} {:>18}\n", class_names[i], w, group_digits(k.passed.packets),
+    for (const auto& [name, id] : class_names) {
+      const lv_class_counters& k = c.by_class[id & (LV_MAX_CLASSES - 1)];
+      out += fmt::format("{:<{}} {:>18} {:>18} {:>18} {:>18}\n", name, w, group_digits(k.passed.packets),
                          group_digits(k.passed.bytes), group_digits(k.dropped.packets), group_digits(k.dropped.bytes));
     }
   }
@@ -130,14 +130,23 @@ std::string rates_line(const Counters& a, const Counters& b, double seconds) {
   return out;
 }
 
+namespace {
+// A class's id: from the status, or its position where a status carries none.
+unsigned class_id_at(const IfaceStatus& s, size_t i) {
+  return i < s.class_ids.size() ? s.class_ids[i] : static_cast<unsigned>(i);
+}
+}  // namespace
+
 nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
   using nlohmann::json;
   json list = json::array();
   for (const auto& s : all) {
     json classes = json::array();
-    for (const lv_class& k : s.classes) {
+    for (size_t i = 0; i < s.classes.size(); ++i) {
+      const lv_class& k = s.classes[i];
       const ClassSpec c = class_of(k);
       classes.push_back({{"name", c.name},
+                         {"id", class_id_at(s, i)},
                          {"rate", c.packets.rate},
                          {"burst", c.packets.burst},
                          {"effective_rate", effective_rate(k)},
@@ -197,7 +206,7 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
       std::string in;
       size_t n = 0;
       for (size_t i = 0; i < s.classes.size(); ++i)
-        if ((o.classes >> i) & 1) in += (n++ ? ", " : "") + name_of(s.classes[i].name);
+        if ((o.classes >> class_id_at(s, i)) & 1) in += (n++ ? ", " : "") + name_of(s.classes[i].name);
       out += override_line(name_of(o.name), {o.pkt.rate, o.pkt.burst}, {o.bytes.rate, o.bytes.burst},
                            n == s.classes.size() ? "every class" : "classes " + in);
     }

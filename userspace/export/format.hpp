@@ -20,10 +20,10 @@ std::string group_digits(uint64_t v);
 //  "dropped": {reason: packets}, "bytes": {"passed": {...}, "dropped": {...}}}
 // With the active policy's class names: a "classes" object {name: {passed_packets,
 // passed_bytes, dropped_packets, dropped_bytes}}, and rows per class in the text.
-nlohmann::json stats_json(const std::string& iface, const Counters& c,
-                          const std::vector<std::string>& class_names = {});
-std::string stats_text(const std::string& iface, const Counters& c,
-                       const std::vector<std::string>& class_names = {});
+// Classes as (name, id) in first-match order; counters are kept by id.
+using ClassNames = std::vector<std::pair<std::string, unsigned>>;
+nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& classes = {});
+std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& classes = {});
 
 // "500 pps, burst 100; 1M B/s, burst 100k; per /32 (IPv4), /64 (IPv6)"
 std::string describe_limits(const ClassSpec& c);

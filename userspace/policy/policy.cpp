@@ -275,13 +275,14 @@ lv_limit compile_byte_limit(const Rate& r) {
   return l;
 }
 
-void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t) {
-  const uint8_t def = static_cast<uint8_t>(classes.empty() ? 0 : classes.size() - 1);
+void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, const std::vector<uint8_t>& ids) {
+  auto id_of = [&](size_t i) { return ids.empty() ? static_cast<uint8_t>(i) : ids[i]; };
+  const uint8_t def = classes.empty() ? 0 : id_of(classes.size() - 1);
   std::memset(&t, def, sizeof t);
   // Paint from the last class to the first, so the first match is what remains.
   for (size_t i = classes.size(); i-- > 0;) {
     const Match& m = classes[i].match;
-    const uint8_t id = static_cast<uint8_t>(i);
+    const uint8_t id = id_of(i);
     for (unsigned kind = 0; kind < LV_L4_KINDS; ++kind) {
       if (!kind_matches(m, kind)) continue;
       if (kind >= LV_L4_PORTED) {
@@ -347,11 +348,52 @@ Clocks Clocks::read() {
   return Clocks{clock_tick_ns(), ns(r), ns(m)};
 }
 
-CompiledPolicy compile(const Policy& p, const Clocks& clk) {
+ClassIds class_ids(const lv_policy& slot) {
+  ClassIds out;
+  for (uint8_t id : class_order(slot)) out[std::string(slot.classes[id].name, strnlen(slot.classes[id].name, LV_NAME_LEN))] = id;
+  return out;
+}
+
+std::vector<uint8_t> class_order(const lv_policy& slot) {
+  std::vector<uint8_t> out;
+  for (uint32_t i = 0; i < std::min<uint32_t>(slot.nr_classes, LV_MAX_CLASSES); ++i)
+    out.push_back(slot.order[i] & (LV_MAX_CLASSES - 1));
+  return out;
+}
+
+std::vector<uint8_t> assign_class_ids(const std::vector<ClassSpec>& classes, const ClassIds& prior) {
+  std::vector<uint8_t> ids(classes.size(), 0);
+  std::vector<bool> taken(LV_MAX_CLASSES, false), kept(classes.size(), false), freed(LV_MAX_CLASSES, false);
+  for (const auto& [name, id] : prior) freed[id & (LV_MAX_CLASSES - 1)] = true;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    auto it = prior.find(classes[i].name);
+    if (it == prior.end() || taken[it->second]) continue;
+    ids[i] = it->second;
+    taken[it->second] = kept[i] = true;
+    freed[it->second] = false;
+  }
+  for (size_t i = 0; i < classes.size(); ++i) {
+    if (kept[i]) continue;
+    unsigned id = 0;
+    while (id < LV_MAX_CLASSES && (taken[id] || freed[id])) ++id;
+    if (id == LV_MAX_CLASSES)  // every free id was just freed: reuse one after all
+      for (id = 0; taken[id]; ++id) {
+      }
+    ids[i] = static_cast<uint8_t>(id);
+    taken[id] = true;
+  }
+  return ids;
+}
+
+CompiledPolicy compile(const Policy& p, const Clocks& clk, const ClassIds& prior) {
   CompiledPolicy out;
   lv_policy& s = out.slot;
+  const std::vector<uint8_t> ids = assign_class_ids(p.classes, prior);
   s.nr_classes = static_cast<uint32_t>(p.classes.size());
-  for (size_t i = 0; i < p.classes.size(); ++i) s.classes[i] = compile_class(p.classes[i], clk.tick_ns);
+  for (size_t i = 0; i < p.classes.size(); ++i) {
+    s.classes[ids[i]] = compile_class(p.classes[i], clk.tick_ns);
+    s.order[i] = ids[i];
+  }
   std::map<std::string, uint16_t> ov_ids;
   s.nr_overrides = static_cast<uint32_t>(p.overrides.size());
   for (size_t i = 0; i < p.overrides.size(); ++i) {
@@ -360,18 +402,18 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk) {
     k.pkt = compile_packet_limit(o.packets);
     k.bytes = compile_byte_limit(o.bytes);
     if (o.classes.empty()) {
-      k.classes = p.classes.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << p.classes.size()) - 1;
+      for (uint8_t id : ids) k.classes |= uint64_t{1} << id;
     } else {
       for (size_t c = 0; c < p.classes.size(); ++c)
         if (std::find(o.classes.begin(), o.classes.end(), p.classes[c].name) != o.classes.end())
-          k.classes |= uint64_t{1} << c;
+          k.classes |= uint64_t{1} << ids[c];
     }
     if (limit_tau_ok(k.pkt, clk.tick_ns) && limit_tau_ok(k.bytes, clk.tick_ns)) k.flags |= LV_CLASS_FAST_REJECT;
     copy_name(k.name, o.name);
     ov_ids[o.name] = static_cast<uint16_t>(i);
   }
   std::snprintf(s.source, sizeof s.source, "%s", p.source.c_str());
-  compile_table(p.classes, s.table);
+  compile_table(p.classes, s.table, ids);
 
   // Lists: one value per prefix, the higher precedence winning; expired entries dropped.
   std::map<std::pair<uint8_t, PrefixKey>, std::pair<lv_list_value, int>> merged;

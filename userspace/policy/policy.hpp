@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -133,7 +134,17 @@ struct Clocks {
   static Clocks read();
 };
 
-CompiledPolicy compile(const Policy& p, const Clocks& clocks);
+// Class ids by name, of a compiled slot: what a reload keeps.
+using ClassIds = std::map<std::string, uint8_t>;
+ClassIds class_ids(const lv_policy& slot);
+// The ids of a compiled slot's classes in first-match order.
+std::vector<uint8_t> class_order(const lv_policy& slot);
+// An id per class (in the policy's order): a class named in `prior` keeps its id; a new
+// class takes the lowest free id not just freed, so state left by a removed class is not
+// handed straight to a new one.
+std::vector<uint8_t> assign_class_ids(const std::vector<ClassSpec>& classes, const ClassIds& prior);
+
+CompiledPolicy compile(const Policy& p, const Clocks& clocks, const ClassIds& prior = {});
 
 // Compile one class: limits, prefix masks, and the fast-reject flag when the tau of
 // every limit covers two ticks of the cached clock's staleness.
@@ -143,8 +154,9 @@ lv_class compile_class(const ClassSpec& c, uint64_t tick_ns);
 lv_limit compile_packet_limit(const Rate& r);
 lv_limit compile_byte_limit(const Rate& r);
 
-// The class table alone (exposed for tests): first match wins, default last.
-void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t);
+// The class table alone (exposed for tests): first match wins, default last. `ids`
+// gives each class's id (default: its position).
+void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, const std::vector<uint8_t>& ids = {});
 
 // Recompute the fallbacks of every expiring entry: after_* is the most specific entry
 // covering it that is still in force when it expires (never expires, or later), with
