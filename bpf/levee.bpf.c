@@ -237,7 +237,7 @@ static __always_inline int lv_hot_rejects(struct lv_percpu *pc, const struct lv_
 					  struct lv_now *now)
 {
 	struct lv_hot *hot = &pc->hot;
-	__u32 listed = pkt->family == LV_AF_INET ? pol->nr_list4 : pol->nr_list6;
+	__u32 listed = pkt->family == LV_AF_INET ? pol->nr_list4 | pol->nr_host4 : pol->nr_list6 | pol->nr_host6;
 
 	if (!hot->fast || hot->hits >= LV_HOT_MAX_HITS || hot->generation != pol->generation ||
 	    !lv_key_eq(&hot->key, key))
@@ -320,26 +320,35 @@ static __always_inline __u32 lv_classify(const struct lv_policy *pol, const stru
 }
 
 /*
- * The list entry deciding for the packet's source, from the trie pair of the active
- * slot, or NULL. Skipped when the slot has no entries for the family.
+ * The list entry deciding for the packet's source, from the active slot's maps, or
+ * NULL: the host hash first (an exact entry is the most specific), then the trie.
+ * Either is skipped when the slot has no entries in it for the family.
  */
 static __always_inline const struct lv_list_value *lv_list_lookup(__u32 slot, const struct lv_policy *pol,
 								   const struct lv_packet *pkt)
 {
+	const struct lv_list_value *v = NULL;
+
 	if (pkt->family == LV_AF_INET) {
+		__u32 host = pkt->addr[3];
 		struct lv_lpm4 k = { .prefixlen = 32, .addr = pkt->addr[3] };
 
-		if (!pol->nr_list4)
-			return NULL;
-		return slot ? bpf_map_lookup_elem(&lv_list4_1, &k) : bpf_map_lookup_elem(&lv_list4_0, &k);
+		if (pol->nr_host4)
+			v = slot ? bpf_map_lookup_elem(&lv_host4_1, &host) : bpf_map_lookup_elem(&lv_host4_0, &host);
+		if (!v && pol->nr_list4)
+			v = slot ? bpf_map_lookup_elem(&lv_list4_1, &k) : bpf_map_lookup_elem(&lv_list4_0, &k);
 	} else {
 		struct lv_lpm6 k = { .prefixlen = 128 };
+		struct lv_in6 host;
 
-		if (!pol->nr_list6)
-			return NULL;
+		__builtin_memcpy(host.addr, pkt->addr, sizeof(host.addr));
 		__builtin_memcpy(k.addr, pkt->addr, sizeof(k.addr));
-		return slot ? bpf_map_lookup_elem(&lv_list6_1, &k) : bpf_map_lookup_elem(&lv_list6_0, &k);
+		if (pol->nr_host6)
+			v = slot ? bpf_map_lookup_elem(&lv_host6_1, &host) : bpf_map_lookup_elem(&lv_host6_0, &host);
+		if (!v && pol->nr_list6)
+			v = slot ? bpf_map_lookup_elem(&lv_list6_1, &k) : bpf_map_lookup_elem(&lv_list6_0, &k);
 	}
+	return v;
 }
 
 /* The whole pipeline, inlined into the entry below (and into benchmark variants that

@@ -24,6 +24,10 @@
 #define LV_MAP_LIST4_1 "lv_list4_1"
 #define LV_MAP_LIST6_0 "lv_list6_0"
 #define LV_MAP_LIST6_1 "lv_list6_1"
+#define LV_MAP_HOST4_0 "lv_host4_0"
+#define LV_MAP_HOST4_1 "lv_host4_1"
+#define LV_MAP_HOST6_0 "lv_host6_0"
+#define LV_MAP_HOST6_1 "lv_host6_1"
 #define LV_PIN_LINK "link"
 
 /* Default size of the per-source map; `levee attach --max-sources` overrides it. */
@@ -205,6 +209,8 @@ struct lv_policy {
 	__u64 generation; /* bumped by every change the controller makes */
 	__u32 nr_list4;   /* entries in this slot's IPv4 list trie: 0 skips the lookup */
 	__u32 nr_list6;
+	__u32 nr_host4;   /* entries in this slot's IPv4 host hash: 0 skips the lookup */
+	__u32 nr_host6;
 	__u8 order[LV_MAX_CLASSES]; /* class ids in first-match order, nr_classes of them */
 	struct lv_class classes[LV_MAX_CLASSES]; /* by id */
 	struct lv_override overrides[LV_MAX_OVERRIDES];
@@ -232,7 +238,13 @@ enum lv_attach_mode {
 	LV_MODE_GENERIC = 2,
 };
 
-/* ---- lists: LPM tries lv_list{4,6}_{0,1}, one pair per policy slot -------------- */
+/*
+ * ---- lists: per policy slot, a hash of host entries (a /32 or /128: most lists are
+ * mostly hosts, and a hash lookup costs a fraction of a trie walk) and an LPM trie of
+ * the rest, per family: lv_host{4,6}_{0,1}, lv_list{4,6}_{0,1}. A host entry is the
+ * most specific an address can match, so when it exists it decides; otherwise the
+ * trie does. Userspace sees one list per family (PolicyMap splits and merges).
+ */
 
 struct lv_lpm4 {
 	__u32 prefixlen;
@@ -241,6 +253,10 @@ struct lv_lpm4 {
 
 struct lv_lpm6 {
 	__u32 prefixlen;
+	__u32 addr[4];
+};
+
+struct lv_in6 {
 	__u32 addr[4];
 };
 

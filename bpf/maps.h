@@ -40,10 +40,10 @@ struct {
 } lv_percpu SEC(".maps");
 
 /*
- * The allow, deny and override lists: one longest-prefix-match trie per family and per
- * policy slot, so that a reload fills the inactive slot's tries and the same flip of
- * `active` that switches the classes switches the lists (struct lv_list_value).
- * Tries allocate per entry; max_entries is only a cap.
+ * The allow, deny and override lists: per family and per policy slot, a trie of
+ * networks and a hash of hosts, so that a reload fills the inactive slot's maps and the
+ * same flip of `active` that switches the classes switches the lists (struct
+ * lv_list_value). Both allocate per entry; max_entries is only a cap.
  */
 #define LV_LIST_TRIE(name, keytype)                              \
 	struct {                                                 \
@@ -58,5 +58,20 @@ LV_LIST_TRIE(lv_list4_0, struct lv_lpm4);
 LV_LIST_TRIE(lv_list4_1, struct lv_lpm4);
 LV_LIST_TRIE(lv_list6_0, struct lv_lpm6);
 LV_LIST_TRIE(lv_list6_1, struct lv_lpm6);
+
+#define LV_HOST_HASH(name, keytype)                              \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_HASH);                 \
+		__uint(max_entries, LV_MAX_LIST_ENTRIES);        \
+		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+		__type(key, keytype);                            \
+		__type(value, struct lv_list_value);             \
+	} name SEC(".maps")
+
+/* Host entries, by address (network order): IPv4 one word, IPv6 four. */
+LV_HOST_HASH(lv_host4_0, __u32);
+LV_HOST_HASH(lv_host4_1, __u32);
+LV_HOST_HASH(lv_host6_0, struct lv_in6);
+LV_HOST_HASH(lv_host6_1, struct lv_in6);
 
 #endif /* LEVEE_MAPS_H */

@@ -44,10 +44,7 @@ int Datapath::prog_fd() const { return bpf_program__fd(skel_->progs.levee_xdp); 
 int Datapath::policy_fd() const { return bpf_map__fd(skel_->maps.lv_policy); }
 int Datapath::state_fd() const { return bpf_map__fd(skel_->maps.lv_state); }
 
-ListFds Datapath::list_fds() const {
-  return ListFds{{{bpf_map__fd(skel_->maps.lv_list4_0), bpf_map__fd(skel_->maps.lv_list6_0)},
-                  {bpf_map__fd(skel_->maps.lv_list4_1), bpf_map__fd(skel_->maps.lv_list6_1)}}};
-}
+ListFds Datapath::list_fds() const { return list_fds_of(skel_.get()); }
 
 lv_control Datapath::control() const {
   lv_control ctl{};

@@ -202,8 +202,7 @@ void run_all(Bench& b) {
     if (!sk.s) throw std::runtime_error("open levee object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
     if (levee_bpf__load(sk.s)) throw std::runtime_error("load levee object");
-    const levee::ListFds fds{{{bpf_map__fd(sk.s->maps.lv_list4_0), bpf_map__fd(sk.s->maps.lv_list6_0)},
-                              {bpf_map__fd(sk.s->maps.lv_list4_1), bpf_map__fd(sk.s->maps.lv_list6_1)}}};
+    const levee::ListFds fds = levee::list_fds_of(sk.s);
     auto pm = levee::PolicyMap::map(bpf_map__fd(sk.s->maps.lv_policy), fds);
     if (!pm) throw std::runtime_error(pm.error().message());
     auto st = pm->init(c.slot, levee::Lists{c.list4, c.list6}, 0, LV_MODE_AUTO);

@@ -90,7 +90,10 @@ Status preflight(const std::string& action) {
 Lists lists_of(CompiledPolicy& c) { return Lists{std::move(c.list4), std::move(c.list6)}; }
 
 ListFds list_fds(const Pinned& p) {
-  return {{{p.lists[0][0].get(), p.lists[0][1].get()}, {p.lists[1][0].get(), p.lists[1][1].get()}}};
+  ListFds out{};
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) out[slot][m] = p.lists[slot][m].get();
+  return out;
 }
 
 std::string name_of(const char (&n)[LV_NAME_LEN]) { return std::string(n, strnlen(n, LV_NAME_LEN)); }
@@ -245,8 +248,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
                                  : fmt::format("the kernel refused it ({}); run with --verbose for the verifier log", why));
   }
 
-  const ListFds lists{{{bpf_map__fd(skel->maps.lv_list4_0), bpf_map__fd(skel->maps.lv_list6_0)},
-                       {bpf_map__fd(skel->maps.lv_list4_1), bpf_map__fd(skel->maps.lv_list6_1)}}};
+  const ListFds lists = list_fds_of(skel.get());
   auto policy = PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists);
   if (!policy) return policy.error();
   LV_TRY(policy->init(compiled.slot, lists_of(compiled), *ifindex, o.mode));
@@ -280,11 +282,12 @@ Result<AttachResult> attach(const AttachOptions& o) {
   StagingDir staging(work_dir(o.iface, "staging", getpid()));
   if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
   struct Obj { int fd; const char* name; };
-  for (Obj obj : {Obj{link->get(), LV_PIN_LINK}, Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
-                  Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
-                  Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU}, Obj{lists[0][0], kListPins[0][0]},
-                  Obj{lists[0][1], kListPins[0][1]}, Obj{lists[1][0], kListPins[1][0]},
-                  Obj{lists[1][1], kListPins[1][1]}}) {
+  std::vector<Obj> objs{Obj{link->get(), LV_PIN_LINK}, Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
+                        Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
+                        Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU}};
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(Obj{lists[slot][m], kListPins[slot][m]});
+  for (Obj obj : objs) {
     std::string path = fmt::format("{}/{}", staging.path(), obj.name);
     if (int err = bpf_obj_pin(obj.fd, path.c_str()); err) return sys_error(fmt::format("pin {}", path), -err);
   }

@@ -62,10 +62,11 @@ Result<Pinned> open_pinned(const std::string& iface) {
   Pinned p;
   p.iface = iface;
   struct Want { Fd* fd; const char* name; };
-  for (Want w : {Want{&p.link, LV_PIN_LINK}, Want{&p.state, LV_MAP_STATE}, Want{&p.policy, LV_MAP_POLICY},
-                 Want{&p.percpu, LV_MAP_PERCPU}, Want{&p.lists[0][0], kListPins[0][0]},
-                 Want{&p.lists[0][1], kListPins[0][1]}, Want{&p.lists[1][0], kListPins[1][0]},
-                 Want{&p.lists[1][1], kListPins[1][1]}}) {
+  std::vector<Want> wants{Want{&p.link, LV_PIN_LINK}, Want{&p.state, LV_MAP_STATE},
+                          Want{&p.policy, LV_MAP_POLICY}, Want{&p.percpu, LV_MAP_PERCPU}};
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < 4; ++m) wants.push_back(Want{&p.lists[slot][m], kListPins[slot][m]});
+  for (Want w : wants) {
     auto fd = open_pin(fmt::format("{}/{}", dir, w.name));
     if (!fd)
       return Error{fmt::format("{} is incompletely pinned: {}", dir, fd.error().message()), 0,

@@ -5,6 +5,7 @@
 //   /sys/fs/bpf/levee/<iface>/lv_policy  the policy (two slots + active index)
 //   /sys/fs/bpf/levee/<iface>/lv_percpu  per-CPU counters
 //   /sys/fs/bpf/levee/<iface>/lv_list{4,6}_{0,1}  list tries, per family and slot
+//   /sys/fs/bpf/levee/<iface>/lv_host{4,6}_{0,1}  list host hashes, per family and slot
 //
 // An attach pins into a staging directory and renames it into place; a detach renames
 // the directory away before it takes it apart. So to a reader the directory either
@@ -40,12 +41,13 @@ size_t remove_leftovers(const std::string& iface);
 struct Pinned {
   std::string iface;
   Fd link, state, policy, percpu;
-  Fd lists[2][2];  // [slot][0 = IPv4, 1 = IPv6]
+  Fd lists[2][4];  // [slot][ListMap: net4, net6, host4, host6]
 };
 
-// The pinned names of the list tries, [slot][family].
-inline constexpr const char* kListPins[2][2] = {{LV_MAP_LIST4_0, LV_MAP_LIST6_0},
-                                                 {LV_MAP_LIST4_1, LV_MAP_LIST6_1}};
+// The pinned names of the list maps, [slot][ListMap].
+inline constexpr const char* kListPins[2][4] = {
+    {LV_MAP_LIST4_0, LV_MAP_LIST6_0, LV_MAP_HOST4_0, LV_MAP_HOST6_0},
+    {LV_MAP_LIST4_1, LV_MAP_LIST6_1, LV_MAP_HOST4_1, LV_MAP_HOST6_1}};
 
 // Fails with a hint to attach first if the interface has no levee pins.
 Result<Pinned> open_pinned(const std::string& iface);

@@ -8,28 +8,75 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
+#include <tuple>
 #include <thread>
 #include <utility>
 
 namespace levee {
 namespace {
 
+// Empty a list map. Neither an LPM trie nor a hash without preallocation needs more
+// than deleting the first key until there is none.
 template <typename Key>
-Status clear_trie(int fd) {
+Status clear_map(int fd) {
   Key k{};
-  // Deleting the first key until there is none: an LPM trie has no batch delete.
   while (bpf_map_get_next_key(fd, nullptr, &k) == 0)
-    if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) return sys_error("clear a list trie");
+    if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) return sys_error("clear a list map");
   return {};
 }
 
-template <typename Key>
-Status fill_trie(int fd, const std::vector<std::pair<Key, lv_list_value>>& entries) {
-  LV_TRY(clear_trie<Key>(fd));
-  for (const auto& [k, v] : entries)
-    if (bpf_map_update_elem(fd, &k, &v, BPF_ANY) != 0)
-      return sys_error("write a list entry", errno,
-                       errno == ENOSPC || errno == E2BIG ? "the list is full" : "");
+Status write_entry(int fd, const void* key, const lv_list_value& v) {
+  if (bpf_map_update_elem(fd, key, &v, BPF_ANY) != 0)
+    return sys_error("write a list entry", errno, errno == ENOSPC || errno == E2BIG ? "the list is full" : "");
+  return {};
+}
+
+bool is_host(const lv_lpm4& k) { return k.prefixlen == 32; }
+bool is_host(const lv_lpm6& k) { return k.prefixlen == 128; }
+uint32_t host_key(const lv_lpm4& k) { return k.addr; }
+lv_in6 host_key(const lv_lpm6& k) {
+  lv_in6 h{};
+  std::memcpy(h.addr, k.addr, sizeof h.addr);
+  return h;
+}
+
+// One family: hosts into the hash, networks into the trie. Returns the counts.
+template <typename Key, typename HostKey>
+Result<std::pair<uint32_t, uint32_t>> fill_family(int net_fd, int host_fd,
+                                                  const std::vector<std::pair<Key, lv_list_value>>& entries) {
+  LV_TRY(clear_map<Key>(net_fd));
+  LV_TRY(clear_map<HostKey>(host_fd));
+  uint32_t nets = 0, hosts = 0;
+  for (const auto& [k, v] : entries) {
+    if (is_host(k)) {
+      const HostKey h = host_key(k);
+      LV_TRY(write_entry(host_fd, &h, v));
+      ++hosts;
+    } else {
+      LV_TRY(write_entry(net_fd, &k, v));
+      ++nets;
+    }
+  }
+  return std::make_pair(nets, hosts);
+}
+
+template <typename HostKey, typename Key>
+Status read_hosts(int fd, std::vector<std::pair<Key, lv_list_value>>& out) {
+  HostKey k{}, next{};
+  const HostKey* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    lv_list_value v{};
+    if (bpf_map_lookup_elem(fd, &next, &v) == 0) {
+      Key key{};
+      key.prefixlen = sizeof(HostKey) * 8;
+      std::memcpy(&key.addr, &next, sizeof next);
+      out.emplace_back(key, v);
+    }
+    k = next;
+    prev = &k;
+  }
+  if (errno != ENOENT) return sys_error("read a list hash");
   return {};
 }
 
@@ -74,16 +121,23 @@ const lv_policy& PolicyMap::active() const {
 
 Result<Lists> PolicyMap::active_lists() const {
   const unsigned a = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
-  auto v4 = read_trie<lv_lpm4>(lists_[a][0]);
+  auto v4 = read_trie<lv_lpm4>(lists_[a][kNet4]);
   if (!v4) return v4.error();
-  auto v6 = read_trie<lv_lpm6>(lists_[a][1]);
+  auto v6 = read_trie<lv_lpm6>(lists_[a][kNet6]);
   if (!v6) return v6.error();
-  return Lists{std::move(v4.value()), std::move(v6.value())};
+  Lists out{std::move(v4.value()), std::move(v6.value())};
+  LV_TRY((read_hosts<uint32_t, lv_lpm4>(lists_[a][kHost4], out.v4)));
+  LV_TRY((read_hosts<lv_in6, lv_lpm6>(lists_[a][kHost6], out.v6)));
+  return out;
 }
 
-Status PolicyMap::fill_slot_lists(unsigned slot, const Lists& lists) {
-  LV_TRY(fill_trie(lists_[slot][0], lists.v4));
-  LV_TRY(fill_trie(lists_[slot][1], lists.v6));
+Status PolicyMap::fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p) {
+  auto n4 = fill_family<lv_lpm4, uint32_t>(lists_[slot][kNet4], lists_[slot][kHost4], lists.v4);
+  if (!n4) return n4.error();
+  auto n6 = fill_family<lv_lpm6, lv_in6>(lists_[slot][kNet6], lists_[slot][kHost6], lists.v6);
+  if (!n6) return n6.error();
+  std::tie(p.nr_list4, p.nr_host4) = *n4;
+  std::tie(p.nr_list6, p.nr_host6) = *n6;
   return {};
 }
 
@@ -92,10 +146,9 @@ Status PolicyMap::init(const lv_policy& p, const Lists& lists, unsigned ifindex,
   ctl_->ifindex = ifindex;
   ctl_->attach_mode = mode;
   for (unsigned s = 0; s < 2; ++s) {
-    LV_TRY(fill_slot_lists(s, lists));
-    ctl_->slot[s] = p;
-    ctl_->slot[s].nr_list4 = static_cast<uint32_t>(lists.v4.size());
-    ctl_->slot[s].nr_list6 = static_cast<uint32_t>(lists.v6.size());
+    lv_policy slot = p;
+    LV_TRY(fill_slot_lists(s, lists, slot));
+    ctl_->slot[s] = slot;
   }
   std::atomic_ref(ctl_->active).store(0, std::memory_order_release);
   return {};
@@ -106,10 +159,8 @@ Status PolicyMap::publish(lv_policy next, const Lists& lists) {
   // moment ago from another process: let packets still reading it finish first.
   LV_TRY(wait_for_datapath_readers());
   const uint32_t cur = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
-  LV_TRY(fill_slot_lists(cur ^ 1, lists));
+  LV_TRY(fill_slot_lists(cur ^ 1, lists, next));
   next.generation = ctl_->slot[cur].generation + 1;
-  next.nr_list4 = static_cast<uint32_t>(lists.v4.size());
-  next.nr_list6 = static_cast<uint32_t>(lists.v6.size());
   ctl_->slot[cur ^ 1] = next;
   std::atomic_ref(ctl_->active).store(cur ^ 1, std::memory_order_release);
   return {};

@@ -8,6 +8,8 @@
 // serialised by IfaceLock, so there is one writer at a time.
 #pragma once
 
+#include <bpf/libbpf.h>
+
 #include <array>
 #include <utility>
 #include <vector>
@@ -22,8 +24,19 @@ struct Lists {
   std::vector<std::pair<lv_lpm6, lv_list_value>> v6;
 };
 
-// File descriptors of the four list tries, [slot][0 = IPv4, 1 = IPv6]; not owned.
-using ListFds = std::array<std::array<int, 2>, 2>;
+// File descriptors of a slot's list maps, [slot][ListMap]; not owned. A slot's lists
+// are a trie of networks and a hash of hosts per family: PolicyMap splits entries on
+// write and merges them on read, so callers see one list per family.
+enum ListMap { kNet4 = 0, kNet6 = 1, kHost4 = 2, kHost6 = 3, kListMaps = 4 };
+using ListFds = std::array<std::array<int, kListMaps>, 2>;
+
+// The list maps of a loaded skeleton (levee's own, or one that includes its maps).
+template <typename Skel>
+ListFds list_fds_of(const Skel* s) {
+  auto fd = [](const bpf_map* m) { return bpf_map__fd(m); };
+  return {{{fd(s->maps.lv_list4_0), fd(s->maps.lv_list6_0), fd(s->maps.lv_host4_0), fd(s->maps.lv_host6_0)},
+           {fd(s->maps.lv_list4_1), fd(s->maps.lv_list6_1), fd(s->maps.lv_host4_1), fd(s->maps.lv_host6_1)}}};
+}
 
 class PolicyMap {
  public:
@@ -46,7 +59,8 @@ class PolicyMap {
 
  private:
   PolicyMap(lv_control* ctl, size_t len, ListFds lists) : ctl_(ctl), len_(len), lists_(lists) {}
-  Status fill_slot_lists(unsigned slot, const Lists& lists);
+  // Rebuild a slot's list maps; sets the slot's list counts.
+  Status fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p);
   lv_control* ctl_;
   size_t len_;
   ListFds lists_;
