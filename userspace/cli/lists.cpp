@@ -142,6 +142,11 @@ std::string expiry_note(uint64_t expires, uint64_t now) {
   return expires ? fmt::format(", expires {} ({})", format_unix_time(expires), format_expiry(expires, now)) : "";
 }
 
+// --expires as given, or 0 (never) when absent.
+Result<uint64_t> expiry_arg(const std::string& text, uint64_t now) {
+  return text.empty() ? Result<uint64_t>(uint64_t{0}) : parse_expiry(text, now);
+}
+
 // add and del: say what happened to each network. The outcome of each is worked out
 // from the lists as they were just before the change; when the counts the change
 // reports disagree (another controller changed the lists in between), only the
@@ -150,12 +155,9 @@ Status edit(const ListArgs& a) {
   auto cidrs = parse_cidrs(a.cidrs);
   if (!cidrs) return cidrs.error();
   const uint64_t now = Clocks::read().now_unix_ns;
-  uint64_t expires = 0;
-  if (!a.expires.empty()) {
-    auto e = parse_expiry(a.expires, now);
-    if (!e) return e.error();
-    expires = *e;
-  }
+  auto expiry = expiry_arg(a.expires, now);
+  if (!expiry) return expiry.error();
+  const uint64_t expires = *expiry;
   auto rows = list_rows(a.iface);
   if (!rows) return rows.error();
   std::map<CidrKey, const ListRow*> before;
@@ -240,12 +242,9 @@ Status list(const ListArgs& a) {
 
 Status import(const ListArgs& a) {
   const uint64_t now = Clocks::read().now_unix_ns;
-  uint64_t expires = 0;
-  if (!a.expires.empty()) {
-    auto e = parse_expiry(a.expires, now);
-    if (!e) return e.error();
-    expires = *e;
-  }
+  auto expiry = expiry_arg(a.expires, now);
+  if (!expiry) return expiry.error();
+  const uint64_t expires = *expiry;
   std::ifstream in(a.file, std::ios::binary);
   if (!in) return sys_error(fmt::format("read {}", a.file));
   std::ostringstream text;
