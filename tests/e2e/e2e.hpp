@@ -64,6 +64,26 @@ inline void expect_nothing_left(const Sandbox& sb, const std::string& ns, const 
   EXPECT_TRUE(staging.empty()) << "staging directory left: " << (staging.empty() ? "" : staging.front());
 }
 
+// One class's counters of `levee stats --json` ("classes"), as the difference s1 - s0.
+struct ClassCounts {
+  double passed = 0, dropped = 0, passed_bytes = 0, dropped_bytes = 0;
+};
+inline ClassCounts class_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& name) {
+  auto get = [&](const nlohmann::json& s, const char* k) {
+    const auto& c = s.at("classes");
+    return c.contains(name) ? static_cast<double>(c.at(name).at(k).get<uint64_t>()) : 0.0;
+  };
+  return {get(s1, "passed_packets") - get(s0, "passed_packets"), get(s1, "dropped_packets") - get(s0, "dropped_packets"),
+          get(s1, "passed_bytes") - get(s0, "passed_bytes"), get(s1, "dropped_bytes") - get(s0, "dropped_bytes")};
+}
+
+// The object of one class (by name) in `levee show --json`, or null.
+inline nlohmann::json show_class(const nlohmann::json& show, const std::string& name) {
+  for (const auto& c : show.at("classes"))
+    if (c.at("name") == name) return c;
+  return nullptr;
+}
+
 inline uint64_t ju(const nlohmann::json& j, const char* a, const char* b = nullptr, const char* c = nullptr) {
   const nlohmann::json* p = &j.at(a);
   if (b) p = &p->at(b);

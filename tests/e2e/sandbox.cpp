@@ -362,6 +362,35 @@ void sweep_stale() {
     long pid = owner_pid(name);
     if (pid > 0 && !pid_alive(pid) && e.path().extension() == ".lock") fs::remove(e.path(), ec);
   }
+  // TempDir: /tmp/lvt<pid>cfgXXXXXX.
+  for (const auto& e : fs::directory_iterator("/tmp", ec)) {
+    std::string name = e.path().filename().string();
+    long pid = owner_pid(name);
+    if (pid > 0 && !pid_alive(pid) && name.find("cfg") != std::string::npos && e.is_directory(ec))
+      fs::remove_all(e.path(), ec);
+  }
+}
+
+// ---- temp directories ---------------------------------------------------------------
+
+TempDir::TempDir() {
+  std::string tmpl = "/tmp/lvt" + std::to_string(getpid()) + "cfgXXXXXX";
+  if (!mkdtemp(tmpl.data())) sys_fail("mkdtemp " + tmpl);
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& text) const {
+  std::string p = path_ + "/" + name;
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.flush();
+  if (!f) throw std::runtime_error("write " + p);
+  return p;
 }
 
 // ---- the sandbox --------------------------------------------------------------------
@@ -512,6 +541,23 @@ nlohmann::json Sandbox::status(const std::string& ifname) const {
   for (const auto& e : j.at("interfaces"))
     if (e.at("interface") == i) return e;
   return nullptr;
+}
+
+nlohmann::json Sandbox::show(const std::string& address, const std::string& ifname) const {
+  const std::string i = ifname.empty() ? rx_if_ : ifname;
+  RunResult r = levee({"show", i, address, "--json"});
+  if (r.code != 0) throw std::runtime_error("levee show failed: " + r.describe());
+  return nlohmann::json::parse(r.out);
+}
+
+void Sandbox::add_sender_address(const std::string& addr) {
+  const bool v6 = addr.find(':') != std::string::npos;
+  if (v6)
+    ip_tx({"addr", "add", addr + "/128", "dev", tx_if_, "nodad"});
+  else
+    ip_tx({"addr", "add", addr + "/32", "dev", tx_if_});
+  ip_rx({"neigh", "replace", addr, "lladdr", kTxMac, "dev", rx_if_, "nud", "permanent"});
+  ip_rx({"route", "replace", addr + (v6 ? "/128" : "/32"), "dev", rx_if_});
 }
 
 std::string Sandbox::pin_dir(const std::string& ifname) const {

@@ -154,9 +154,14 @@ class Sandbox {
   Child levee_start(const std::vector<std::string>& args, RunOptions o = {}) const;
 
   // `levee stats IFACE --json` / this interface's object of `levee status --json`
-  // (null if absent). Throw on failure.
+  // (null if absent) / `levee show IFACE ADDRESS --json`. Throw on failure.
   nlohmann::json stats(const std::string& ifname = "") const;
   nlohmann::json status(const std::string& ifname = "") const;
+  nlohmann::json show(const std::string& address, const std::string& ifname = "") const;
+
+  // One more sender address (/32 or /128) on the sender's end of the veth, with a
+  // static neighbour entry for it on the receiver's end. Removed with the namespaces.
+  void add_sender_address(const std::string& addr);
 
   std::string pin_dir(const std::string& ifname = "") const;
   bool pinned(const std::string& ifname = "") const;
@@ -170,7 +175,24 @@ class Sandbox {
   bool tx_ns_made_ = false, rx_ns_made_ = false;
 };
 
-// Remove netns, pins and lock files of test processes that are gone.
+// A private directory /tmp/lvt<pid>cfgXXXXXX for a test's files (config files,
+// blocklists), removed with everything in it by the destructor; directories of test
+// processes that are gone are removed by sweep_stale().
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes a file in the directory (replacing it); returns its full path.
+  std::string write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+// Remove netns, pins, lock files and temp directories of test processes that are gone.
 void sweep_stale();
 bool running_as_root();
 

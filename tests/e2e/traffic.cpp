@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "packet.hpp"
 
 namespace lvt {
 namespace {
@@ -106,7 +109,28 @@ void parse_frame(const uint8_t* p, size_t n, TapFrame& f) {
     return;
   }
   f.src = buf;
-  if (f.l4 == IPPROTO_UDP && l4off + 8 <= n) f.dport = static_cast<uint16_t>(p[l4off + 2] << 8 | p[l4off + 3]);
+  if ((f.l4 == IPPROTO_UDP || f.l4 == IPPROTO_TCP) && l4off + 4 <= n)
+    f.dport = static_cast<uint16_t>(p[l4off + 2] << 8 | p[l4off + 3]);
+  if (f.l4 == IPPROTO_TCP && l4off + 14 <= n) f.tcp_flags = p[l4off + 13];
+}
+
+levee::pkt::Mac mac_bytes(const char* text) {
+  levee::pkt::Mac m{};
+  unsigned v[6];
+  if (std::sscanf(text, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+    throw std::invalid_argument(std::string("bad MAC ") + text);
+  for (int i = 0; i < 6; ++i) m[static_cast<size_t>(i)] = static_cast<uint8_t>(v[i]);
+  return m;
+}
+
+levee::pkt::Frame ip_frame(const std::string& src, const std::string& dst) {
+  levee::pkt::Frame f;
+  f.eth(mac_bytes(Sandbox::kRxMac), mac_bytes(Sandbox::kTxMac));
+  if (src.find(':') != std::string::npos)
+    f.ipv6(src, dst);
+  else
+    f.ipv4(src, dst);
+  return f;
 }
 
 }  // namespace
@@ -130,6 +154,37 @@ double SendLog::max_gap(uint64_t from, uint64_t to) const {
   }
   if (end > prev) gap = std::max(gap, end - prev);
   return secs(gap);
+}
+
+SendLog SendLog::window(uint64_t from, uint64_t to) const {
+  SendLog w;
+  for (uint64_t t : times) {
+    if (t < from || t >= to) continue;
+    if (w.sent == 0) w.t_first = t;
+    w.t_last = t;
+    w.times.push_back(t);
+    ++w.sent;
+  }
+  return w;
+}
+
+SendLog merged(std::initializer_list<const SendLog*> logs) {
+  SendLog m;
+  for (const SendLog* l : logs) {
+    m.times.insert(m.times.end(), l->times.begin(), l->times.end());
+    m.errors += l->errors;
+  }
+  std::sort(m.times.begin(), m.times.end());
+  m.sent = m.times.size();
+  if (m.sent) {
+    m.t_first = m.times.front();
+    m.t_last = m.times.back();
+  }
+  return m;
+}
+
+std::vector<uint8_t> syn_frame(const std::string& src, const std::string& dst, uint16_t dport, uint16_t sport) {
+  return ip_frame(src, dst).tcp(sport, dport, levee::pkt::kTcpSyn).pad_to(60).bytes();
 }
 
 double gcra_expected(double rate, double burst, const SendLog& s) {
@@ -440,6 +495,11 @@ std::vector<TapFrame> FrameTap::frames() const {
 uint64_t FrameTap::total() const {
   std::lock_guard l(mu_);
   return frames_.size();
+}
+
+uint64_t FrameTap::count(const std::function<bool(const TapFrame&)>& pred) const {
+  std::lock_guard l(mu_);
+  return static_cast<uint64_t>(std::count_if(frames_.begin(), frames_.end(), pred));
 }
 
 uint64_t FrameTap::flow_frames(const std::string& src) const {

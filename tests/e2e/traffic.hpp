@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -33,7 +35,12 @@ struct SendLog {
   uint64_t sent_between(uint64_t from, uint64_t to) const;
   // Largest gap between consecutive sends in [from, to), in seconds.
   double max_gap(uint64_t from, uint64_t to) const;
+  // The sends with t in [from, to), as a log of their own.
+  SendLog window(uint64_t from, uint64_t to) const;
 };
+
+// Several senders' logs as one (sources that share one bucket): every send, sorted.
+SendLog merged(std::initializer_list<const SendLog*> logs);
 
 struct Flow {
   std::string ns;    // sender namespace
@@ -104,7 +111,9 @@ struct TapFrame {
   uint16_t ethertype = 0; // innermost
   std::string src;       // IP source, empty if not IP
   uint8_t l4 = 0;        // IP protocol
-  uint16_t dport = 0;    // UDP destination port
+  uint16_t dport = 0;    // UDP or TCP destination port
+  uint8_t tcp_flags = 0; // TCP flags byte (kTcpSyn = 0x02, ACK = 0x10, RST = 0x04)
+  bool tcp_syn() const { return l4 == 6 && (tcp_flags & 0x12) == 0x02; }  // SYN without ACK
 };
 
 // Every frame crossing an interface in one direction (In: received by it, Out: sent).
@@ -118,6 +127,8 @@ class FrameTap {
   uint64_t total() const;
   // Frames of our UDP flows (destination port kPort) from one source ("" = any).
   uint64_t flow_frames(const std::string& src = "") const;
+  // Frames for which pred holds.
+  uint64_t count(const std::function<bool(const TapFrame&)>& pred) const;
 
  private:
   void body();
@@ -140,6 +151,12 @@ struct ModelLimit {
 std::vector<uint64_t> gcra_model(const std::vector<uint64_t>& sends, ModelLimit before,
                                  uint64_t t_change = UINT64_MAX, ModelLimit after = {0, 0});
 uint64_t count_between(const std::vector<uint64_t>& sorted, uint64_t from, uint64_t to);
+
+// A raw frame for Flow::frame, from the sender's MAC to the receiver's (Sandbox::kTxMac,
+// kRxMac), IPv4 or IPv6 after the addresses: a TCP SYN without ACK, padded to the
+// Ethernet minimum of 60 bytes like a real one.
+std::vector<uint8_t> syn_frame(const std::string& src, const std::string& dst, uint16_t dport,
+                               uint16_t sport = 40000);
 
 // Frames a GCRA of (rate, burst) passes from a source that floods over
 // [t_first, t_last]: burst + rate * (t_last - t_first), never more than were sent.
