@@ -115,14 +115,14 @@ static __always_inline void lv_key_init(struct lv_key *key, const struct lv_pack
 	}
 	key->class_id = class_id;
 	key->family = pkt->family;
-	key->pad = 0;
+	key->epoch = cls->epoch;
 }
 
 static __always_inline int lv_key_eq(const struct lv_key *a, const struct lv_key *b)
 {
 	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
 
-	/* 20 bytes, five words; the pad byte is always zero. */
+	/* 20 bytes, five words. */
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 

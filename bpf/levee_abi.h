@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 3
+#define LV_ABI_VERSION 4
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -86,7 +86,8 @@ struct lv_key {
 	__u32 addr[4];  /* network byte order */
 	__u16 class_id; /* the class's id: index into lv_policy.classes */
 	__u8 family;    /* enum lv_family */
-	__u8 pad;       /* must be zero: keys are hashed bytewise */
+	__u8 epoch;     /* the class's lv_class.epoch: a class given an id that another
+			 * class held before never finds that class's state */
 };
 
 /*
@@ -118,6 +119,16 @@ struct lv_state {
 #define LV_COUNT_BYTES(v) ((__u32)((v) >> 32))
 
 /* ---- configuration: lv_policy, one mmapable array entry ------------------------- */
+
+struct lv_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+struct lv_class_counters {
+	struct lv_counter passed;
+	struct lv_counter dropped;
+};
 
 /*
  * One GCRA limit. cost == 0 means "no limit of this kind".
@@ -155,7 +166,8 @@ struct lv_class {
 	__u32 flags;    /* enum lv_class_flags */
 	__u8 prefix4;   /* for display */
 	__u8 prefix6;
-	__u8 pad[6];
+	__u8 epoch;     /* bumped when the id is given to a new class (struct lv_key) */
+	__u8 pad[5];
 	char name[LV_NAME_LEN];
 };
 
@@ -212,7 +224,10 @@ struct lv_policy {
 	__u32 nr_host4;   /* entries in this slot's IPv4 host hash: 0 skips the lookup */
 	__u32 nr_host6;
 	__u8 order[LV_MAX_CLASSES]; /* class ids in first-match order, nr_classes of them */
-	struct lv_class classes[LV_MAX_CLASSES]; /* by id */
+	struct lv_class classes[LV_MAX_CLASSES]; /* by id; an unused id keeps its epoch */
+	/* The per-class counters (lv_percpu.by_class) when the id was given to its
+	 * current class: what the class has counted is the difference. */
+	struct lv_class_counters class_base[LV_MAX_CLASSES];
 	struct lv_override overrides[LV_MAX_OVERRIDES];
 	char source[256]; /* where the policy came from (a config file), for display */
 	struct lv_class_table table;
@@ -296,11 +311,6 @@ struct lv_list_value {
 
 /* ---- per-CPU counters and scratch: lv_percpu, one per-CPU array entry ----------- */
 
-struct lv_counter {
-	__u64 packets;
-	__u64 bytes;
-};
-
 /*
  * Lower bound of CLOCK_MONOTONIC cached per CPU: the fine clock costs ~40 ns a read
  * here, jiffies nothing. Refreshed whenever jiffies moves, every
@@ -345,11 +355,6 @@ struct lv_hot {
 };
 
 #define LV_HOT_MAX_HITS 16
-
-struct lv_class_counters {
-	struct lv_counter passed;
-	struct lv_counter dropped;
-};
 
 struct lv_percpu {
 	struct lv_clock clock;

@@ -493,15 +493,9 @@ burst = "1k"
 // A class that did not exist in the running policy is a new class: its sources start
 // with full buckets and its counters at zero (README: a renamed class is a new class),
 // also when it is given the id of a class removed by an earlier reload.
-//
-// LEVEE BUG: assign_class_ids (userspace/policy) keeps a new class off the ids freed by
-// this very reload only; an id freed one reload earlier is handed out again, and the
-// per-source state (keyed by source and class id) and per-class counters of the removed
-// class are not cleared, so the new class inherits them: `levee stats` shows the old
-// class's packets under the new name, and a source the old class was limiting is
-// dropped by the new class until the old class's eligible time (up to 1/rate of the old
-// class, here 1 s), although it never sent a packet in it. Skipped on exactly that
-// outcome; any other failure fails.
+// (It once inherited them: ids freed a reload earlier were handed out again with the
+// removed class's state and counters. A new class now moves its id to the next epoch,
+// part of the state key, and starts its counters from a baseline.)
 TEST_F(E2e, NewClassStartsFreshEvenOnAReusedId) {
   TempDir dir;
   attach({"--config", dir.write("old.toml", kOld)});

@@ -400,7 +400,9 @@ Result<ClassSpec> set_limits(const std::string& iface, const LimitChange& ch) {
   Policy check;
   check.classes.push_back(c);
   LV_TRY(validate(check, Clocks::read().now_unix_ns));
+  const uint8_t epoch = next.classes[id].epoch;  // the same class: its sources keep their state
   next.classes[id] = compile_class(c, clock_tick_ns());
+  next.classes[id].epoch = epoch;
   auto lists = sess->policy.active_lists();
   if (!lists) return lists.error();
   LV_TRY(sess->policy.publish(next, *lists));
@@ -413,7 +415,13 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   auto sess = Session::open(iface, "reload");
   if (!sess) return sess.error();
   const lv_policy& cur = sess->policy.active();
-  CompiledPolicy next = compile(p, clocks, class_ids(cur));  // classes keep their ids
+  CompiledPolicy next = compile(p, clocks, &cur);  // classes keep their ids and state
+  if (!next.new_ids.empty()) {
+    // A new class starts counting from what its id counted before it.
+    auto counters = read_counters(sess->pins.percpu.get());
+    if (!counters) return counters.error();
+    for (uint8_t id : next.new_ids) next.slot.class_base[id] = counters->by_class[id];
+  }
   auto cur_lists = sess->policy.active_lists();
   if (!cur_lists) return cur_lists.error();
 
@@ -587,6 +595,7 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
       key.family = LV_AF_INET6;
     }
     key.class_id = static_cast<uint16_t>(id);
+    key.epoch = c.epoch;
     lv_state st{};
     if (bpf_map_lookup_elem(p->state.get(), &key, &st) != 0) continue;
     ShowClass sc;
@@ -607,8 +616,26 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
   return out;
 }
 
-Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
+Result<Counters> interface_counters(const Pinned& p) {
   auto c = read_counters(p.percpu.get());
+  if (!c) return c.error();
+  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
+  if (!pm) return pm.error();
+  const lv_policy& pol = pm->active();
+  for (uint8_t id : class_order(pol)) {
+    // What this class counted: the id's counters less what they held when it got the id.
+    lv_class_counters& k = c->by_class[id];
+    const lv_class_counters& b = pol.class_base[id];
+    k.passed.packets -= b.passed.packets;
+    k.passed.bytes -= b.passed.bytes;
+    k.dropped.packets -= b.dropped.packets;
+    k.dropped.bytes -= b.dropped.bytes;
+  }
+  return c;
+}
+
+Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
+  auto c = interface_counters(p);
   if (!c) return c.error();
   auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
   if (!pm) return pm.error();

@@ -122,6 +122,9 @@ struct ShowResult {
 };
 Result<ShowResult> show(const std::string& iface, const std::string& address);
 
+// Counters summed over CPUs, each class's counted from when it got its id.
+Result<Counters> interface_counters(const Pinned& p);
+
 // Counters per class, summed over CPUs, with the class names of the active policy.
 struct ClassCounters {
   std::string name;

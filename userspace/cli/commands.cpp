@@ -118,7 +118,7 @@ Status stats(const StatsArgs& a) {
   LV_TRY(readers_preflight("stats"));
   auto p = open_pinned(a.iface);
   if (!p) return p.error();
-  auto c = read_counters(p->percpu.get());
+  auto c = interface_counters(*p);
   if (!c) return c.error();
   ClassNames names;
   auto cc = class_counters(*p);
@@ -139,7 +139,7 @@ Status stats(const StatsArgs& a) {
   for (unsigned i = 0; a.count == 0 || i < a.count; ++i) {
     next += std::chrono::duration_cast<clock::duration>(interval);
     std::this_thread::sleep_until(next);
-    auto cur = read_counters(p->percpu.get());
+    auto cur = interface_counters(*p);
     if (!cur) return cur.error();
     auto now = clock::now();
     if (a.json)

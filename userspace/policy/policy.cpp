@@ -385,14 +385,27 @@ std::vector<uint8_t> assign_class_ids(const std::vector<ClassSpec>& classes, con
   return ids;
 }
 
-CompiledPolicy compile(const Policy& p, const Clocks& clk, const ClassIds& prior) {
+CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prior) {
   CompiledPolicy out;
   lv_policy& s = out.slot;
-  const std::vector<uint8_t> ids = assign_class_ids(p.classes, prior);
+  const ClassIds prior_ids = prior ? class_ids(*prior) : ClassIds{};
+  const std::vector<uint8_t> ids = assign_class_ids(p.classes, prior_ids);
+  if (prior)  // unused ids keep their epoch, so a later class given one moves past it
+    for (unsigned id = 0; id < LV_MAX_CLASSES; ++id) s.classes[id].epoch = prior->classes[id].epoch;
   s.nr_classes = static_cast<uint32_t>(p.classes.size());
   for (size_t i = 0; i < p.classes.size(); ++i) {
-    s.classes[ids[i]] = compile_class(p.classes[i], clk.tick_ns);
-    s.order[i] = ids[i];
+    const uint8_t id = ids[i];
+    const uint8_t epoch = s.classes[id].epoch;
+    s.classes[id] = compile_class(p.classes[i], clk.tick_ns);
+    s.order[i] = id;
+    auto kept = prior_ids.find(p.classes[i].name);
+    if (prior && kept != prior_ids.end() && kept->second == id) {
+      s.classes[id].epoch = epoch;
+      s.class_base[id] = prior->class_base[id];
+    } else if (prior) {
+      s.classes[id].epoch = static_cast<uint8_t>(epoch + 1);
+      out.new_ids.push_back(id);
+    }
   }
   std::map<std::string, uint16_t> ov_ids;
   s.nr_overrides = static_cast<uint32_t>(p.overrides.size());

@@ -122,6 +122,7 @@ Status validate(const Policy& p, uint64_t now_unix_ns);
 // The datapath's form of a validated policy.
 struct CompiledPolicy {
   lv_policy slot{};  // generation left 0: the publisher sets it
+  std::vector<uint8_t> new_ids;  // ids given to a class that did not hold them before
   std::vector<std::pair<lv_lpm4, lv_list_value>> list4;
   std::vector<std::pair<lv_lpm6, lv_list_value>> list6;
 };
@@ -144,7 +145,10 @@ std::vector<uint8_t> class_order(const lv_policy& slot);
 // handed straight to a new one.
 std::vector<uint8_t> assign_class_ids(const std::vector<ClassSpec>& classes, const ClassIds& prior);
 
-CompiledPolicy compile(const Policy& p, const Clocks& clocks, const ClassIds& prior = {});
+// With `prior` (the slot being replaced), classes keep their ids, epochs and counter
+// baselines; an id given to a new class gets the next epoch (its old state is not
+// found) and its baseline is left for the caller to take from the live counters.
+CompiledPolicy compile(const Policy& p, const Clocks& clocks, const lv_policy* prior = nullptr);
 
 // Compile one class: limits, prefix masks, and the fast-reject flag when the tau of
 // every limit covers two ticks of the cached clock's staleness.
