@@ -312,12 +312,9 @@ TEST_F(ProgTest, DenyEntryExpiresInTheDatapathOnTime) {
   EXPECT_EQ(dp().send(f), kAllowed);
 }
 
-// DATAPATH BUG (userspace/policy/policy.cpp, compute_fallbacks): an expiring deny /32
-// inside an expiring deny /24 that is still in force falls back to "no entry" once the
-// /32 expires, so the address escapes the /24's deny and is merely limited. The ABI
-// (struct lv_list_value) says the covering entry decides once an entry has expired;
-// compute_fallbacks() only looks at covering entries *without* an expiry. Skipped (not
-// failed) while the bug stands; it passes as written once it is fixed.
+// An expiring deny /32 inside an expiring deny /24 that is still in force: once the /32
+// expires, the /24 decides (after_*), and once that expires too, what covers both
+// (then_*). (Both once fell back to "no entry".)
 TEST_F(ProgTest, ExpiredDenyInsideALaterExpiringDenyIsStillDenied) {
   const Clocks clk = shifted_clocks();
   const uint64_t past = clk.now_unix_ns + 3600 * kSec, future = clk.now_unix_ns + 3 * 3600 * kSec;
@@ -332,23 +329,25 @@ TEST_F(ProgTest, ExpiredDenyInsideALaterExpiringDenyIsStillDenied) {
   ASSERT_EQ(dp().send(udp_from("2001:db8:25::8", 53)), kDenied) << "the /48 is in force";
   const Outcome v4 = dp().send(udp_from("198.18.25.7", 53));
   const Outcome v6 = dp().send(udp_from("2001:db8:25::7", 53));
-  if (v4 == kConforming && v6 == kConforming)
-    GTEST_SKIP() << "DATAPATH BUG: 198.18.25.7 and 2001:db8:25::7 got through (limited, not denied) while "
-                    "their covering deny is in force: compute_fallbacks ignores expiring covering entries";
   EXPECT_EQ(v4, kDenied) << "inside the /24, which is in force";
   EXPECT_EQ(v6, kDenied) << "inside the /48, which is in force";
+
+  // Both expired (the /32 first, then the /24), under an allow /16 that never expires:
+  // the second fallback level decides.
+  const uint64_t later_past = clk.now_unix_ns + 3600 * kSec + 600 * kSec;
+  p.lists = {list_entry("198.18.0.0/16", LV_LIST_ALLOW), list_entry("198.18.25.0/24", LV_LIST_DENY, {}, later_past),
+             list_entry("198.18.25.7/32", LV_LIST_DENY, {}, past)};
+  ctl.publish(p, clk);
+  EXPECT_EQ(dp().send(udp_from("198.18.25.7", 53)), kAllowed) << "both denies over: the /16 allows";
+  EXPECT_EQ(dp().send(udp_from("198.18.25.8", 53)), kAllowed);
 }
 
 // ---- lists and the hot source ---------------------------------------------------------
 
-// DATAPATH BUG (bpf/levee.bpf.c, levee_main, since 33f7613 "Hot check before the list
-// lookup"): the per-CPU hot-source check runs before the list lookup and matches on the
-// lv_key, i.e. the source masked to the *class's* prefix, while list entries match the
-// address itself. An allow-listed host inside a class prefix (/24 here, or the default
-// IPv6 /64) shared with a flooding neighbour is rejected from the neighbour's hot entry
-// with LV_R_RATE, up to LV_HOT_MAX_HITS packets per real-path refresh; a denied host
-// is dropped as LV_R_RATE instead of LV_R_DENY. Before that commit the lists were
-// consulted first and this test passed. Skipped (not failed) while the bug stands.
+// The hot-source check runs before the list lookup; the hot entry is keyed by the source
+// masked to the class prefix, lists judge single addresses. A listed host in a flooding
+// neighbour's /24 (/64) must be judged by its own entry, never rejected from the
+// neighbour's hot entry. (It once was: 95 of 100 allowed packets dropped as RATE.)
 TEST_F(ProgTest, ListedHostIsJudgedByItsEntryWhileItsClassPrefixFloods) {
   Policy p;
   p.classes = {class_spec("default", Match{}, {1, 2}, {}, 24, 64)};
@@ -378,10 +377,8 @@ TEST_F(ProgTest, ListedHostIsJudgedByItsEntryWhileItsClassPrefixFloods) {
       EXPECT_EQ(d.verdict, kDrop) << "denied: dropped whatever the reason";
     }
   }
-  if (wrong_allow || wrong_deny)
-    GTEST_SKIP() << "DATAPATH BUG: while a neighbour in the class prefix floods, " << wrong_allow
-                 << " of 100 allow-listed packets were dropped as RATE and " << wrong_deny
-                 << " of 50 denied ones counted as RATE, not DENY (hot check before the list lookup)";
+  EXPECT_EQ(wrong_allow, 0) << "allow-listed packets rejected from the neighbour's hot entry";
+  EXPECT_EQ(wrong_deny, 0) << "denied packets counted under another reason than deny";
 }
 
 // ---- list counts and slots -------------------------------------------------------------
