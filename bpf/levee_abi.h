@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 4
+#define LV_ABI_VERSION 5
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -28,12 +28,16 @@
 #define LV_MAP_HOST4_1 "lv_host4_1"
 #define LV_MAP_HOST6_0 "lv_host6_0"
 #define LV_MAP_HOST6_1 "lv_host6_1"
+#define LV_MAP_SHARED "lv_shared"
+#define LV_MAP_BANS "lv_bans"
 #define LV_PIN_LINK "link"
 
 /* Default size of the per-source map; `levee attach --max-sources` overrides it. */
 #define LV_DEFAULT_MAX_SOURCES 1000000
 /* Entries each list trie may hold (tries allocate per entry, this is only a cap). */
 #define LV_MAX_LIST_ENTRIES 1000000
+/* Default size of the ban records map (an LRU); `max_bans` in [interface] overrides it. */
+#define LV_DEFAULT_MAX_BANS 65536
 
 #define LV_MAX_CLASSES 64   /* traffic classes; ids fit the class table's bytes */
 #define LV_MAX_OVERRIDES 64 /* networks with limits of their own */
@@ -49,6 +53,8 @@ enum lv_reason {
 	LV_R_CONFORMING = 0, /* limited traffic that was within its limits */
 	LV_R_NOT_IP = 1,     /* ARP, LLDP, ...: not IP, never limited */
 	LV_R_ALLOW = 2,      /* on the allow list: never limited */
+	LV_R_MONITORED = 3,  /* would have been dropped, passed because its class is in
+			      * monitor mode: lv_percpu.would says for which reason */
 	LV_R_FIRST_DROP = 8,
 	/* dropped */
 	LV_R_RATE = 8,        /* over its per-source packet limit */
@@ -59,7 +65,11 @@ enum lv_reason {
 	LV_R_DENY = 13,       /* on the deny list */
 	LV_R_BYTES = 14,      /* over its per-source byte limit */
 	LV_R_EXT_DEPTH = 15,  /* more IPv6 extension headers than levee walks */
-	/* 16..23 reserved: ban, admission, ... */
+	LV_R_BAN = 16,        /* its source is banned (struct lv_ban) */
+	LV_R_ADMISSION = 17,  /* a new source over its class's new-source budget */
+	LV_R_NETWORK = 18,    /* over the limit of its enclosing network (/24, /48, ...) */
+	LV_R_CLASS_LIMIT = 19, /* over the limit of its class as a whole */
+	/* 20..23 reserved */
 	LV_REASON_MAX = 24,
 };
 
@@ -68,12 +78,25 @@ static inline int lv_reason_drops(unsigned int reason)
 	return reason >= LV_R_FIRST_DROP;
 }
 
+/* Reasons a class in monitor mode counts (lv_percpu.would) instead of dropping: the
+ * limiter's decisions. Malformed and unparsed frames are dropped in every mode; the
+ * deny list only when the policy says so (LV_POL_MONITOR_DENY). */
+#define LV_MONITORABLE                                                                         \
+	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | \
+	 (1u << LV_R_BAN) | (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT))
+
 /* ---- per-source state: LRU hash lv_state ---------------------------------------- */
 
 enum lv_family {
 	LV_AF_INET = 4,
 	LV_AF_INET6 = 6,
+	/* Or'ed into lv_key.family: the state of a whole network of a class (its network
+	 * limit, lv_class.net_*), kept in lv_state beside its sources. */
+	LV_KEY_NETWORK = 0x80,
 };
+
+/* lv_key.class_id of a ban record that applies in every class (lv_bans). */
+#define LV_ALL_CLASSES 0xffff
 
 /*
  * One tracked source in one class. IPv4 addresses are stored IPv4-mapped
@@ -156,18 +179,39 @@ enum lv_class_flags {
 	 * lose a packet to it, as it would to any jitter on the wire.
 	 */
 	LV_CLASS_FAST_REJECT = 1u << 0,
+	LV_CLASS_MONITOR = 1u << 1, /* count would-be drops (LV_MONITORABLE), drop nothing */
+	LV_CLASS_BAN = 1u << 2,     /* a source over its limit is banned (ban_ns) */
+	LV_CLASS_BAN_ALL = 1u << 3, /* ...in every class, not only this one */
+	LV_CLASS_ADMIT = 1u << 4,   /* new sources within the admit budget only */
+	LV_CLASS_NETWORK = 1u << 5, /* net_pkt or net_bytes set */
+	LV_CLASS_TOTAL = 1u << 6,   /* total_pkt or total_bytes set */
+	LV_CLASS_MONITOR_OWN = 1u << 7, /* the class's own mode is monitor (LV_CLASS_MONITOR
+					 * is that or the interface's LV_POL_MONITOR) */
 };
 
 struct lv_class {
-	struct lv_limit pkt;
+	struct lv_limit pkt;   /* per source */
 	struct lv_limit bytes;
-	__u32 mask4;    /* IPv4 prefix mask, network byte order */
-	__u32 mask6[4]; /* IPv6 prefix mask, network byte order */
-	__u32 flags;    /* enum lv_class_flags */
-	__u8 prefix4;   /* for display */
+	struct lv_limit admit; /* new sources per second that may create state (per class) */
+	struct lv_limit net_pkt;   /* per enclosing network (net_mask*): all its sources */
+	struct lv_limit net_bytes;
+	struct lv_limit total_pkt; /* the class as a whole (struct lv_shared, lv_lease) */
+	struct lv_limit total_bytes;
+	__u64 ban_ns;     /* first ban; 0: no bans */
+	__u64 ban_max_ns; /* repeat offences double the ban up to this */
+	__u64 forget_ns;  /* an offence this long after the last ban ended starts over */
+	__u64 lease_ns;   /* most of the class total one CPU takes at once (lv_lease) */
+	__u32 mask4;      /* IPv4 source prefix mask, network byte order */
+	__u32 mask6[4];   /* IPv6 source prefix mask, network byte order */
+	__u32 net_mask4;  /* the network limit's prefix masks */
+	__u32 net_mask6[4];
+	__u32 flags;      /* enum lv_class_flags */
+	__u8 prefix4;     /* for display */
 	__u8 prefix6;
-	__u8 epoch;     /* bumped when the id is given to a new class (struct lv_key) */
-	__u8 pad[5];
+	__u8 net_prefix4;
+	__u8 net_prefix6;
+	__u8 epoch;       /* bumped when the id is given to a new class (struct lv_key) */
+	__u8 pad[7];
 	char name[LV_NAME_LEN];
 };
 
@@ -213,11 +257,25 @@ struct lv_class_table {
  * it when classes are added or removed around it. `order` lists the ids in
  * first-match order, the default class last; the class table holds ids.
  */
+enum lv_policy_flags {
+	LV_POL_MONITOR = 1u << 0,      /* `levee set --mode monitor`: every class monitors
+					* (already folded into each class's flags) */
+	LV_POL_MONITOR_DENY = 1u << 1, /* the deny list drops even in monitor mode */
+	LV_POL_REFUSE_FULL = 1u << 2,  /* a full map refuses new sources (map_full) instead
+					* of evicting the least recently used */
+	LV_POL_BAN_ALL = 1u << 3,      /* some class bans in every class: look up lv_bans */
+};
+
 struct lv_policy {
 	__u32 nr_classes;
 	__u32 nr_overrides;
-	__u32 flags;      /* reserved: monitor mode, ... */
-	__u32 pad;
+	__u32 flags;      /* enum lv_policy_flags */
+	__u32 ban_mask4;  /* source prefix of bans in every class (LV_CLASS_BAN_ALL
+			   * classes share one prefix) */
+	__u32 ban_mask6[4];
+	__u64 full_at;    /* LV_POL_REFUSE_FULL: refuse once lv_shared's source count
+			   * reaches this (a little under the map's size: the LRU starts
+			   * evicting before it is full) */
 	__u64 generation; /* bumped by every change the controller makes */
 	__u32 nr_list4;   /* entries in this slot's IPv4 list trie: 0 skips the lookup */
 	__u32 nr_list6;
@@ -309,6 +367,47 @@ struct lv_list_value {
 	__u8 pad[6];
 };
 
+/* ---- state shared by every CPU of a class: lv_shared, an array by class id ------- */
+
+/*
+ * The class's new-source budget and its total limit, as GCRA ready times (CAS). One
+ * cache line per class. The admission budget is read by every packet of an unknown
+ * source but written only when one is admitted; the total is drawn in leases of up to
+ * lv_class.lease_ns per CPU (struct lv_lease), so neither bounces a line per packet.
+ * Entry LV_MAX_CLASSES holds interface-wide counts. The controller zeroes a class's
+ * entry when it gives the id to a new class.
+ */
+struct lv_shared {
+	__u64 admit_ready;
+	__u64 total_ready;
+	__u64 total_ready_bytes;
+	__u64 sources;  /* entry LV_MAX_CLASSES: states created (LV_POL_REFUSE_FULL);
+			 * the controller subtracts what it removes */
+	__u64 admitted; /* new sources admitted (display) */
+	__u64 pad[3];
+};
+
+/*
+ * ---- bans: lv_bans, an LRU hash by lv_key (class_id LV_ALL_CLASSES: every class) ----
+ *
+ * A source over its limit in a class with bans gets a record, and its state's ready
+ * time is pushed to until_ns, so it fails its own limit (no extra lookup on the pass
+ * path) until then. While banned its packets are still measured against the class's
+ * limits (shadow_*): one that would have been over them extends the ban to now +
+ * duration_ns. The record outlives the ban: an offence within forget_ns after until_ns
+ * doubles duration_ns (up to ban_max_ns); after that, it starts over at ban_ns.
+ */
+struct lv_ban {
+	__u64 until_ns;    /* banned while now < until_ns */
+	__u64 duration_ns; /* this ban's length */
+	__u64 shadow_ns;   /* the packet limit's ready time, measured while banned */
+	__u64 shadow_bytes_ns;
+	__u64 since_ns;    /* when this ban began */
+	__u32 offences;    /* bans since the last quiet period of forget_ns */
+	__u16 class_id;    /* the class that imposed it */
+	__u16 pad;
+};
+
 /* ---- per-CPU counters and scratch: lv_percpu, one per-CPU array entry ----------- */
 
 /*
@@ -356,12 +455,28 @@ struct lv_hot {
 
 #define LV_HOT_MAX_HITS 16
 
+/*
+ * This CPU's share of a class's total limit: time credit taken from the shared GCRA
+ * (struct lv_shared) in one CAS, spent here packet by packet. Credit unused by until_ns
+ * is forgotten (the class then under-admits by at most one lease per CPU); a lease
+ * may be taken up to lease_ns ahead of the shared budget, so the class may pass up to
+ * one lease per CPU more than burst + rate * t. lease_ns is a small part of the burst.
+ */
+struct lv_lease {
+	__u64 credit_ns;
+	__u64 credit_bytes_ns;
+	__u64 until_ns;
+	__u64 epoch; /* lv_class.epoch it was taken for, + 1 (0: none) */
+};
+
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 pad;
 	struct lv_hot hot;
 	struct lv_counter by_reason[LV_REASON_MAX];
+	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
+	struct lv_lease lease[LV_MAX_CLASSES];
 };
 
 #ifndef __bpf__
@@ -374,12 +489,14 @@ struct lv_percpu {
 LV_STATIC_ASSERT(sizeof(struct lv_key) == 20, "lv_key layout");
 LV_STATIC_ASSERT(sizeof(struct lv_state) == 32, "lv_state layout");
 LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
-LV_STATIC_ASSERT(sizeof(struct lv_class) == 128, "lv_class layout");
+LV_STATIC_ASSERT(sizeof(struct lv_class) == 344, "lv_class layout");
+LV_STATIC_ASSERT(sizeof(struct lv_shared) == 64, "lv_shared layout");
+LV_STATIC_ASSERT(sizeof(struct lv_ban) == 48, "lv_ban layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 56, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 88 + 16 * LV_REASON_MAX + 32 * LV_MAX_CLASSES,
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 88 + 32 * LV_REASON_MAX + 64 * LV_MAX_CLASSES,
 		 "lv_percpu layout");
 #endif
 

@@ -31,6 +31,26 @@ struct {
 	__type(value, struct lv_control);
 } lv_policy SEC(".maps");
 
+/* Per-class budgets shared by every CPU (struct lv_shared); mmapable so the controller
+ * can adjust the source count atomically. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LV_MAX_CLASSES + 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct lv_shared);
+} lv_shared SEC(".maps");
+
+/* Ban records (struct lv_ban). LRU: a record evicted early loses the offence history
+ * of a source, never lifts a ban (the ban lives in the source's state too). The
+ * controller sets max_entries before load (max_bans, default LV_DEFAULT_MAX_BANS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LV_DEFAULT_MAX_BANS);
+	__type(key, struct lv_key);
+	__type(value, struct lv_ban);
+} lv_bans SEC(".maps");
+
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
