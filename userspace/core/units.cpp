@@ -91,4 +91,47 @@ std::string format_ns(uint64_t ns) {
   return fmt::format("{}ns", ns);
 }
 
+std::optional<uint64_t> parse_duration_ns(std::string_view s) {
+  constexpr uint64_t kMs = 1'000'000, kS = 1000 * kMs;
+  if (s.empty()) return std::nullopt;
+  uint64_t total = 0;
+  while (!s.empty()) {
+    size_t digits = 0;
+    uint64_t n = 0;
+    for (; digits < s.size() && s[digits] >= '0' && s[digits] <= '9'; ++digits) {
+      n = n * 10 + static_cast<uint64_t>(s[digits] - '0');
+      if (n > kMaxDurationNs) return std::nullopt;
+    }
+    if (digits == 0 || digits == s.size()) return std::nullopt;  // a unit needs digits, digits need a unit
+    s.remove_prefix(digits);
+    uint64_t unit;
+    size_t len = 1;
+    if (s.substr(0, 2) == "ms") unit = kMs, len = 2;  // before 'm': "5ms" is not five minutes
+    else if (s[0] == 's') unit = kS;
+    else if (s[0] == 'm') unit = 60 * kS;
+    else if (s[0] == 'h') unit = 3600 * kS;
+    else if (s[0] == 'd') unit = 86400 * kS;
+    else return std::nullopt;
+    s.remove_prefix(len);
+    if (n > (kMaxDurationNs - total) / unit) return std::nullopt;
+    total += n * unit;
+  }
+  return total;
+}
+
+std::string format_duration(uint64_t ns) {
+  struct Unit { uint64_t ns; const char* name; };
+  static constexpr Unit kUnits[] = {{86400'000'000'000, "d"}, {3600'000'000'000, "h"}, {60'000'000'000, "m"},
+                                    {1'000'000'000, "s"}, {1'000'000, "ms"}};
+  if (ns == 0) return "0s";
+  if (ns % 1'000'000) return format_ns(ns);  // finer than a millisecond: not typed by anyone
+  std::string out;
+  for (const Unit& u : kUnits) {
+    if (ns < u.ns) continue;
+    out += fmt::format("{}{}", ns / u.ns, u.name);
+    ns %= u.ns;
+  }
+  return out;
+}
+
 }  // namespace levee

@@ -22,4 +22,16 @@ std::string format_si(double v);
 // Durations for display: 0 -> "0s", 1500000 ns -> "1.5ms".
 std::string format_ns(uint64_t ns);
 
+// The longest duration levee takes anywhere (list expiries, bans): 100 years.
+inline constexpr uint64_t kMaxDurationNs = 36500ull * 86400 * 1'000'000'000;
+
+// A duration as operators type it: groups of digits and a unit, "500ms", "90s", "30m",
+// "2h", "7d", "1h30m". Units ms, s, m, h, d. In ns; nullopt if malformed (no unit, an
+// unknown unit, a fraction, blanks) or over kMaxDurationNs. Zero is a duration ("0s").
+std::optional<uint64_t> parse_duration_ns(std::string_view s);
+
+// The inverse for display, in the units an operator would write: "500ms", "2s", "1h",
+// "1h30m", "1d12h". Exact: what parse_duration_ns reads back is the same duration.
+std::string format_duration(uint64_t ns);
+
 }  // namespace levee

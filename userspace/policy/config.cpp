@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -26,7 +27,8 @@ namespace levee {
 namespace {
 
 constexpr uint64_t kMaxSources = 100'000'000;  // as `levee attach --max-sources`
-constexpr uint64_t kMaxDurationS = 36500ull * 86400;
+constexpr uint64_t kMaxBans = 100'000'000;
+constexpr uint64_t kMaxDurationS = kMaxDurationNs / LV_NSEC_PER_SEC;
 constexpr size_t kMaxFileBytes = 64u << 20;
 constexpr const char* kCountHint = "write e.g. 500, \"10k\" or \"1.5M\"";
 
@@ -79,28 +81,6 @@ std::optional<uint64_t> number(std::string_view s, uint64_t max) {
   return v;
 }
 
-// "90s", "30m", "2h", "7d", "1h30m": seconds; nullopt if malformed or over 100 years.
-std::optional<uint64_t> parse_duration(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  uint64_t total = 0;
-  while (!s.empty()) {
-    size_t digits = 0;
-    while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
-    if (digits == 0 || digits == s.size()) return std::nullopt;
-    auto n = number(s.substr(0, digits), kMaxDurationS);
-    const uint64_t unit = s[digits] == 's'   ? 1
-                          : s[digits] == 'm' ? 60
-                          : s[digits] == 'h' ? 3600
-                          : s[digits] == 'd' ? 86400
-                                             : 0;
-    if (!n || !unit || *n > kMaxDurationS / unit) return std::nullopt;
-    total += *n * unit;
-    if (total > kMaxDurationS) return std::nullopt;
-    s.remove_prefix(digits + 1);
-  }
-  return total;
-}
-
 // An offset date-time as Unix seconds (negative before 1970).
 int64_t unix_seconds(const toml::date_time& dt) {
   using namespace std::chrono;
@@ -115,6 +95,25 @@ uint64_t realtime_ns() {
   return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec);
 }
 
+constexpr const char* kDurationHint = "write a duration like \"500ms\", \"2s\", \"10m\", \"1h\" or \"1h30m\"";
+
+// Keys a class may set and otherwise takes from [defaults] (prefix4 and prefix6 aside).
+// Each with where it was given, for errors.
+template <typename T>
+struct Given {
+  std::optional<T> value;
+  Where where;
+  explicit operator bool() const { return value.has_value(); }
+  const T& operator*() const { return *value; }
+};
+struct Inheritable {
+  Given<uint64_t> new_sources, new_sources_burst;
+  Given<uint64_t> ban, ban_max, forget_after;
+  Given<bool> ban_all, monitor;
+};
+constexpr std::array<std::string_view, 7> kInheritableKeys = {
+    "new_sources", "new_sources_burst", "ban", "ban_max", "forget_after", "ban_scope", "mode"};
+
 class Reader {
  public:
   Reader(std::string file, uint64_t now_ns) : file_(std::move(file)), now_ns_(now_ns) {}
@@ -125,9 +124,13 @@ class Reader {
     known(root, "", {"interface", "defaults", "class", "default", "lists", "override"});
     if (const toml::table* t = table(root, "interface")) interface(*t, p.iface);
     if (const toml::table* t = table(root, "defaults")) {
-      known(*t, "defaults", {"prefix4", "prefix6"});
+      known(*t, "defaults", with_inheritable({"prefix4", "prefix6"}));
       prefix4_ = prefix(*t, "defaults", "prefix4", 32).value_or(32);
       prefix6_ = prefix(*t, "defaults", "prefix6", 128).value_or(64);
+      defaults_ = inheritable(*t, "defaults");
+      if (defaults_.new_sources_burst && !defaults_.new_sources)
+        fail(defaults_.new_sources_burst.where.line, defaults_.new_sources_burst.where.key, "given without new_sources",
+             "add new_sources: the new sources per second a class admits");
     }
     if (const toml::node* n = root.get("class"))
       for (const auto& [t, path] :
@@ -139,13 +142,16 @@ class Reader {
       fail(1, "default", "there is no [default] table",
            "add [default] with the limits of everything no [[class]] matches, e.g. rate = \"10k\" and burst = \"1k\"");
     if (const toml::table* t = table(root, "lists")) {
-      known(*t, "lists", {"allow", "deny"});
+      known(*t, "lists", {"allow", "deny", "deny_in_monitor"});
       if (const toml::node* n = t->get("allow")) list(*n, "lists.allow", LV_LIST_ALLOW, p);
       if (const toml::node* n = t->get("deny")) list(*n, "lists.deny", LV_LIST_DENY, p);
+      if (const toml::node* n = t->get("deny_in_monitor"))
+        if (auto v = choice(*n, "lists.deny_in_monitor", {"count", "drop"})) p.deny_in_monitor = *v == "drop";
     }
     if (const toml::node* n = root.get("override"))
       for (const auto& [t, path] : tables(*n, "override", LV_MAX_OVERRIDES, "levee holds 64 overrides"))
         override_(*t, path, p);
+    if (!error_) ban_scopes(p);
     if (error_) return *error_;
     return p;
   }
@@ -167,6 +173,9 @@ class Reader {
 
   // Every key of `t` is one of `keys`; the first unknown one (by line) is the error.
   void known(const toml::table& t, const std::string& path, Keys keys) {
+    known(t, path, std::vector<std::string_view>(keys));
+  }
+  void known(const toml::table& t, const std::string& path, const std::vector<std::string_view>& keys) {
     const toml::key* bad = nullptr;
     for (const auto& [k, v] : t)
       if (std::find(keys.begin(), keys.end(), k.str()) == keys.end() &&
@@ -262,16 +271,40 @@ class Reader {
     return *c;
   }
 
+  // One of `options`, as a string.
+  std::optional<std::string> choice(const toml::node& n, const std::string& key,
+                                    std::initializer_list<std::string_view> options) {
+    auto v = string(n, key);
+    std::string list;
+    for (size_t i = 0; i < options.size(); ++i)
+      list += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == options.size() ? " or " : ", ", options.begin()[i]);
+    if (v && std::find(options.begin(), options.end(), *v) == options.end())
+      return fail(n, key, fmt::format("'{}' is not one of them", *v), fmt::format("give {}", list)), std::nullopt;
+    if (!v) return std::nullopt;
+    return v;
+  }
+
+  // A positive duration as a string ("500ms", "2s", "1h30m"): ns.
+  std::optional<uint64_t> duration(const toml::node& n, const std::string& key) {
+    const auto* str = n.as_string();
+    if (!str) return wrong_type(n, key, "a duration string", kDurationHint), std::nullopt;
+    auto ns = parse_duration_ns(str->get());
+    if (!ns) return fail(n, key, fmt::format("'{}' is not a duration", str->get()), kDurationHint), std::nullopt;
+    if (*ns == 0) return fail(n, key, fmt::format("'{}' is no time at all", str->get()), "give a positive duration"),
+                         std::nullopt;
+    return ns;
+  }
+
   // A duration from now ("2h") or an offset date-time: Unix ns, 0 after an error.
   uint64_t expiry(const toml::node& n, const std::string& key) {
     constexpr const char* hint =
         "write a duration like \"90s\", \"30m\", \"2h\", \"7d\" or \"1h30m\" (up to 36500d), "
         "or a date-time like 2026-12-01T00:00:00Z";
     if (const auto* s = n.as_string()) {
-      auto secs = parse_duration(s->get());
-      if (!secs) return fail(n, key, fmt::format("'{}' is not a duration", s->get()), hint), 0;
-      if (*secs == 0) return fail(n, key, fmt::format("'{}' expires at once", s->get()), "give a positive duration"), 0;
-      return now_ns_ + *secs * LV_NSEC_PER_SEC;
+      auto ns = parse_duration_ns(s->get());
+      if (!ns) return fail(n, key, fmt::format("'{}' is not a duration", s->get()), hint), 0;
+      if (*ns == 0) return fail(n, key, fmt::format("'{}' expires at once", s->get()), "give a positive duration"), 0;
+      return now_ns_ + *ns;
     }
     const auto* d = n.as_date_time();
     if (!d) return wrong_type(n, key, "a duration or a date-time", hint), 0;
@@ -290,7 +323,11 @@ class Reader {
 
   // ---- tables ----
   void interface(const toml::table& t, InterfaceSettings& s) {
-    known(t, "interface", {"mode", "max_sources"});
+    known(t, "interface", {"mode", "max_sources", "when_full", "max_bans"});
+    if (const toml::node* n = t.get("when_full"))
+      if (auto v = choice(*n, "interface.when_full", {"evict", "refuse"})) s.refuse_full = *v == "refuse";
+    if (const toml::node* n = t.get("max_bans"))
+      if (auto v = count(*n, "interface.max_bans", 1, kMaxBans)) s.max_bans = static_cast<uint32_t>(*v);
     if (const toml::node* n = t.get("mode"); n && string(*n, "interface.mode")) {
       const std::string m = *n->value<std::string>();
       if (m == "auto")
@@ -312,16 +349,125 @@ class Reader {
     if (const toml::node* m = t.get("match"); m && is_default)
       fail(*m, "default.match", "the default class has no match",
            "it takes everything no [[class]] matches; put this match in a [[class]]");
-    if (is_default)
-      known(t, path, {"name", "rate", "burst", "bytes_rate", "bytes_burst", "prefix4", "prefix6"});
-    else
-      known(t, path, {"name", "match", "rate", "burst", "bytes_rate", "bytes_burst", "prefix4", "prefix6"});
+    const Keys keys = {"name", "rate", "burst", "bytes_rate", "bytes_burst", "prefix4", "prefix6", "network", "total"};
+    std::vector<std::string_view> all(keys);
+    if (!is_default) all.push_back("match");
+    known(t, path, with_inheritable(all));
     c.name = name(t, path, class_lines_, "class", is_default ? "default" : nullptr);
     if (const toml::node* m = t.get("match"); m && !is_default) c.match = match(*m, join(path, "match"));
     limits(t, path, c.packets, c.bytes);
     c.prefix4 = prefix(t, path, "prefix4", 32).value_or(prefix4_);
     c.prefix6 = prefix(t, path, "prefix6", 128).value_or(prefix6_);
+    if (const toml::node* n = t.get("network")) network(*n, join(path, "network"), c);
+    if (const toml::node* n = t.get("total")) total(*n, join(path, "total"), c);
+    inherit(t, path, inheritable(t, path), c);
     return c;
+  }
+
+  std::vector<std::string_view> with_inheritable(std::vector<std::string_view> keys) const {
+    keys.insert(keys.end(), kInheritableKeys.begin(), kInheritableKeys.end());
+    return keys;
+  }
+
+  // The keys a class may take from [defaults], as given in `t` (a class or [defaults]).
+  Inheritable inheritable(const toml::table& t, const std::string& path) {
+    Inheritable in;
+    auto given = [&](const char* key) -> std::pair<const toml::node*, Where> {
+      const toml::node* n = t.get(key);
+      return {n, n ? where(*n, join(path, key)) : Where{}};
+    };
+    if (auto [n, w] = given("new_sources"); n)
+      in.new_sources = {count(*n, w.key, 1, kMaxRatePps, " (for no admission limit, leave out new_sources)"), w};
+    if (auto [n, w] = given("new_sources_burst"); n) in.new_sources_burst = {count(*n, w.key, 1, kMaxBurst), w};
+    if (auto [n, w] = given("ban"); n) in.ban = {duration(*n, w.key), w};
+    if (auto [n, w] = given("ban_max"); n) in.ban_max = {duration(*n, w.key), w};
+    if (auto [n, w] = given("forget_after"); n) in.forget_after = {duration(*n, w.key), w};
+    if (auto [n, w] = given("ban_scope"); n)
+      if (auto v = choice(*n, w.key, {"class", "all"})) in.ban_all = {*v == "all", w};
+    if (auto [n, w] = given("mode"); n)
+      if (auto v = choice(*n, w.key, {"enforce", "monitor"})) in.monitor = {*v == "monitor", w};
+    return in;
+  }
+
+  // A class's own settings over [defaults]'.
+  void inherit(const toml::table& t, const std::string& path, const Inheritable& own, ClassSpec& c) {
+    const Inheritable& d = defaults_;
+    auto pick = [](const auto& mine, const auto& theirs) -> const auto& { return mine ? mine : theirs; };
+    const auto& rate = pick(own.new_sources, d.new_sources);
+    if (rate) {
+      uint64_t burst = default_new_sources_burst(*rate);
+      if (own.new_sources_burst) burst = *own.new_sources_burst;
+      else if (!own.new_sources && d.new_sources_burst) burst = *d.new_sources_burst;
+      c.new_sources = {*rate, burst};
+    } else if (own.new_sources_burst) {
+      fail(own.new_sources_burst.where.line, own.new_sources_burst.where.key, "given without new_sources",
+           "add new_sources: the new sources per second the class admits");
+    }
+    const auto& ban = pick(own.ban, d.ban);
+    for (const Given<uint64_t>* g : {&own.ban_max, &own.forget_after})
+      if (*g && !ban)
+        fail(g->where.line, g->where.key, "given without ban", "add ban: how long a source over its limit is banned");
+    if (own.ban_all && !ban)
+      fail(own.ban_all.where.line, own.ban_all.where.key, "given without ban",
+           "add ban: how long a source over its limit is banned");
+    if (ban) {
+      c.ban.ban_ns = *ban;
+      c.ban.where = ban.where;
+      if (const auto& m = pick(own.ban_max, d.ban_max)) {
+        c.ban.max_ns = *m;
+        if (*m < *ban)
+          fail(m.where.line, m.where.key,
+               fmt::format("{} is shorter than the first ban, {}", format_duration(*m), format_duration(*ban)),
+               "give ban_max at least as long as ban");
+      }
+      if (const auto& f = pick(own.forget_after, d.forget_after)) c.ban.forget_ns = *f;
+      if (const auto& a = pick(own.ban_all, d.ban_all)) c.ban.all_classes = *a, c.ban.scope_where = a.where;
+      if (!c.per_source_limited())
+        fail(own.ban ? ban.where.line : line_of(t), own.ban ? ban.where.key : path,
+             fmt::format("class '{}' bans sources (ban{}) but has no limit per source to be over", c.name,
+                         own.ban ? "" : " from [defaults]"),
+             "give it rate and burst, or bytes_rate and bytes_burst (network and total limits do not ban)");
+    }
+    if (const auto& m = pick(own.monitor, d.monitor)) c.monitor = *m;
+  }
+
+  // network = { prefix4, prefix6, rate, burst, bytes_rate, bytes_burst }
+  void network(const toml::node& n, const std::string& path, ClassSpec& c) {
+    const toml::table* t = n.as_table();
+    if (!t) return wrong_type(n, path, "a table", "write network = { prefix4 = 24, rate = \"10k\", burst = \"1k\" }");
+    known(*t, path, {"prefix4", "prefix6", "rate", "burst", "bytes_rate", "bytes_burst"});
+    NetworkLimit& net = c.network;
+    net.where = where(n, path);
+    limits(*t, path, net.packets, net.bytes);
+    if (!net.packets.set() && !net.bytes.set() && !t->get("rate") && !t->get("bytes_rate") && !t->get("burst") &&
+        !t->get("bytes_burst"))
+      fail(n, path, "no limit", "give rate and burst, bytes_rate and bytes_burst, or both: what each network may send");
+    struct Fam { const char* key; unsigned max, NetworkLimit::*net, ClassSpec::*cls; };
+    for (Fam f : {Fam{"prefix4", 32, &NetworkLimit::prefix4, &ClassSpec::prefix4},
+                  Fam{"prefix6", 128, &NetworkLimit::prefix6, &ClassSpec::prefix6}}) {
+      if (auto v = prefix(*t, path, f.key, f.max)) net.*f.net = *v;
+      if (net.*f.net > c.*f.cls) {
+        const toml::node* at = t->get(f.key);
+        fail(at ? *at : n, join(path, f.key),
+             fmt::format("/{} is narrower than one source of the class, /{}", net.*f.net, c.*f.cls),
+             fmt::format("a network holds whole sources: give {} = {} or less", join("network", f.key), c.*f.cls));
+      }
+    }
+  }
+
+  // total = { rate, burst, bytes_rate, bytes_burst }
+  void total(const toml::node& n, const std::string& path, ClassSpec& c) {
+    const toml::table* t = n.as_table();
+    if (!t) return wrong_type(n, path, "a table", "write total = { rate = \"100k\", burst = \"10k\" }");
+    known(*t, path, {"rate", "burst", "bytes_rate", "bytes_burst"});
+    c.total.where = where(n, path);
+    limits(*t, path, c.total.packets, c.total.bytes);
+    if (t->empty()) fail(n, path, "no limit", "give rate and burst, bytes_rate and bytes_burst, or both: what the class may pass as a whole");
+  }
+
+  // Classes banning in every class share one ban per source, so one prefix.
+  void ban_scopes(const Policy& p) {
+    if (Status st = check_ban_scopes(p.classes); !st) error_ = st.error();
   }
 
   // A class's or override's name, valid and unique; `fallback` if absent (null: required).
@@ -488,6 +634,7 @@ class Reader {
   std::optional<Error> error_;
   unsigned prefix4_ = 32, prefix6_ = 64;                          // [defaults]
   std::map<std::string, unsigned> class_lines_, override_lines_;  // name -> line
+  Inheritable defaults_;                                          // [defaults]
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "policy/policy.hpp"
 
 #include <arpa/inet.h>
+#include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <time.h>
 
@@ -9,6 +10,8 @@
 #include <map>
 #include <set>
 #include <tuple>
+
+#include "core/units.hpp"
 
 namespace levee {
 namespace {
@@ -93,6 +96,56 @@ int precedence(uint8_t kind) {  // at one prefix: allow beats deny beats overrid
 }
 
 uint64_t limit_tau_ok(const lv_limit& l, uint64_t tick_ns) { return l.cost == 0 || l.tau_ns >= 2 * tick_ns; }
+
+uint32_t mask4_of(unsigned prefix) { return htonl(prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix)); }
+
+void mask6_of(unsigned prefix, uint32_t (&out)[4]) {
+  for (unsigned w = 0; w < 4; ++w) {
+    unsigned bits = prefix > 32 * w ? prefix - 32 * w : 0;
+    uint32_t m = bits >= 32 ? ~uint32_t{0} : bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+    out[w] = htonl(m);
+  }
+}
+
+// Where a class's own key was, or the class itself.
+const Where& or_class(const Where& w, const ClassSpec& c) { return w.file.empty() && !w.line ? c.where : w; }
+
+Status check_class_extras(const ClassSpec& c) {
+  LV_TRY(check_rate(c.new_sources, c.where, "new-source", kMaxRatePps, kMaxBurst));
+  const NetworkLimit& n = c.network;
+  if (n.set() || n.packets.burst || n.bytes.burst) {
+    const Where& w = or_class(n.where, c);
+    LV_TRY(check_rate(n.packets, w, "network packet", kMaxRatePps, kMaxBurst));
+    LV_TRY(check_rate(n.bytes, w, "network byte", kMaxRateBytes, kMaxBurstBytes));
+    if (n.prefix4 < 1 || n.prefix4 > 32)
+      return at(w, fmt::format("network prefix4 {} is out of range", n.prefix4), "give 1 to 32");
+    if (n.prefix6 < 1 || n.prefix6 > 128)
+      return at(w, fmt::format("network prefix6 {} is out of range", n.prefix6), "give 1 to 128");
+    if (n.prefix4 > c.prefix4 || n.prefix6 > c.prefix6)
+      return at(w,
+                fmt::format("class '{}': the network /{} (IPv4), /{} (IPv6) is narrower than one source, /{}, /{}",
+                            c.name, n.prefix4, n.prefix6, c.prefix4, c.prefix6),
+                "a network holds whole sources: give the network a prefix no longer than the class's");
+  }
+  const TotalLimit& t = c.total;
+  LV_TRY(check_rate(t.packets, or_class(t.where, c), "total packet", kMaxRatePps, kMaxBurst));
+  LV_TRY(check_rate(t.bytes, or_class(t.where, c), "total byte", kMaxRateBytes, kMaxBurstBytes));
+  const BanSpec& b = c.ban;
+  if (b.set()) {
+    const Where& w = or_class(b.where, c);
+    if (!c.per_source_limited())
+      return at(w, fmt::format("class '{}' bans sources but has no limit per source to be over", c.name),
+                "give it rate and burst, or bytes_rate and bytes_burst (network and total limits do not ban)");
+    if (b.ban_ns > kMaxDurationNs || b.max_or_default() > kMaxDurationNs || b.forget_or_default() > kMaxDurationNs)
+      return at(w, "a ban duration is over 100 years", "give e.g. \"2s\", \"10m\" or \"1h\"");
+    if (b.max_or_default() < b.ban_ns)
+      return at(w,
+                fmt::format("class '{}': ban_max {} is shorter than the first ban, {}", c.name,
+                            format_duration(b.max_or_default()), format_duration(b.ban_ns)),
+                "give ban_max at least as long as ban");
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -205,7 +258,8 @@ Status validate(const Policy& p, uint64_t now_unix_ns) {
       if (c.match.syn && pr != Proto::Tcp)
         return at(c.where, fmt::format("class '{}' matches SYN but protocol {} is not tcp", c.name, proto_name(pr)));
     }
-    if (!c.packets.set() && !c.bytes.set() && c.packets.burst == 0 && c.bytes.burst == 0)
+    if (!c.packets.set() && !c.bytes.set() && c.packets.burst == 0 && c.bytes.burst == 0 && !c.network.set() &&
+        !c.total.set())
       return at(c.where, fmt::format("class '{}' has no limit", c.name),
                 "give rate and burst (packets), bytes_rate and bytes_burst, or both; "
                 "networks that must never be limited belong on the allow list");
@@ -215,7 +269,9 @@ Status validate(const Policy& p, uint64_t now_unix_ns) {
       return at(c.where, fmt::format("prefix4 {} is out of range", c.prefix4), "give 1 to 32");
     if (c.prefix6 < 1 || c.prefix6 > 128)
       return at(c.where, fmt::format("prefix6 {} is out of range", c.prefix6), "give 1 to 128");
+    LV_TRY(check_class_extras(c));
   }
+  LV_TRY(check_ban_scopes(p.classes));
 
   if (p.overrides.size() > LV_MAX_OVERRIDES)
     return at(p.overrides[LV_MAX_OVERRIDES].where, fmt::format("more than {} overrides", LV_MAX_OVERRIDES));
@@ -427,6 +483,13 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prio
   }
   std::snprintf(s.source, sizeof s.source, "%s", p.source.c_str());
   compile_table(p.classes, s.table, ids);
+  if (p.monitor) s.flags |= LV_POL_MONITOR;
+  if (p.deny_in_monitor) s.flags |= LV_POL_MONITOR_DENY;
+  if (p.iface.refuse_full) s.flags |= LV_POL_REFUSE_FULL;
+  // The map's size as the file asks; a controller changing a running attachment
+  // recomputes it from the map it has (a reload cannot resize it).
+  s.full_at = refuse_full_at(p.iface.max_sources.value_or(LV_DEFAULT_MAX_SOURCES), possible_cpus());
+  apply_interface(s);
 
   // Lists: one value per prefix, the higher precedence winning; expired entries dropped.
   std::map<std::pair<uint8_t, PrefixKey>, std::pair<lv_list_value, int>> merged;
@@ -466,21 +529,107 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prio
   return out;
 }
 
-lv_class compile_class(const ClassSpec& c, uint64_t tick_ns) {
+lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus) {
   lv_class k{};
   k.pkt = compile_packet_limit(c.packets);
   k.bytes = compile_byte_limit(c.bytes);
   k.prefix4 = static_cast<uint8_t>(c.prefix4);
   k.prefix6 = static_cast<uint8_t>(c.prefix6);
-  k.mask4 = htonl(c.prefix4 == 0 ? 0 : ~uint32_t{0} << (32 - c.prefix4));
-  for (unsigned w = 0; w < 4; ++w) {
-    unsigned bits = c.prefix6 > 32 * w ? c.prefix6 - 32 * w : 0;
-    uint32_t m = bits >= 32 ? ~uint32_t{0} : bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
-    k.mask6[w] = htonl(m);
+  k.mask4 = mask4_of(c.prefix4);
+  mask6_of(c.prefix6, k.mask6);
+
+  // Admission is a packet limit whose packets are new sources.
+  k.admit = compile_packet_limit(c.new_sources);
+  if (k.admit.cost) k.flags |= LV_CLASS_ADMIT;
+
+  k.net_prefix4 = static_cast<uint8_t>(c.network.prefix4);
+  k.net_prefix6 = static_cast<uint8_t>(c.network.prefix6);
+  k.net_mask4 = mask4_of(c.network.prefix4);
+  mask6_of(c.network.prefix6, k.net_mask6);
+  k.net_pkt = compile_packet_limit(c.network.packets);
+  k.net_bytes = compile_byte_limit(c.network.bytes);
+  if (k.net_pkt.cost || k.net_bytes.cost) k.flags |= LV_CLASS_NETWORK;
+
+  k.total_pkt = compile_packet_limit(c.total.packets);
+  k.total_bytes = compile_byte_limit(c.total.bytes);
+  if (k.total_pkt.cost || k.total_bytes.cost) k.flags |= LV_CLASS_TOTAL;
+  k.lease_ns = lease_ns(k, cpus ? cpus : possible_cpus());
+
+  if (c.ban.set()) {
+    k.ban_ns = c.ban.ban_ns;
+    k.ban_max_ns = c.ban.max_or_default();
+    k.forget_ns = c.ban.forget_or_default();
+    k.flags |= LV_CLASS_BAN | (c.ban.all_classes ? LV_CLASS_BAN_ALL : 0);
   }
-  if (limit_tau_ok(k.pkt, tick_ns) && limit_tau_ok(k.bytes, tick_ns)) k.flags |= LV_CLASS_FAST_REJECT;
+  if (c.monitor) k.flags |= LV_CLASS_MONITOR_OWN | LV_CLASS_MONITOR;
+
+  // The cached clock may be a tick stale for any limit the datapath checks on it.
+  bool fast = true;
+  for (const lv_limit* l : {&k.pkt, &k.bytes, &k.admit, &k.net_pkt, &k.net_bytes, &k.total_pkt, &k.total_bytes})
+    fast = fast && limit_tau_ok(*l, tick_ns);
+  if (fast) k.flags |= LV_CLASS_FAST_REJECT;
   copy_name(k.name, c.name);
   return k;
+}
+
+uint64_t lease_ns(const lv_class& c, unsigned cpus) {
+  constexpr uint64_t kMaxLeaseNs = kNsPerMs;
+  if (!c.total_pkt.cost && !c.total_bytes.cost) return 0;
+  // Every CPU may hold a lease the class has not spent yet: half the tolerance shared
+  // among them keeps the class's excess over burst + rate * t a small part of the burst.
+  uint64_t lease = kMaxLeaseNs;
+  for (const lv_limit* l : {&c.total_pkt, &c.total_bytes})
+    if (l->cost) lease = std::min<uint64_t>(lease, l->tau_ns / (2 * uint64_t{std::max(cpus, 1u)}));
+  return lease;
+}
+
+uint64_t refuse_full_at(uint64_t max_entries, unsigned cpus) {
+  // The LRU hands each CPU free nodes in batches (LOCAL_FREE_TARGET, 128 in 6.x
+  // kernels) and evicts when its own run out: counting to within two batches per CPU
+  // (and never more than half the map) refuses before the LRU would evict.
+  const uint64_t slack = std::min<uint64_t>(max_entries / 2, 256ull * std::max(cpus, 1u));
+  return max_entries - slack;
+}
+
+unsigned possible_cpus() {
+  const int n = libbpf_num_possible_cpus();
+  return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
+void apply_interface(lv_policy& s) {
+  const bool all_monitor = s.flags & LV_POL_MONITOR;
+  s.flags &= ~uint32_t{LV_POL_BAN_ALL};
+  s.ban_mask4 = 0;
+  std::memset(s.ban_mask6, 0, sizeof s.ban_mask6);
+  for (uint8_t id : class_order(s)) {
+    lv_class& c = s.classes[id];
+    c.flags &= ~uint32_t{LV_CLASS_MONITOR};
+    if (all_monitor || (c.flags & LV_CLASS_MONITOR_OWN)) c.flags |= LV_CLASS_MONITOR;
+    // validate() saw to it that every class banning in every class has one prefix.
+    if ((c.flags & LV_CLASS_BAN) && (c.flags & LV_CLASS_BAN_ALL) && !(s.flags & LV_POL_BAN_ALL)) {
+      s.flags |= LV_POL_BAN_ALL;
+      s.ban_mask4 = c.mask4;
+      std::memcpy(s.ban_mask6, c.mask6, sizeof s.ban_mask6);
+    }
+  }
+}
+
+Status check_ban_scopes(const std::vector<ClassSpec>& classes) {
+  const ClassSpec* first = nullptr;
+  for (const ClassSpec& c : classes) {
+    if (!c.ban.set() || !c.ban.all_classes) continue;
+    if (!first) {
+      first = &c;
+      continue;
+    }
+    if (c.prefix4 != first->prefix4 || c.prefix6 != first->prefix6)
+      return at(or_class(c.ban.scope_where, c),
+                fmt::format("class '{}' bans in every class per /{} (IPv4), /{} (IPv6), and class '{}' per /{}, /{}",
+                            c.name, c.prefix4, c.prefix6, first->name, first->prefix4, first->prefix6),
+                "a source has one ban in every class: give the classes with ban_scope = \"all\" the same prefix4 "
+                "and prefix6, or ban_scope = \"class\"");
+  }
+  return {};
 }
 
 ClassSpec class_of(const lv_class& c) {
@@ -490,6 +639,20 @@ ClassSpec class_of(const lv_class& c) {
   s.bytes = {c.bytes.rate, c.bytes.burst};
   s.prefix4 = c.prefix4;
   s.prefix6 = c.prefix6;
+  s.new_sources = {c.admit.rate, c.admit.burst};
+  if (c.net_prefix4) s.network.prefix4 = c.net_prefix4;
+  if (c.net_prefix6) s.network.prefix6 = c.net_prefix6;
+  s.network.packets = {c.net_pkt.rate, c.net_pkt.burst};
+  s.network.bytes = {c.net_bytes.rate, c.net_bytes.burst};
+  s.total.packets = {c.total_pkt.rate, c.total_pkt.burst};
+  s.total.bytes = {c.total_bytes.rate, c.total_bytes.burst};
+  if (c.flags & LV_CLASS_BAN) {
+    s.ban.ban_ns = c.ban_ns;
+    s.ban.max_ns = c.ban_max_ns;
+    s.ban.forget_ns = c.forget_ns;
+    s.ban.all_classes = c.flags & LV_CLASS_BAN_ALL;
+  }
+  s.monitor = c.flags & LV_CLASS_MONITOR_OWN;
   return s;
 }
 

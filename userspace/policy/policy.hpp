@@ -6,6 +6,7 @@
 // found by validate() before anything is written to the kernel.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <cstdint>
@@ -58,6 +59,46 @@ struct Rate {
 inline constexpr uint64_t kMaxRateBytes = 100'000'000'000;  // 800 Gbit/s per source
 inline constexpr uint64_t kMaxBurstBytes = 1'000'000'000'000;
 
+inline constexpr uint64_t kNsPerMs = 1'000'000;
+inline constexpr uint64_t kHourNs = 3600 * LV_NSEC_PER_SEC;
+
+// The limit of each enclosing network of a class as a whole: every source of one /24
+// (IPv4) or /48 (IPv6), say, shares it. `prefix4`/`prefix6` are at most the class's.
+struct NetworkLimit {
+  unsigned prefix4 = 24;
+  unsigned prefix6 = 48;
+  Rate packets;
+  Rate bytes;
+  Where where;  // the network table, for errors
+  bool set() const { return packets.set() || bytes.set(); }
+};
+
+// The limit of a class as a whole, all its sources together.
+struct TotalLimit {
+  Rate packets;
+  Rate bytes;
+  Where where;
+  bool set() const { return packets.set() || bytes.set(); }
+};
+
+// Escalating bans: a source over its packet or byte limit is dropped until `ban_ns`
+// after its last packet over the limit; an offence within `forget_ns` of the end of
+// its previous ban doubles the ban, up to `max_ns`.
+struct BanSpec {
+  uint64_t ban_ns = 0;     // 0: no bans
+  uint64_t max_ns = 0;     // 0: the default, max(ban_ns, 1h)
+  uint64_t forget_ns = 0;  // 0: the default, 1h
+  bool all_classes = false;  // the source is banned in every class, not only this one
+  Where where;        // the ban key (of the class, or of [defaults])
+  Where scope_where;  // the ban_scope key, for the every-class prefix check
+  bool set() const { return ban_ns != 0; }
+  uint64_t max_or_default() const { return max_ns ? max_ns : std::max(ban_ns, kHourNs); }
+  uint64_t forget_or_default() const { return forget_ns ? forget_ns : kHourNs; }
+};
+
+// The default burst of new sources: a tenth of a second's worth, at least one.
+inline uint64_t default_new_sources_burst(uint64_t rate) { return std::max<uint64_t>(1, rate / 10); }
+
 struct ClassSpec {
   std::string name;
   Match match;
@@ -66,6 +107,14 @@ struct ClassSpec {
   unsigned prefix4 = 32;
   unsigned prefix6 = 64;
   Where where;
+  Rate new_sources;      // sources per second that may get state (admission), per class
+  NetworkLimit network;  // per enclosing network
+  TotalLimit total;      // the class as a whole
+  BanSpec ban;
+  bool monitor = false;  // the class's own mode: count would-be drops, drop nothing
+
+  // A limit on each source's packets or bytes (what a ban needs to be triggered).
+  bool per_source_limited() const { return packets.set() || bytes.set(); }
 };
 
 struct Cidr {
@@ -97,10 +146,15 @@ struct OverrideSpec {
   Where where;
 };
 
-// Settings of the attachment itself (used by attach; a reload cannot change them).
+// Settings of the attachment itself. mode, max_sources and max_bans size or attach
+// things (used by attach; a reload cannot change them); refuse_full is policy and a
+// reload applies it.
 struct InterfaceSettings {
   std::optional<lv_attach_mode> mode;
   std::optional<uint32_t> max_sources;
+  std::optional<uint32_t> max_bans;
+  bool refuse_full = false;  // when_full = "refuse": a full map refuses new sources
+  bool attach_only() const { return mode || max_sources || max_bans; }
 };
 
 struct Policy {
@@ -109,6 +163,8 @@ struct Policy {
   std::vector<ListEntry> lists;  // allow, deny and override networks
   std::vector<OverrideSpec> overrides;
   InterfaceSettings iface;
+  bool monitor = false;       // the interface's switch: every class monitors (attach --monitor)
+  bool deny_in_monitor = false;  // the deny list drops even in monitor mode ([lists] deny_in_monitor)
   std::string source;  // the config file, or "command line"
 };
 
@@ -150,9 +206,34 @@ std::vector<uint8_t> assign_class_ids(const std::vector<ClassSpec>& classes, con
 // found) and its baseline is left for the caller to take from the live counters.
 CompiledPolicy compile(const Policy& p, const Clocks& clocks, const lv_policy* prior = nullptr);
 
-// Compile one class: limits, prefix masks, and the fast-reject flag when the tau of
-// every limit covers two ticks of the cached clock's staleness.
-lv_class compile_class(const ClassSpec& c, uint64_t tick_ns);
+// Compile one class: limits, prefix masks, ban times, its own mode, and the
+// fast-reject flag when the tau of every limit covers two ticks of the cached clock's
+// staleness. `cpus` (possible CPUs, 0: ask libbpf) sizes the lease of a class total.
+// LV_CLASS_MONITOR is the class's own mode here; apply_interface() folds in the
+// interface's switch.
+lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus = 0);
+
+// What a whole slot derives from its classes and the interface's monitor switch
+// (LV_POL_MONITOR in s.flags): each class's LV_CLASS_MONITOR (its own mode or the
+// switch), LV_POL_BAN_ALL and the every-class ban prefix (ban_mask4/6). Call after
+// any change of a class or of the switch.
+void apply_interface(lv_policy& s);
+
+// Check what no single class shows: every class banning in every class counts sources
+// with the same prefixes (one ban record per source for all of them).
+Status check_ban_scopes(const std::vector<ClassSpec>& classes);
+
+// The most of a class total one CPU draws at once: min(1 ms, tau / (2 x cpus)) over
+// the total limits the class has; 0 without one (or with a burst of one).
+uint64_t lease_ns(const lv_class& c, unsigned cpus);
+
+// When a full map refuses new sources (LV_POL_REFUSE_FULL), the count it refuses at:
+// a little under `max_entries`, because the LRU starts evicting before it is full
+// (each CPU may hold a batch of free nodes).
+uint64_t refuse_full_at(uint64_t max_entries, unsigned cpus);
+
+// Possible CPUs, as the kernel sizes per-CPU maps (libbpf_num_possible_cpus), >= 1.
+unsigned possible_cpus();
 
 // Compile one class or override limit (exposed for tests).
 lv_limit compile_packet_limit(const Rate& r);
