@@ -641,7 +641,8 @@ Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
   if (!pm) return pm.error();
   const lv_policy& pol = pm->active();
   std::vector<ClassCounters> out;
-  for (uint8_t id : class_order(pol)) out.push_back({name_of(pol.classes[id].name), id, c->by_class[id]});
+  for (uint8_t id : class_order(pol))
+    out.push_back({name_of(pol.classes[id].name), id, c->by_class[id], (pol.classes[id].flags & LV_CLASS_MONITOR) != 0});
   return out;
 }
 

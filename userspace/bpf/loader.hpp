@@ -130,6 +130,7 @@ struct ClassCounters {
   std::string name;
   unsigned id = 0;
   lv_class_counters counters{};
+  bool monitor = false;  // the class monitors now (its own mode or the interface's)
 };
 Result<std::vector<ClassCounters>> class_counters(const Pinned& p);
 

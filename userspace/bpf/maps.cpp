@@ -27,6 +27,12 @@ lv_counter Counters::dropped() const {
   return t;
 }
 
+lv_counter Counters::would_drop() const {
+  lv_counter t{};
+  for (const auto& c : would) t.packets += c.packets, t.bytes += c.bytes;
+  return t;
+}
+
 Result<Counters> read_counters(int percpu_fd) {
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return sys_error("count possible CPUs", -ncpus);
@@ -40,6 +46,8 @@ Result<Counters> read_counters(int percpu_fd) {
     for (unsigned r = 0; r < LV_REASON_MAX; ++r) {
       out.by_reason[r].packets += pc->by_reason[r].packets;
       out.by_reason[r].bytes += pc->by_reason[r].bytes;
+      out.would[r].packets += pc->would[r].packets;
+      out.would[r].bytes += pc->would[r].bytes;
     }
     for (unsigned c = 0; c < LV_MAX_CLASSES; ++c) {
       const lv_class_counters& in = pc->by_class[c];

@@ -14,10 +14,13 @@ namespace levee {
 struct Counters {
   std::array<lv_counter, LV_REASON_MAX> by_reason{};
   std::array<lv_class_counters, LV_MAX_CLASSES> by_class{};
+  // Monitor mode: what would have been dropped, by reason (passed as LV_R_MONITORED).
+  std::array<lv_counter, LV_REASON_MAX> would{};
 
   lv_counter received() const;
   lv_counter passed() const;
   lv_counter dropped() const;
+  lv_counter would_drop() const;
 };
 
 Result<Counters> read_counters(int percpu_fd);

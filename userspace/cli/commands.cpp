@@ -123,12 +123,13 @@ Status stats(const StatsArgs& a) {
   ClassNames names;
   auto cc = class_counters(*p);
   if (!cc) return cc.error();
-  for (const auto& k : *cc) names.emplace_back(k.name, k.id);
+  bool monitoring = false;
+  for (const auto& k : *cc) names.emplace_back(k.name, k.id), monitoring |= k.monitor;
   if (!a.watch) {
     if (a.json)
       fmt::print("{}\n", stats_json(a.iface, *c, names).dump());
     else
-      fmt::print("{}", stats_text(a.iface, *c, names));
+      fmt::print("{}", stats_text(a.iface, *c, names, monitoring));
     return {};
   }
   using clock = std::chrono::steady_clock;

@@ -19,6 +19,8 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_CONFORMING, "conforming", "within its source's limit"},
     ReasonInfo{LV_R_NOT_IP, "not_ip", "not IPv4/IPv6 (ARP, LLDP, ...): never limited"},
     ReasonInfo{LV_R_ALLOW, "allow", "on the allow list: never limited"},
+    ReasonInfo{LV_R_MONITORED, "monitored",
+               "would have been dropped, passed because its class is in monitor mode (see would_drop)"},
     ReasonInfo{LV_R_RATE, "rate", "over its source's packet rate limit"},
     ReasonInfo{LV_R_MALFORMED, "malformed", "truncated or inconsistent Ethernet/VLAN/IP header"},
     ReasonInfo{LV_R_VLAN_DEPTH, "vlan_depth", "more than two VLAN tags"},
@@ -27,6 +29,13 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_DENY, "deny", "on the deny list"},
     ReasonInfo{LV_R_BYTES, "bytes", "over its source's byte rate limit"},
     ReasonInfo{LV_R_EXT_DEPTH, "ext_depth", "more IPv6 extension headers than levee walks"},
+    ReasonInfo{LV_R_BAN, "ban", "its source is banned for going over its limit"},
+    ReasonInfo{LV_R_ADMISSION, "admission", "a new source over its class's new-source budget"},
+    ReasonInfo{LV_R_NETWORK, "network", "over the limit of its enclosing network (/24, /48, ...)"},
+    ReasonInfo{LV_R_CLASS_LIMIT, "class_limit", "over the limit of its class as a whole"},
 };
+
+// Whether monitor mode counts this reason as a would-be drop instead of dropping.
+constexpr bool monitorable(unsigned reason) { return reason < 32 && ((LV_MONITORABLE >> reason) & 1u); }
 
 }  // namespace levee

@@ -47,6 +47,14 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
   j["passed"] = passed;
   j["dropped"] = dropped;
   j["bytes"] = {{"passed", passed_b}, {"dropped", dropped_b}};
+  json would = json::object(), would_b = json::object();
+  for (const auto& r : kReasons) {
+    if (!monitorable(r.id)) continue;
+    would[std::string(r.name)] = c.would[r.id].packets;
+    would_b[std::string(r.name)] = c.would[r.id].bytes;
+  }
+  j["would_drop"] = would;
+  j["would_drop_bytes"] = would_b;
   json classes = json::object();
   for (const auto& [name, id] : class_names) {
     const lv_class_counters& k = c.by_class[id & (LV_MAX_CLASSES - 1)];
@@ -58,7 +66,7 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
   return j;
 }
 
-std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& class_names) {
+std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& class_names, bool monitoring) {
   std::string out = fmt::format("{:<20} {:>18} {:>18}\n", iface, "packets", "bytes");
   auto row = [&](std::string_view label, const lv_counter& v) {
     out += fmt::format("{:<20} {:>18} {:>18}\n", label, group_digits(v.packets), group_digits(v.bytes));
@@ -70,6 +78,12 @@ std::string stats_text(const std::string& iface, const Counters& c, const ClassN
   row("dropped", c.dropped());
   for (const auto& r : kReasons)
     if (lv_reason_drops(r.id)) row(fmt::format("  {}", r.name), c.by_reason[r.id]);
+  // Passed under `monitored`, counted here under the reason they would have been dropped for.
+  if (monitoring || c.would_drop().packets) {
+    out += "\nwould drop (monitor mode)\n";
+    for (const auto& r : kReasons)
+      if (monitorable(r.id)) row(fmt::format("  {}", r.name), c.would[r.id]);
+  }
   if (class_names.size() > 1) {
     size_t w = 20;
     for (const auto& n : class_names) w = std::max(w, n.first.size() + 1);
@@ -127,6 +141,8 @@ std::string rates_line(const Counters& a, const Counters& b, double seconds) {
     if (d) detail += fmt::format("{}{} {}", detail.empty() ? "" : ", ", r.name, rate(0, d));
   }
   if (!detail.empty()) out += "  (" + detail + ")";
+  if (const uint64_t w = b.would_drop().packets - a.would_drop().packets)
+    out += fmt::format("  would drop {} pps", rate(0, w));
   return out;
 }
 

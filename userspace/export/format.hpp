@@ -21,9 +21,13 @@ std::string group_digits(uint64_t v);
 // With the active policy's class names: a "classes" object {name: {passed_packets,
 // passed_bytes, dropped_packets, dropped_bytes}}, and rows per class in the text.
 // Classes as (name, id) in first-match order; counters are kept by id.
+// "would_drop" and "would_drop_bytes": monitor mode's would-be drops by reason, every
+// monitorable reason present (zeros too). The text has a "would drop (monitor mode)"
+// section when any is counted or `monitoring` (some class monitors now).
 using ClassNames = std::vector<std::pair<std::string, unsigned>>;
 nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& classes = {});
-std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& classes = {});
+std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& classes = {},
+                       bool monitoring = false);
 
 // "500 pps, burst 100; 1M B/s, burst 100k; per /32 (IPv4), /64 (IPv6)"
 std::string describe_limits(const ClassSpec& c);
