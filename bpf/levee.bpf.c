@@ -166,6 +166,7 @@ struct lv_ctx {
 	const struct lv_class *cls;
 	const struct lv_packet *pkt;
 	struct lv_shared *sh; /* the class's shared budgets (lv_shared) */
+	const struct lv_control *ctl;
 	struct lv_limits lim;
 	struct lv_now now;
 	struct lv_key key; /* the source: address masked to the class's prefix */
@@ -254,6 +255,32 @@ static __always_inline void lv_state_first(struct lv_state *s, const struct lv_l
 	s->dropped = 0;
 }
 
+/* Mark a source as possibly known in both halves of lv_seen (struct lv_seen). */
+static __always_inline void lv_seen_set(struct lv_ctx *c, const struct lv_key *key)
+{
+	__u32 h = lv_seen_hash(key, c->ctl->seen_seed);
+	__u32 w = h >> 6;
+	__u64 bit = 1ULL << (h & 63), *p;
+
+	p = bpf_map_lookup_elem(&lv_seen, &w);
+	if (p)
+		__sync_fetch_and_or(p, bit);
+	w += LV_SEEN_WORDS;
+	p = bpf_map_lookup_elem(&lv_seen, &w);
+	if (p)
+		__sync_fetch_and_or(p, bit);
+}
+
+/* Certainly no state for this packet's source (its lv_seen bit is clear)? */
+static __always_inline int lv_seen_never(struct lv_ctx *c)
+{
+	__u32 h = lv_seen_hash(&c->key, c->ctl->seen_seed);
+	__u32 w = (h >> 6) + (c->ctl->seen_active & 1) * LV_SEEN_WORDS;
+	__u64 *p = bpf_map_lookup_elem(&lv_seen, &w);
+
+	return p && !(*p & (1ULL << (h & 63)));
+}
+
 /*
  * Create a state (a source, or a network: the key says) with this packet passed.
  * BPF_NOEXIST so two CPUs racing on a new key cannot both install a full bucket: the
@@ -271,6 +298,8 @@ static __always_inline int lv_create(struct lv_ctx *c, const struct lv_key *key,
 		return 1;
 	if (err)
 		return LV_R_MAP_FULL; /* the LRU could not free a node */
+	if (!(key->family & LV_KEY_NETWORK))
+		lv_seen_set(c, key);
 	if (c->pol->flags & LV_POL_REFUSE_FULL) {
 		struct lv_shared *g;
 		__u32 k = LV_MAX_CLASSES;
@@ -717,6 +746,12 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 	if (!lim->pkt->cost && !lim->bytes->cost && !(cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)))
 		return LV_R_CONFORMING; /* a class without limits */
 
+	/* A spoofed flood past the admission budget: refused on the filter, without the
+	 * lookup that would miss (struct lv_seen). */
+	if ((cls->flags & LV_CLASS_ADMIT) &&
+	    !lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), lv_now_cached(c->pc, &c->now)) && lv_seen_never(c))
+		return LV_R_ADMISSION;
+
 	st = bpf_map_lookup_elem(&lv_state, &c->key);
 	if (!st) {
 		r = lv_new_source(c, &st);
@@ -860,6 +895,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	 * slot address depends on the loaded index, which orders the reads after it. */
 	slot = LV_READ_ONCE(ctl->active) & 1;
 	c.pol = &ctl->slot[slot];
+	c.ctl = ctl;
 	c.pkt = &pkt;
 	c.class_id = lv_classify(c.pol, &pkt);
 	c.cls = &c.pol->classes[c.class_id];

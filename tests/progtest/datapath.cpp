@@ -168,6 +168,18 @@ std::optional<lv_state> Datapath::state(const lv_key& key) const {
 void Datapath::put_state(const lv_key& key, const lv_state& st) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_state), &key, &st, BPF_ANY))
     throw failure("write lv_state", errno);
+  // A source created from outside is marked known, as the datapath marks its own.
+  if (!(key.family & LV_KEY_NETWORK)) {
+    const uint32_t h = lv_seen_hash(&key, control().seen_seed);
+    for (uint32_t half = 0; half < 2; ++half) {
+      const uint32_t w = (h >> 6) + half * LV_SEEN_WORDS;
+      uint64_t word = 0;
+      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &word);
+      word |= uint64_t{1} << (h & 63);
+      if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &word, BPF_ANY))
+        throw failure("write lv_seen", errno);
+    }
+  }
   // State written from outside may move ready_ns back: like the controller, publish a
   // new policy generation so no CPU rejects on a remembered (lv_hot) value.
   lv_control ctl = control();

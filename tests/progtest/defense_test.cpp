@@ -116,6 +116,30 @@ TEST_F(ProgTest, SpoofedFloodOverTheBudgetCreatesNoStateAndCountsEveryPacket) {
   EXPECT_EQ(dp().state_count(), 2u);
 }
 
+TEST_F(ProgTest, KnownSourcesPassWhileTheBudgetIsSpentAndTheFilterAnswersForTheRest) {
+  lv_class c = make_class(1, 100);
+  c.admit = per_second(1, 50);
+  c.flags |= LV_CLASS_ADMIT;
+  dp().set_class(c);
+  dp().edit_policy([](lv_policy&) {});
+  lv_control ctl = dp().control();
+  ctl.seen_seed = 0x5eed;
+  dp().write_control(ctl);
+  for (int i = 1; i <= 50; ++i) ASSERT_EQ(dp().send(udp4(host4(1, i))), kConforming) << i;
+  // The budget is spent: unknown sources are refused, every known one still passes.
+  for (int i = 1; i <= 200; ++i) EXPECT_EQ(dp().send(udp4(host4(2, i))), kAdmission) << i;
+  for (int i = 1; i <= 50; ++i) EXPECT_EQ(dp().send(udp4(host4(1, i))), kConforming) << i;
+  // Each known source has its bit in both halves; flipping halves changes nothing.
+  ctl = dp().control();
+  ctl.seen_active = 1;
+  dp().write_control(ctl);
+  for (int i = 1; i <= 50; ++i) EXPECT_EQ(dp().send(udp4(host4(1, i))), kConforming) << i;
+  // A source given state from outside (a restored state) is known too.
+  dp().put_state(key4(host4(3, 3), c), lv_state{});
+  EXPECT_EQ(dp().send(udp4(host4(3, 3))), kConforming);
+  EXPECT_EQ(dp().state_count(), 51u);
+}
+
 TEST_F(ProgTest, FullMapRefusesNewSourcesWhenTheOperatorSaysSo) {
   dp().set_class(make_class(1, 5));
   dp().edit_policy([](lv_policy& p) {
