@@ -30,6 +30,7 @@
 #define LV_MAP_HOST6_1 "lv_host6_1"
 #define LV_MAP_SHARED "lv_shared"
 #define LV_MAP_BANS "lv_bans"
+#define LV_MAP_SEEN "lv_seen"
 #define LV_PIN_LINK "link"
 
 /* Default size of the per-source map; `levee attach --max-sources` overrides it. */
@@ -303,6 +304,8 @@ struct lv_control {
 	__u32 ifindex;     /* interface attached to, to notice it went away */
 	__u32 attach_mode; /* enum lv_attach_mode as requested */
 	struct lv_policy slot[2];
+	__u32 seen_active; /* 0 or 1: the half of lv_seen packets read */
+	__u32 seen_seed;   /* lv_seen_hash()'s seed, random per attach */
 };
 
 enum lv_attach_mode {
@@ -407,6 +410,37 @@ struct lv_ban {
 	__u16 class_id;    /* the class that imposed it */
 	__u16 pad;
 };
+
+/*
+ * ---- lv_seen: which sources may have state, in a bitmap that stays in cache --------
+ *
+ * Under a spoofed flood past the admission budget every packet is from an unknown
+ * source, and the lookup that finds no state is a cache (and TLB) miss in the LRU's
+ * bucket array (16 MB at 1M sources): most of the cost of refusing it. A bit per
+ * hash of a source key, set whenever a source's state is created, says "certainly no
+ * state" when clear, so such a packet is refused without the lookup. A set bit only
+ * means "look it up". Bits are never cleared by the datapath: evicted sources leave
+ * theirs set, and a filter that fills up only costs lookups again. Two halves, both
+ * set on every creation: the controller may clear the inactive half, refill it from
+ * the map and flip lv_control.seen_active to drop stale bits.
+ */
+#define LV_SEEN_LOG2 23                       /* bits per half: 1 MB */
+#define LV_SEEN_WORDS (1u << (LV_SEEN_LOG2 - 6)) /* u64 words per half */
+
+static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
+{
+	const __u32 *w = (const __u32 *)k;
+	__u64 h = seed;
+
+	/* Five words, multiplied through: cheap, and spread well enough for a filter an
+	 * attacker who does not know the seed cannot aim at. */
+	h = (h ^ w[0]) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ w[1]) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ w[2]) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ w[3]) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ w[4]) * 0x9E3779B97F4A7C15ULL;
+	return (__u32)(h >> (64 - LV_SEEN_LOG2));
+}
 
 /* ---- per-CPU counters and scratch: lv_percpu, one per-CPU array entry ----------- */
 

@@ -51,6 +51,14 @@ struct {
 	__type(value, struct lv_ban);
 } lv_bans SEC(".maps");
 
+/* The known-source filter (lv_seen_hash()): two halves of LV_SEEN_WORDS words. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * LV_SEEN_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lv_seen SEC(".maps");
+
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

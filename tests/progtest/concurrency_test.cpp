@@ -33,11 +33,6 @@ struct FloodCase {
 
 void PrintTo(const FloodCase& c, std::ostream* os) { *os << c.name; }
 
-struct ThreadResult {
-  RunResult run;
-  int pin_err = 0;
-  uint64_t start = 0, end = 0;
-};
 
 class ConcurrentFlood : public ProgTest, public ::testing::WithParamInterface<FloodCase> {};
 
@@ -49,32 +44,10 @@ TEST_P(ConcurrentFlood, TwoCpusOnOneSourceStayWithinBurstPlusRateTimesT) {
   const std::vector<uint8_t> frame =
       pkt::Frame().eth().ipv4("198.18.100.1", "198.19.0.1").udp(4000, 53).payload(18).bytes();
 
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::array<ThreadResult, 2> res{};
-  auto worker = [&](int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    res[cpu].pin_err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    ready.fetch_add(1);
-    while (!go.load(std::memory_order_acquire)) {
-    }
-    res[cpu].start = monotonic_ns();
-    res[cpu].run = dp().run(frame, fc.repeat);
-    res[cpu].end = monotonic_ns();
-  };
-  std::thread t0(worker, 0), t1(worker, 1);
-  while (ready.load() < 2) std::this_thread::yield();
-  const uint64_t begin = monotonic_ns();
-  go.store(true, std::memory_order_release);
-  t0.join();
-  t1.join();
-  const uint64_t end = monotonic_ns();
-
+  const TwoCpuRun two = run_on_two_cpus(dp(), frame, fc.repeat);
   for (int cpu = 0; cpu < 2; ++cpu) {
-    ASSERT_EQ(res[cpu].pin_err, 0) << "pin to CPU " << cpu;
-    ASSERT_EQ(res[cpu].run.err, 0) << "run on CPU " << cpu;
+    ASSERT_EQ(two.pin_err[cpu], 0) << "pin to CPU " << cpu;
+    ASSERT_EQ(two.run[cpu].err, 0) << "run on CPU " << cpu;
   }
   const Counters c = dp().counters();
   const uint64_t passed = c[LV_R_CONFORMING].packets;
@@ -84,16 +57,14 @@ TEST_P(ConcurrentFlood, TwoCpusOnOneSourceStayWithinBurstPlusRateTimesT) {
   EXPECT_EQ(passed + rate_drops + contended, sent) << describe(c);
 
   // Every decision's clock reading lies in [begin, end].
-  const uint64_t elapsed = end - begin;
+  const uint64_t elapsed = two.end - two.begin;
   const uint64_t upper = fc.burst + elapsed / cls.pkt.cost + 1;
   // Thread i flooded the source for at least duration * repeat ns of its own CPU time.
-  uint64_t busy = 0;
-  for (const auto& r : res) busy = std::max(busy, uint64_t{r.run.duration} * static_cast<uint64_t>(fc.repeat));
-  const uint64_t lower = std::max<uint64_t>(fc.burst, busy / cls.pkt.cost / 2);
+  const uint64_t lower = std::max<uint64_t>(fc.burst, two.busy_ns() / cls.pkt.cost / 2);
 
   std::cout << fc.name << ": fast_reject=" << bool(cls.flags & LV_CLASS_FAST_REJECT) << " sent " << sent
-            << " in " << elapsed / 1000 << " us (per-packet " << res[0].run.duration << " / "
-            << res[1].run.duration << " ns); passed " << passed << ", bound " << upper << ", lower "
+            << " in " << elapsed / 1000 << " us (per-packet " << two.run[0].duration << " / "
+            << two.run[1].duration << " ns); passed " << passed << ", bound " << upper << ", lower "
             << lower << "; contended " << contended << "\n";
   EXPECT_LE(passed, upper);
   EXPECT_GE(passed, lower);

@@ -6,7 +6,12 @@
 #include <bpf/libbpf.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <cerrno>
 #include <cstring>
@@ -163,6 +168,18 @@ std::optional<lv_state> Datapath::state(const lv_key& key) const {
 void Datapath::put_state(const lv_key& key, const lv_state& st) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_state), &key, &st, BPF_ANY))
     throw failure("write lv_state", errno);
+  // A source created from outside is marked known, as the datapath marks its own.
+  if (!(key.family & LV_KEY_NETWORK)) {
+    const uint32_t h = lv_seen_hash(&key, control().seen_seed);
+    for (uint32_t half = 0; half < 2; ++half) {
+      const uint32_t w = (h >> 6) + half * LV_SEEN_WORDS;
+      uint64_t word = 0;
+      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &word);
+      word |= uint64_t{1} << (h & 63);
+      if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &word, BPF_ANY))
+        throw failure("write lv_seen", errno);
+    }
+  }
   // State written from outside may move ready_ns back: like the controller, publish a
   // new policy generation so no CPU rejects on a remembered (lv_hot) value.
   lv_control ctl = control();
@@ -172,6 +189,53 @@ void Datapath::put_state(const lv_key& key, const lv_state& st) {
 
 size_t Datapath::state_count() const {
   const int fd = bpf_map__fd(skel_->maps.lv_state);
+  lv_key key{}, next{};
+  size_t n = 0;
+  for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+    key = next;
+    ++n;
+  }
+  return n;
+}
+
+size_t Datapath::network_count() const {
+  const int fd = bpf_map__fd(skel_->maps.lv_state);
+  lv_key key{}, next{};
+  size_t n = 0;
+  for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+    key = next;
+    n += (key.family & LV_KEY_NETWORK) != 0;
+  }
+  return n;
+}
+
+lv_shared Datapath::shared(uint32_t id) const {
+  lv_shared v{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_shared), &id, &v)) throw failure("read lv_shared", errno);
+  return v;
+}
+
+void Datapath::put_shared(uint32_t id, const lv_shared& v) {
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_shared), &id, &v, BPF_ANY))
+    throw failure("write lv_shared", errno);
+}
+
+std::optional<lv_ban> Datapath::ban(const lv_key& key) const {
+  lv_ban b{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_bans), &key, &b)) {
+    if (errno == ENOENT) return std::nullopt;
+    throw failure("read lv_bans", errno);
+  }
+  return b;
+}
+
+void Datapath::put_ban(const lv_key& key, const lv_ban& b) {
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_bans), &key, &b, BPF_ANY)) throw failure("write lv_bans", errno);
+  edit_policy([](lv_policy&) {});
+}
+
+size_t Datapath::ban_count() const {
+  const int fd = bpf_map__fd(skel_->maps.lv_bans);
   lv_key key{}, next{};
   size_t n = 0;
   for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
@@ -337,6 +401,35 @@ lv_key key6(std::string_view addr, const lv_class& cls) {
   return k;
 }
 
+TwoCpuRun run_on_two_cpus(const Datapath& dp, std::span<const uint8_t> frame, int repeat) {
+  TwoCpuRun out;
+  out.repeat = repeat;
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  auto worker = [&](int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    out.pin_err[cpu] = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    ready.fetch_add(1);
+    while (!go.load(std::memory_order_acquire)) {
+    }
+    out.run[cpu] = dp.run(frame, repeat);
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  while (ready.load() < 2) std::this_thread::yield();
+  out.begin = monotonic_ns();
+  go.store(true, std::memory_order_release);
+  t0.join();
+  t1.join();
+  out.end = monotonic_ns();
+  return out;
+}
+
+uint64_t TwoCpuRun::busy_ns() const {
+  return std::max(uint64_t{run[0].duration}, uint64_t{run[1].duration}) * static_cast<uint64_t>(repeat);
+}
+
 const char* reason_name(uint32_t reason) {
   switch (reason) {
     case LV_R_CONFORMING: return "CONFORMING";
@@ -350,6 +443,11 @@ const char* reason_name(uint32_t reason) {
     case LV_R_DENY: return "DENY";
     case LV_R_BYTES: return "BYTES";
     case LV_R_EXT_DEPTH: return "EXT_DEPTH";
+    case LV_R_MONITORED: return "MONITORED";
+    case LV_R_BAN: return "BAN";
+    case LV_R_ADMISSION: return "ADMISSION";
+    case LV_R_NETWORK: return "NETWORK";
+    case LV_R_CLASS_LIMIT: return "CLASS_LIMIT";
     default: return "reason?";
   }
 }

@@ -70,6 +70,25 @@ class Datapath {
   // Writes the state and bumps the active slot's generation (invalidating lv_hot).
   void put_state(const lv_key& key, const lv_state& st);
   size_t state_count() const;
+  // Entries of lv_state whose key is a network (LV_KEY_NETWORK), not a source.
+  size_t network_count() const;
+
+  // lv_shared by class id (LV_MAX_CLASSES: the interface-wide entry).
+  lv_shared shared(uint32_t id) const;
+  void put_shared(uint32_t id, const lv_shared& v);
+  // lv_bans; put_ban publishes a new generation like put_state.
+  std::optional<lv_ban> ban(const lv_key& key) const;
+  void put_ban(const lv_key& key, const lv_ban& b);
+  size_t ban_count() const;
+  // Change the active slot in place (and bump its generation).
+  template <typename F>
+  void edit_policy(F&& f) {
+    lv_control ctl = control();
+    lv_policy& pol = ctl.slot[ctl.active & 1];
+    f(pol);
+    pol.generation++;
+    write_control(ctl);
+  }
 
   int prog_fd() const;
   int policy_fd() const;
@@ -158,6 +177,17 @@ lv_class make_class(uint64_t rate, uint64_t burst, unsigned prefix4 = 32, unsign
 // built here independently of the BPF code.
 lv_key key4(std::string_view addr, const lv_class& cls);
 lv_key key6(std::string_view addr, const lv_class& cls);
+
+// One frame run `repeat` times on CPU 0 and on CPU 1 at once (threads pinned, released
+// together). begin/end bracket every decision's clock reading.
+struct TwoCpuRun {
+  std::array<RunResult, 2> run{};
+  std::array<int, 2> pin_err{};
+  uint64_t begin = 0, end = 0;
+  int repeat = 0;
+  uint64_t busy_ns() const;  // the longer of the two runs' kernel time
+};
+TwoCpuRun run_on_two_cpus(const Datapath& dp, std::span<const uint8_t> frame, int repeat);
 
 const char* reason_name(uint32_t reason);
 std::string describe(const Counters& c);

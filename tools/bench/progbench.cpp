@@ -82,12 +82,14 @@ struct SkelPtr {
 };
 
 // One class, no lists: written whole with one map update (nothing runs the program yet).
-void set_policy(int policy_fd, const Limits& l) {
+// One class of `l`; `extra` adds what a Limits cannot say (admission, network, total).
+void set_policy(int policy_fd, const Limits& l, const std::function<void(lv_class&)>& extra = {}) {
   auto ctl = std::make_unique<lv_control>();
   ctl->abi_version = LV_ABI_VERSION;
   lv_policy& p = ctl->slot[0];
   p.nr_classes = 1;
   p.classes[0] = levee::compile_class(l, levee::clock_tick_ns());
+  if (extra) extra(p.classes[0]);
   ctl->slot[1] = p;
   uint32_t zero = 0;
   if (bpf_map_update_elem(policy_fd, &zero, ctl.get(), BPF_ANY) != 0)
@@ -146,12 +148,13 @@ void run_all(Bench& b) {
   }
 
   // levee's own object, as the product embeds it.
-  auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict) {
+  auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict,
+                        const std::function<void(lv_class&)>& extra = {}) {
     SkelPtr<levee_bpf> sk{levee_bpf__open(), levee_bpf__destroy};
     if (!sk.s) throw std::runtime_error("open levee object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
     if (levee_bpf__load(sk.s)) throw std::runtime_error("load levee object");
-    set_policy(bpf_map__fd(sk.s->maps.lv_policy), l);
+    set_policy(bpf_map__fd(sk.s->maps.lv_policy), l, extra);
     int fd = bpf_program__fd(sk.s->progs.levee_xdp);
     // Warm up: create the source's state and, for the drop cases, spend its burst.
     test_run(fd, frame, std::min<uint64_t>(l.burst, 1000) + 1000, verdict);
@@ -163,6 +166,15 @@ void run_all(Bench& b) {
              Limits{100, 100, 32, 64}, XDP_DROP);
   levee_case("levee_drop_fine", "known source over its limit, rate 100 burst 1 (fine clock every packet)",
              Limits{100, 1, 32, 64}, XDP_DROP);
+  // The pass path through every level: the source, its /24, the class total (leases).
+  levee_case("levee_pass_levels", "levee_pass with a /24 network limit and a class total", Limits{10'000'000, 1'000'000'000, 32, 64},
+             XDP_PASS, [](lv_class& c) {
+               c.net_pkt = levee::compile_packet_limit(levee::Rate{1'000'000'000, 1'000'000'000});
+               c.net_mask4 = htonl(0xffffff00);
+               c.total_pkt = c.net_pkt;
+               c.lease_ns = 1'000'000;
+               c.flags |= LV_CLASS_NETWORK | LV_CLASS_TOTAL;
+             });
 
   // The same paths under a policy of 32 classes (the frame falls in the last, the
   // default) and 100,000 deny entries (/32s of 198.18.0.0/15, not the frame's source):
@@ -218,7 +230,8 @@ void run_all(Bench& b) {
 
   // New source every packet: levee's code after a source rewrite (bench object).
   auto newsrc_case = [&](const std::string& name, const std::string& what, uint32_t entries, uint64_t prefill,
-                         uint64_t repeat) {
+                         uint64_t repeat, const std::function<void(lv_class&)>& extra = {},
+                         uint32_t verdict = XDP_PASS) {
     SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
     if (!sk.s) throw std::runtime_error("open progbench object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, entries);
@@ -226,7 +239,9 @@ void run_all(Bench& b) {
     set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64});
     int fd = bpf_program__fd(sk.s->progs.bench_levee_newsrc);
     if (prefill) test_run(fd, frame, prefill, XDP_PASS);
-    b.add(name, what, repeat, [&] { return test_run(fd, frame, repeat, XDP_PASS); });
+    if (extra) set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64}, extra);
+    if (verdict != XDP_PASS) test_run(fd, frame, 1000, verdict);  // spend what the budget has
+    b.add(name, what, repeat, [&] { return test_run(fd, frame, repeat, verdict); });
   };
   // Inserts without eviction: the map holds every source of all runs.
   uint64_t insert_repeat = std::max<uint64_t>(o.repeat / o.runs, 1000);
@@ -235,6 +250,19 @@ void run_all(Bench& b) {
   newsrc_case("levee_new_source_full",
               fmt::format("new source every packet, {}-entry LRU full (evicting)", levee::format_count(o.full_entries)),
               o.full_entries, o.full_entries + o.full_entries / 10, o.repeat);
+  // The answer to that flood: past its class's new-source budget a packet of an unknown
+  // source is refused after one lookup that misses, without an insert. The map holds
+  // 100k known sources (a busy server's clients).
+  newsrc_case(
+      "levee_new_source_refused",
+      fmt::format("new source every packet over the admission budget, {}-entry map holding 100k sources",
+                  levee::format_count(o.full_entries)),
+      o.full_entries, 100'000, o.repeat,
+      [](lv_class& c) {
+        c.admit = levee::compile_packet_limit(levee::Rate{1, 1});
+        c.flags |= LV_CLASS_ADMIT;
+      },
+      XDP_DROP);
 }
 
 }  // namespace
