@@ -598,15 +598,9 @@ static __always_inline __u32 lv_ban(struct lv_ctx *c, struct lv_state *st, __u32
 		return lv_reject(c, st, until - d + LV_BAN_GRAIN_NS, LV_R_BAN, LV_R_BAN);
 	}
 
-	if (ban && now - ban->until_ns < cls->forget_ns)
+	if (ban && lv_ban_repeats(ban->until_ns, now, cls->forget_ns))
 		offences = ban->offences + 1;
-	dur = cls->ban_ns;
-	if (offences - 1 >= 32 || (dur << (offences - 1)) >> (offences - 1) != dur)
-		dur = cls->ban_max_ns;
-	else
-		dur <<= offences - 1;
-	if (dur > cls->ban_max_ns)
-		dur = cls->ban_max_ns;
+	dur = lv_ban_duration(cls->ban_ns, cls->ban_max_ns, offences);
 	nb.until_ns = now + dur;
 	nb.duration_ns = dur;
 	nb.shadow_ns = LV_READ_ONCE(st->ready_ns);

@@ -100,4 +100,22 @@ LV_INLINE __u64 lv_byte_tokens(__u64 ready, __u64 now, const struct lv_limit *l)
 	return ((credit / l->cost) << LV_BYTE_SHIFT) + ((credit % l->cost) << LV_BYTE_SHIFT) / l->cost;
 }
 
+/* The length of a ban for the `offences`-th offence in a row (1 for a first): `ban`
+ * doubled for each earlier one, capped at `max`, without overflowing. */
+LV_INLINE __u64 lv_ban_duration(__u64 ban, __u64 max, __u32 offences)
+{
+	__u32 doublings = offences > 0 ? offences - 1 : 0;
+
+	if (doublings >= 63 || (ban << doublings) >> doublings != ban || (ban << doublings) > max)
+		return max;
+	return ban << doublings;
+}
+
+/* Is an offence at `now` a repeat of a ban that ended at `until` (forgotten after
+ * `forget` ns of quiet)? */
+LV_INLINE int lv_ban_repeats(__u64 until, __u64 now, __u64 forget)
+{
+	return (__s64)(now - until) < (__s64)forget;
+}
+
 #endif /* LEVEE_LIMITER_H */

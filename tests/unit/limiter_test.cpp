@@ -388,3 +388,37 @@ TEST(GcraWrap, ConformsComparesAcrossTheWrap) {
 
 }  // namespace
 }  // namespace levee::test
+
+namespace levee::test {
+namespace {
+
+// ---- bans (the arithmetic the datapath's lv_ban() uses) --------------------------
+
+TEST(BanDuration, DoublesForEachRepeatOffenceUpToTheMaximum) {
+  constexpr uint64_t kBan = 2 * kNs, kMax = 60 * kNs;
+  EXPECT_EQ(lv_ban_duration(kBan, kMax, 1), kBan);
+  EXPECT_EQ(lv_ban_duration(kBan, kMax, 2), 4 * kNs);
+  EXPECT_EQ(lv_ban_duration(kBan, kMax, 3), 8 * kNs);
+  EXPECT_EQ(lv_ban_duration(kBan, kMax, 5), 32 * kNs);
+  EXPECT_EQ(lv_ban_duration(kBan, kMax, 6), kMax) << "64 s capped at 60 s";
+  EXPECT_EQ(lv_ban_duration(kBan, kMax, 0), kBan) << "0 is treated as a first offence";
+}
+
+TEST(BanDuration, NeverOverflowsWhateverTheOffenceCount) {
+  constexpr uint64_t kMax = 86400 * kNs;
+  for (uint32_t n : {30u, 31u, 32u, 33u, 62u, 63u, 64u, 65u, 1000u, std::numeric_limits<uint32_t>::max()})
+    EXPECT_EQ(lv_ban_duration(3 * kNs, kMax, n), kMax) << n << " offences";
+  EXPECT_EQ(lv_ban_duration(std::numeric_limits<uint64_t>::max() / 2 + 1, ~uint64_t{0}, 2), ~uint64_t{0});
+}
+
+TEST(BanRepeat, AnOffenceWithinForgetAfterOfTheLastBansEndRepeatsIt) {
+  constexpr uint64_t kEnd = kT0, kForget = 10 * kNs;
+  EXPECT_TRUE(lv_ban_repeats(kEnd, kEnd, kForget));
+  EXPECT_TRUE(lv_ban_repeats(kEnd, kEnd + kForget - 1, kForget));
+  EXPECT_FALSE(lv_ban_repeats(kEnd, kEnd + kForget, kForget)) << "a full forget_after of quiet";
+  EXPECT_FALSE(lv_ban_repeats(kEnd, kEnd + 1000 * kForget, kForget));
+  EXPECT_FALSE(lv_ban_repeats(kEnd, kEnd + 1, 0)) << "forget_after 0: never a repeat";
+}
+
+}  // namespace
+}  // namespace levee::test
