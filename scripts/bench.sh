@@ -229,7 +229,9 @@ E2E_ROWS=(
   "levee|1|v4one|levee, one IPv4 source (1k pps, burst 100)"
   "levee_10k|1|v4rr|levee, 10,000 IPv4 sources round robin (10 pps, burst 10)"
   "levee_v6|1|v6one|levee, one IPv6 source (1k pps, burst 100)"
-  "levee_random|1|v6rand|levee, a new random IPv6 /64 every packet (1M-entry LRU full)"
+  "levee_random|1|v6rand|levee, a new random IPv6 /64 every packet, no admission budget (1M-entry LRU full)"
+  "levee_admit|1|v6rand|levee, a new random IPv6 /64 every packet, admission budget 1k new sources/s"
+  "levee_admit4|1|v4rand|levee, random IPv4 sources of a /15, admission budget 1k new sources/s"
   "nft|1|v4one|nftables netdev ingress meter, one source (XDP_PASS in front)"
   "hashlimit|1|v4one|iptables hashlimit, raw PREROUTING, one source (XDP_PASS in front)"
   "bare_2t|2|v4one|bare XDP_DROP (counting), 2 sender threads"
@@ -241,6 +243,7 @@ flood_sources() {
     v4rr) echo "--dst 198.18.0.1 --sources 10000 --src-base 198.18.16.0" ;;
     v6one) echo "--dst 2001:db8::1 --src 2001:db8:1::5" ;;
     v6rand) echo "--dst 2001:db8::1 --random 2001:db8:8000::/33" ;;
+    v4rand) echo "--dst 198.18.0.1 --random 198.18.0.0/15" ;;
   esac
 }
 
@@ -250,6 +253,10 @@ rx_setup() {
     floor) benchrx attach "$DEV_RX" --prog floor --netns "$NS_RX" >/dev/null ;;
     levee|levee_v6|levee_2t) levee_rx attach "$DEV_RX" --rate 1k --burst 100 >/dev/null ;;
     levee_10k|levee_random) levee_rx attach "$DEV_RX" --rate 10 --burst 10 >/dev/null ;;
+    levee_admit|levee_admit4)
+      printf '[default]\nrate = "1k"\nburst = 100\nnew_sources = "1k"\nnew_sources_burst = 100\n' >"$TMP/admit.toml"
+      levee_rx attach "$DEV_RX" --config "$TMP/admit.toml" >/dev/null
+      ;;
     nft)
       benchrx attach "$DEV_RX" --prog pass --netns "$NS_RX" >/dev/null
       # The earliest hook nftables has: netdev ingress, before any IP processing.
