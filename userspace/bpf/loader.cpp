@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <linux/if_link.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,6 +104,7 @@ struct Session {
   IfaceLock lock;
   Pinned pins;
   PolicyMap policy;
+  SharedMap shared;
 
   static Result<Session> open(const std::string& iface, const std::string& action) {
     LV_TRY(preflight(action));
@@ -116,9 +118,32 @@ struct Session {
       return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
                                pm->control().abi_version, LV_ABI_VERSION),
                    0, fmt::format("detach and attach again: levee detach {}", iface)};
-    return Session{std::move(lock.value()), std::move(p.value()), std::move(pm.value())};
+    auto sh = SharedMap::map(p->shared.get());
+    if (!sh) return sh.error();
+    return Session{std::move(lock.value()), std::move(p.value()), std::move(pm.value()), std::move(sh.value())};
+  }
+
+  uint32_t max_sources() const {
+    bpf_map_info mi{};
+    uint32_t len = sizeof mi;
+    return bpf_obj_get_info_by_fd(pins.state.get(), &mi, &len) == 0 ? mi.max_entries : LV_DEFAULT_MAX_SOURCES;
   }
 };
+
+// The per-CPU hot entries remember a rejected source's ready time for the current
+// generation: after lowering one (an unban), publish the same policy to forget them.
+Status republish(Session& sess) {
+  auto lists = sess.policy.active_lists();
+  if (!lists) return lists.error();
+  return sess.policy.publish(sess.policy.active(), *lists);
+}
+
+// The most a limit can push a source's ready time past now by itself: one packet's cost
+// (a byte limit: the cost of the largest frame). Further ahead, a ban pushed it.
+uint64_t limit_reach(const lv_limit& l, bool bytes) {
+  constexpr uint64_t kMaxFrame = 65536;
+  return bytes ? static_cast<uint64_t>((static_cast<unsigned __int128>(l.cost) * kMaxFrame) >> LV_BYTE_SHIFT) : l.cost;
+}
 
 // A list entry in the form both families share, for merging and display.
 struct AnyEntry {
@@ -238,11 +263,16 @@ Result<AttachResult> attach(const AttachOptions& o) {
   if (!skel) return sys_error("open the embedded XDP program");
   if (int err = bpf_map__set_max_entries(skel->maps.lv_state, o.max_sources); err)
     return sys_error("size the per-source map", -err);
+  if (int err = bpf_map__set_max_entries(skel->maps.lv_bans, o.max_bans); err)
+    return sys_error("size the ban records map", -err);
+  // The file's max_sources may have been overridden by --max-sources.
+  compiled.slot.full_at = refuse_full_at(o.max_sources, possible_cpus());
   if (int err = levee_bpf__load(skel.get()); err) {
     std::string why = last_line(libbpf_last_warnings());
     if (-err == ENOMEM || -err == E2BIG)
-      return sys_error(fmt::format("load the XDP program with --max-sources {}", o.max_sources), -err,
-                       "the kernel could not allocate the per-source map; lower --max-sources");
+      return sys_error(fmt::format("load the XDP program with --max-sources {} and max_bans {}", o.max_sources,
+                                   o.max_bans),
+                       -err, "the kernel could not allocate the per-source or ban map; lower --max-sources or max_bans");
     return sys_error("load the XDP program", -err,
                      why.empty() ? "the kernel refused it; run with --verbose for the verifier log"
                                  : fmt::format("the kernel refused it ({}); run with --verbose for the verifier log", why));
@@ -251,7 +281,12 @@ Result<AttachResult> attach(const AttachOptions& o) {
   const ListFds lists = list_fds_of(skel.get());
   auto policy = PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists);
   if (!policy) return policy.error();
+  // lv_shared starts zeroed: every class's budgets full, and the source count that
+  // LV_POL_REFUSE_FULL compares with full_at right for an empty lv_state.
   LV_TRY(policy->init(compiled.slot, lists_of(compiled), *ifindex, o.mode));
+  uint32_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) return sys_error("draw a seed for the known-source filter");
+  policy->seed_filter(seed);
 
   // Attach. auto: native first, generic if the driver cannot.
   const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
@@ -284,7 +319,10 @@ Result<AttachResult> attach(const AttachOptions& o) {
   struct Obj { int fd; const char* name; };
   std::vector<Obj> objs{Obj{link->get(), LV_PIN_LINK}, Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
                         Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
-                        Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU}};
+                        Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
+                        Obj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
+                        Obj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
+                        Obj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN}};
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(Obj{lists[slot][m], kListPins[slot][m]});
   for (Obj obj : objs) {
@@ -363,16 +401,31 @@ Result<IfaceStatus> query_status(const Pinned& p) {
     else if (e.value.kind == LV_LIST_OVERRIDE) ++s.override_entries;
   }
 
+  s.policy_flags = pol.flags;
+  s.full_at = pol.full_at;
   bpf_map_info mi{};
   len = sizeof mi;
   if (bpf_obj_get_info_by_fd(p.state.get(), &mi, &len) == 0) s.max_sources = mi.max_entries;
-  auto n = count_sources(p.state.get());
+  auto n = count_state(p.state.get());
   if (!n) return n.error();
-  s.sources = *n;
+  s.sources = n->sources;
+  s.networks = n->networks;
+
+  mi = {};
+  len = sizeof mi;
+  if (bpf_obj_get_info_by_fd(p.bans.get(), &mi, &len) == 0) s.max_bans = mi.max_entries;
+  const uint64_t now = Clocks::read().now_mono_ns;
+  LV_TRY(for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
+    ++s.ban_records;
+    if (b.until_ns > now) ++s.bans_active;
+  }));
+  auto shared = SharedMap::map(p.shared.get());
+  if (!shared) return shared.error();
+  for (uint8_t id : s.class_ids) s.admitted.push_back(shared->admitted(id));
   return s;
 }
 
-Result<ClassSpec> set_limits(const std::string& iface, const LimitChange& ch) {
+Result<SetResult> set_limits(const std::string& iface, const LimitChange& ch) {
   auto sess = Session::open(iface, "set");
   if (!sess) return sess.error();
   lv_policy next = sess->policy.active();
@@ -385,28 +438,77 @@ Result<ClassSpec> set_limits(const std::string& iface, const LimitChange& ch) {
     if (it == order.end())
       return usage_error(fmt::format("{} has no class '{}'", iface, *ch.class_name), fmt::format("its classes: {}", names));
     id = *it;
-  } else if (order.size() > 1) {
+  } else if (order.size() > 1 && ch.class_changes()) {
     return usage_error(fmt::format("{} has {} classes: say which with --class NAME", iface, order.size()),
                        fmt::format("its classes: {}", names));
   }
-  ClassSpec c = class_of(next.classes[id]);
-  if (ch.rate) c.packets.rate = *ch.rate;
-  if (ch.burst) c.packets.burst = *ch.burst;
-  if (ch.bytes_rate) c.bytes.rate = *ch.bytes_rate;
-  if (ch.bytes_burst) c.bytes.burst = *ch.bytes_burst;
-  if (ch.prefix4) c.prefix4 = *ch.prefix4;
-  if (ch.prefix6) c.prefix6 = *ch.prefix6;
-  // Validate the class as a policy of its own (its match is kept as compiled).
-  Policy check;
-  check.classes.push_back(c);
-  LV_TRY(validate(check, Clocks::read().now_unix_ns));
-  const uint8_t epoch = next.classes[id].epoch;  // the same class: its sources keep their state
-  next.classes[id] = compile_class(c, clock_tick_ns());
-  next.classes[id].epoch = epoch;
+  SetResult r;
+  if (ch.class_changes()) {
+    const ClassSpec before = class_of(next.classes[id]);
+    ClassSpec c = before;
+    if (ch.rate) c.packets.rate = *ch.rate;
+    if (ch.burst) c.packets.burst = *ch.burst;
+    if (ch.bytes_rate) c.bytes.rate = *ch.bytes_rate;
+    if (ch.bytes_burst) c.bytes.burst = *ch.bytes_burst;
+    if (ch.prefix4) c.prefix4 = *ch.prefix4;
+    if (ch.prefix6) c.prefix6 = *ch.prefix6;
+    // A default given by the file follows the value it derives from; one chosen stays.
+    if (ch.new_sources) {
+      const bool default_burst =
+          !before.new_sources.set() || before.new_sources.burst == default_new_sources_burst(before.new_sources.rate);
+      c.new_sources.rate = *ch.new_sources;
+      if (*ch.new_sources == 0)
+        c.new_sources = {};
+      else if (default_burst)
+        c.new_sources.burst = default_new_sources_burst(*ch.new_sources);
+    }
+    if (ch.new_sources_burst) {
+      if (!c.new_sources.set())
+        return usage_error(fmt::format("class '{}' has no new-source limit for --new-sources-burst", c.name),
+                           "give --new-sources too");
+      c.new_sources.burst = *ch.new_sources_burst;
+    }
+    if (ch.ban_ns) {
+      if (*ch.ban_ns == 0) {
+        c.ban = {};
+      } else {
+        if (!before.ban.set() || before.ban.max_ns == std::max(before.ban.ban_ns, kHourNs)) c.ban.max_ns = 0;
+        c.ban.ban_ns = *ch.ban_ns;
+      }
+    }
+    for (auto [given, field, opt] : {std::tuple{&ch.ban_max_ns, &BanSpec::max_ns, "--ban-max"},
+                                     std::tuple{&ch.forget_ns, &BanSpec::forget_ns, "--forget-after"}}) {
+      if (!*given) continue;
+      if (!c.ban.set())
+        return usage_error(fmt::format("class '{}' bans no source: {} needs a ban", c.name, opt), "give --ban too");
+      c.ban.*field = **given;
+    }
+    // The class as a policy of its own (its match is kept as compiled), then what
+    // concerns every class.
+    Policy check;
+    check.classes.push_back(c);
+    LV_TRY(validate(check, Clocks::read().now_unix_ns));
+    std::vector<ClassSpec> all;
+    for (uint8_t i : order) all.push_back(i == id ? c : class_of(next.classes[i]));
+    LV_TRY(check_ban_scopes(all));
+    const uint8_t epoch = next.classes[id].epoch;  // the same class: its sources keep their state
+    next.classes[id] = compile_class(c, clock_tick_ns());
+    next.classes[id].epoch = epoch;
+    r.changed = c;
+  }
+  if (ch.monitor) {
+    next.flags &= ~uint32_t{LV_POL_MONITOR};
+    if (*ch.monitor) next.flags |= LV_POL_MONITOR;
+  }
+  apply_interface(next);
   auto lists = sess->policy.active_lists();
   if (!lists) return lists.error();
   LV_TRY(sess->policy.publish(next, *lists));
-  return c;
+  r.monitor = next.flags & LV_POL_MONITOR;
+  r.classes = order.size();
+  for (uint8_t i : order)
+    if (next.classes[i].flags & LV_CLASS_MONITOR) r.monitoring.push_back(name_of(next.classes[i].name));
+  return r;
 }
 
 Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
@@ -415,7 +517,12 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   auto sess = Session::open(iface, "reload");
   if (!sess) return sess.error();
   const lv_policy& cur = sess->policy.active();
+  const uint32_t prior_flags = cur.flags;
   CompiledPolicy next = compile(p, clocks, &cur);  // classes keep their ids and state
+  // The interface's monitor switch is `levee set --mode`'s, not the file's: it stays.
+  next.slot.flags = (next.slot.flags & ~uint32_t{LV_POL_MONITOR}) | (prior_flags & LV_POL_MONITOR);
+  apply_interface(next.slot);
+  next.slot.full_at = refuse_full_at(sess->max_sources(), possible_cpus());  // the map as it is
   if (!next.new_ids.empty()) {
     // A new class starts counting from what its id counted before it.
     auto counters = read_counters(sess->pins.percpu.get());
@@ -444,9 +551,20 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
     ++r.kept_runtime;
   }
   Lists lists = rebuild(entries);
-  if (p.iface.mode || p.iface.max_sources)
-    r.notes.push_back("the interface settings (mode, max_sources) apply at attach; a reload keeps the current ones");
+  if (p.iface.attach_only())
+    r.notes.push_back(
+        "the interface settings (mode, max_sources, max_bans) apply at attach; a reload keeps the current ones");
+  if ((next.slot.flags & LV_POL_REFUSE_FULL) && !(prior_flags & LV_POL_REFUSE_FULL)) {
+    // The datapath counts the states it creates only while it refuses: start it from
+    // what the map holds, before the first packet compares it with full_at.
+    auto n = count_sources(sess->pins.state.get());
+    if (!n) return n.error();
+    sess->shared.set_sources(*n);
+  }
   LV_TRY(sess->policy.publish(next.slot, lists));
+  // A class given an id another class held: its shared budgets start full. Packets
+  // still in flight under the old policy may touch the entry a moment longer.
+  for (uint8_t id : next.new_ids) sess->shared.reset_class(id);
   r.generation = sess->policy.active().generation;
   r.classes = p.classes.size();
   r.list_entries = lists.v4.size() + lists.v6.size();
@@ -580,25 +698,32 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
       if (name_of(pol.overrides[i].name) == best->override_name) ov = &pol.overrides[i];
   }
 
+  out.now_ns = clocks.now_mono_ns;
+  if (pol.flags & LV_POL_BAN_ALL) {
+    const lv_key k = ban_all_key(*addr, pol);
+    lv_ban b{};
+    if (bpf_map_lookup_elem(p->bans.get(), &k, &b) == 0) out.ban_all = b;
+  }
   for (uint8_t id : class_order(pol)) {
     const lv_class& c = pol.classes[id];
-    lv_key key{};
-    if (addr->family == 4) {
-      uint32_t a;
-      std::memcpy(&a, addr->addr.data(), 4);
-      key.addr[2] = htonl(0xffff);
-      key.addr[3] = a & c.mask4;
-      key.family = LV_AF_INET;
-    } else {
-      std::memcpy(key.addr, addr->addr.data(), 16);
-      for (unsigned w = 0; w < 4; ++w) key.addr[w] &= c.mask6[w];
-      key.family = LV_AF_INET6;
-    }
-    key.class_id = static_cast<uint16_t>(id);
-    key.epoch = c.epoch;
+    const lv_key key = source_key(*addr, c, id);
     lv_state st{};
-    if (bpf_map_lookup_elem(p->state.get(), &key, &st) != 0) continue;
+    const bool has_state = bpf_map_lookup_elem(p->state.get(), &key, &st) == 0;
+    std::optional<lv_state> network;
+    if (c.flags & LV_CLASS_NETWORK) {
+      const lv_key nk = network_key(*addr, c, id);
+      lv_state ns{};
+      if (bpf_map_lookup_elem(p->state.get(), &nk, &ns) == 0) network = ns;
+    }
+    std::optional<lv_ban> ban;
+    lv_ban b{};
+    if (bpf_map_lookup_elem(p->bans.get(), &key, &b) == 0) ban = b;
+    if (!has_state && !network && !ban) continue;
     ShowClass sc;
+    sc.has_state = has_state;
+    sc.network = network;
+    sc.ban = ban;
+    sc.ban_all = out.ban_all;
     sc.name = name_of(c.name);
     sc.class_id = id;
     sc.cls = c;
@@ -614,6 +739,77 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
     out.classes.push_back(sc);
   }
   return out;
+}
+
+Result<UnbanResult> unban(const std::string& iface, const std::string& address,
+                          const std::optional<std::string>& class_name) {
+  auto addr = Cidr::parse(address);
+  if (!addr) return addr.error();
+  if ((addr->family == 4 && addr->len != 32) || (addr->family == 6 && addr->len != 128))
+    return usage_error(fmt::format("'{}' is a network; levee unban takes one address", address),
+                       "give the address of a banned source, e.g. 198.18.0.7");
+  auto sess = Session::open(iface, "unban");
+  if (!sess) return sess.error();
+  const lv_policy& pol = sess->policy.active();
+  std::vector<uint8_t> ids = class_order(pol);
+  if (class_name) {
+    std::string names;
+    for (uint8_t i : ids) names += (names.empty() ? "" : ", ") + name_of(pol.classes[i].name);
+    auto it = std::find_if(ids.begin(), ids.end(), [&](uint8_t i) { return name_of(pol.classes[i].name) == *class_name; });
+    if (it == ids.end())
+      return usage_error(fmt::format("{} has no class '{}'", iface, *class_name), fmt::format("its classes: {}", names));
+    ids = {*it};
+  }
+  const uint64_t now = Clocks::read().now_mono_ns;
+  const int bans = sess->pins.bans.get();
+  UnbanResult r;
+  // Take a record out; what it held is reported.
+  auto take = [&](const lv_key& k, std::string scope) -> Result<std::optional<lv_ban>> {
+    lv_ban b{};
+    if (bpf_map_lookup_elem(bans, &k, &b) != 0) return std::optional<lv_ban>{};
+    if (bpf_map_delete_elem(bans, &k) != 0 && errno != ENOENT)
+      return sys_error(fmt::format("delete the ban record of {}", address));
+    r.lifted.push_back({std::move(scope), b.until_ns > now, b.until_ns > now ? b.until_ns - now : 0, b.offences});
+    return std::optional<lv_ban>{b};
+  };
+  // The every-class record bans the address in each class: lifted whichever class is
+  // named. The class that imposed it holds the source back through its state too.
+  std::optional<uint16_t> imposed_by;
+  if (pol.flags & LV_POL_BAN_ALL) {
+    auto b = take(ban_all_key(*addr, pol), "");
+    if (!b) return b.error();
+    if (*b && (*b)->until_ns > now) imposed_by = (*b)->class_id;
+  }
+  if (imposed_by && *imposed_by < LV_MAX_CLASSES && std::find(ids.begin(), ids.end(), *imposed_by) == ids.end())
+    ids.push_back(static_cast<uint8_t>(*imposed_by));
+  for (uint8_t id : ids) {
+    const lv_class& c = pol.classes[id];
+    const lv_key key = source_key(*addr, c, id);
+    auto b = take(key, name_of(c.name));
+    if (!b) return b.error();
+    const bool banned = imposed_by == id || (*b && (*b)->until_ns > now);
+    // A ban holds the source back through its state's ready times. A record the LRU
+    // evicted leaves no trace but those: ready times beyond what the limits can push.
+    lv_state st{};
+    if (bpf_map_lookup_elem(sess->pins.state.get(), &key, &st) != 0) continue;
+    uint64_t pkt_reach = limit_reach(c.pkt, false), byte_reach = limit_reach(c.bytes, true);
+    for (uint32_t o = 0; o < std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES); ++o)
+      if ((pol.overrides[o].classes >> id) & 1) {
+        pkt_reach = std::max(pkt_reach, limit_reach(pol.overrides[o].pkt, false));
+        byte_reach = std::max(byte_reach, limit_reach(pol.overrides[o].bytes, true));
+      }
+    bool released = false;
+    for (auto [ready, reach] : {std::pair{&st.ready_ns, pkt_reach}, std::pair{&st.ready_bytes_ns, byte_reach}})
+      if (*ready > now && (banned || *ready - now > reach)) *ready = now, released = true;
+    if (!released) continue;
+    // The datapath may update the state meanwhile (a CAS on the replaced element is
+    // lost): at worst a packet's charge or a count, never a ban kept.
+    if (bpf_map_update_elem(sess->pins.state.get(), &key, &st, BPF_EXIST) != 0 && errno != ENOENT)
+      return sys_error(fmt::format("release the state of {} in class {}", address, name_of(c.name)));
+    ++r.states_released;
+  }
+  if (!r.lifted.empty() || r.states_released) LV_TRY(republish(*sess));
+  return r;
 }
 
 Result<Counters> interface_counters(const Pinned& p) {

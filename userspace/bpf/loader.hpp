@@ -30,6 +30,7 @@ struct AttachOptions {
   Policy policy;
   lv_attach_mode mode = LV_MODE_AUTO;
   uint32_t max_sources = LV_DEFAULT_MAX_SOURCES;
+  uint32_t max_bans = LV_DEFAULT_MAX_BANS;
 };
 
 struct AttachResult {
@@ -44,6 +45,7 @@ Status detach(const std::string& iface);
 // What `levee status` shows for one interface.
 struct IfaceStatus {
   std::string iface;
+  std::string problem;       // why it could not be read; nothing else is set then
   bool defunct = false;      // the interface went away; the link no longer does anything
   bool other_netns = false;  // attached in another network namespace than the caller's
   unsigned ifindex = 0;
@@ -57,20 +59,56 @@ struct IfaceStatus {
   size_t allow = 0, deny = 0, override_entries = 0;  // list entries, both families
   uint64_t generation = 0;
   uint32_t max_sources = 0;
-  uint64_t sources = 0;
+  uint64_t sources = 0;          // lv_state entries of sources
+  uint64_t networks = 0;         // lv_state entries of networks (network limits)
+  uint32_t policy_flags = 0;     // enum lv_policy_flags of the active slot
+  uint64_t full_at = 0;          // LV_POL_REFUSE_FULL: the source count new ones are refused at
+  uint32_t max_bans = 0;
+  uint64_t bans_active = 0;      // ban records banning now
+  uint64_t ban_records = 0;      // every record, active or remembered for its offences
+  std::vector<uint64_t> admitted;  // per class (in first-match order): new sources admitted
 };
 
 Result<IfaceStatus> query_status(const Pinned& p);
 
-// `levee set`: change one class's limits live; per-source state is kept. The class is
-// named, or the only one. Unset fields keep their value.
+// `levee set`: change one class's limits live, and/or the interface's monitor switch,
+// in one publish; per-source state is kept. The class is named, or the only one. Unset
+// fields keep their value. new_sources 0 and ban 0 turn those off.
 struct LimitChange {
   std::optional<std::string> class_name;
   std::optional<uint64_t> rate, burst, bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
-  bool empty() const { return !rate && !burst && !bytes_rate && !bytes_burst && !prefix4 && !prefix6; }
+  std::optional<uint64_t> new_sources, new_sources_burst;
+  std::optional<uint64_t> ban_ns, ban_max_ns, forget_ns;
+  std::optional<bool> monitor;  // the interface's switch (LV_POL_MONITOR)
+  bool class_changes() const {
+    return rate || burst || bytes_rate || bytes_burst || prefix4 || prefix6 || new_sources || new_sources_burst ||
+           ban_ns || ban_max_ns || forget_ns;
+  }
+  bool empty() const { return !class_changes() && !monitor; }
 };
-Result<ClassSpec> set_limits(const std::string& iface, const LimitChange& change);
+struct SetResult {
+  std::optional<ClassSpec> changed;     // the class as it is now, when one changed
+  bool monitor = false;                 // the interface's switch, now
+  std::vector<std::string> monitoring;  // classes that monitor now (their own mode or the switch)
+  size_t classes = 0;
+};
+Result<SetResult> set_limits(const std::string& iface, const LimitChange& change);
+
+// `levee unban`: lift the bans of one address, in every class (or one) and the
+// every-class record, and let its sources conform again at once.
+struct LiftedBan {
+  std::string scope;        // a class's name, or "" for the every-class record
+  bool banned = false;      // it was banning (else only its offence history is forgotten)
+  uint64_t remaining_ns = 0;
+  uint32_t offences = 0;
+};
+struct UnbanResult {
+  std::vector<LiftedBan> lifted;
+  size_t states_released = 0;  // sources whose state was held back by a ban
+};
+Result<UnbanResult> unban(const std::string& iface, const std::string& address,
+                          const std::optional<std::string>& class_name);
 
 // `levee reload`: replace classes, overrides and the config's list entries in one flip.
 // Entries added from the command line or imported stay (an override entry whose
@@ -113,12 +151,18 @@ struct ShowClass {
   std::optional<std::string> override_name;  // limits replaced for this address
   lv_limit pkt{}, bytes{};                   // the limits that apply
   lv_state state{};
+  bool has_state = true;             // false: only its network's state or a ban is known
+  std::optional<lv_state> network;   // its network's state (a class with a network limit)
+  std::optional<lv_ban> ban;         // its ban record in this class
+  std::optional<lv_ban> ban_all;     // its ban record in every class (applies here too)
   uint64_t now_ns = 0;
 };
 struct ShowResult {
   std::string address;
   std::optional<ListRow> list;  // the list entry deciding for it
-  std::vector<ShowClass> classes;  // classes it has state in
+  std::vector<ShowClass> classes;  // classes it has state in, a network's state or a ban
+  std::optional<lv_ban> ban_all;   // its ban record in every class
+  uint64_t now_ns = 0;             // CLOCK_MONOTONIC when it was read
 };
 Result<ShowResult> show(const std::string& iface, const std::string& address);
 

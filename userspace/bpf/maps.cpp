@@ -2,7 +2,12 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <utility>
 #include <vector>
 
 namespace levee {
@@ -61,22 +66,79 @@ Result<Counters> read_counters(int percpu_fd) {
   return out;
 }
 
-Status for_each_source(int state_fd, const std::function<void(const lv_key&, const lv_state&)>& fn) {
+namespace {
+
+template <typename Key, typename Value>
+Status for_each_entry(int fd, const char* what, const std::function<void(const Key&, const Value&)>& fn) {
   constexpr uint32_t kChunk = 8192;
-  std::vector<lv_key> keys(kChunk);
-  std::vector<lv_state> values(kChunk);
+  std::vector<Key> keys(kChunk);
+  std::vector<Value> values(kChunk);
   uint64_t token_in = 0, token_out = 0;  // hash maps use a bucket index as the token
   bool first = true;
   for (;;) {
     uint32_t count = kChunk;
-    int err = bpf_map_lookup_batch(state_fd, first ? nullptr : &token_in, &token_out, keys.data(),
-                                   values.data(), &count, nullptr);
-    if (err && errno != ENOENT) return sys_error("walk per-source state (batch lookup)");
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count,
+                                   nullptr);
+    if (err && errno != ENOENT) return sys_error(fmt::format("walk {} (batch lookup)", what));
     for (uint32_t i = 0; i < count; ++i) fn(keys[i], values[i]);
     if (err) return {};  // ENOENT: no more buckets
     token_in = token_out;
     first = false;
   }
+}
+
+}  // namespace
+
+Status for_each_source(int state_fd, const std::function<void(const lv_key&, const lv_state&)>& fn) {
+  return for_each_entry<lv_key, lv_state>(state_fd, "per-source state", fn);
+}
+
+Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const lv_ban&)>& fn) {
+  return for_each_entry<lv_key, lv_ban>(bans_fd, "ban records", fn);
+}
+
+Result<StateCounts> count_state(int state_fd) {
+  StateCounts n;
+  LV_TRY(for_each_source(state_fd, [&](const lv_key& k, const lv_state&) {
+    ++((k.family & LV_KEY_NETWORK) ? n.networks : n.sources);
+  }));
+  return n;
+}
+
+Result<SharedMap> SharedMap::map(int fd) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const size_t bytes = sizeof(lv_shared) * (LV_MAX_CLASSES + 1);
+  const size_t len = (bytes + page - 1) / page * page;
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return sys_error("map the lv_shared map");
+  return SharedMap(static_cast<lv_shared*>(p), len);
+}
+
+SharedMap::SharedMap(SharedMap&& o) noexcept : p_(std::exchange(o.p_, nullptr)), len_(o.len_) {}
+
+SharedMap::~SharedMap() {
+  if (p_) munmap(p_, len_);
+}
+
+void SharedMap::reset_class(unsigned id) {
+  lv_shared& e = p_[id % LV_MAX_CLASSES];
+  // Word by word: the datapath may be updating the entry with CAS right now (packets
+  // of the class that had the id a moment ago, still in flight). A ready time of 0 is
+  // long past: the budget is full.
+  for (__u64* w : {&e.admit_ready, &e.total_ready, &e.total_ready_bytes, &e.sources, &e.admitted})
+    std::atomic_ref(*w).store(0, std::memory_order_relaxed);
+}
+
+void SharedMap::set_sources(uint64_t n) {
+  std::atomic_ref(p_[LV_MAX_CLASSES].sources).store(n, std::memory_order_relaxed);
+}
+
+uint64_t SharedMap::sources() const {
+  return std::atomic_ref(p_[LV_MAX_CLASSES].sources).load(std::memory_order_relaxed);
+}
+
+uint64_t SharedMap::admitted(unsigned id) const {
+  return std::atomic_ref(p_[id % LV_MAX_CLASSES].admitted).load(std::memory_order_relaxed);
 }
 
 Result<uint64_t> count_sources(int state_fd) {

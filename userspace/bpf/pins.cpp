@@ -1,8 +1,10 @@
 #include "bpf/pins.hpp"
 
+#include <bpf/bpf.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -35,6 +37,19 @@ std::string decode(const std::string& name) {
   return out;
 }
 
+// lv_control.abi_version of a pinned policy map (its first word), 0 if unreadable.
+uint32_t abi_of(int policy_fd) {
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  if (bpf_obj_get_info_by_fd(policy_fd, &info, &len) != 0 || info.value_size < sizeof(uint32_t)) return 0;
+  std::vector<uint8_t> value(info.value_size);  // an older layout's size, not ours
+  uint32_t key = 0;
+  if (bpf_map_lookup_elem(policy_fd, &key, value.data()) != 0) return 0;
+  uint32_t v;
+  std::memcpy(&v, value.data(), sizeof v);
+  return v;
+}
+
 }  // namespace
 
 std::string pin_dir(const std::string& iface) { return fmt::format("{}/{}", kPinRoot, encode(iface)); }
@@ -62,15 +77,23 @@ Result<Pinned> open_pinned(const std::string& iface) {
   Pinned p;
   p.iface = iface;
   struct Want { Fd* fd; const char* name; };
-  std::vector<Want> wants{Want{&p.link, LV_PIN_LINK}, Want{&p.state, LV_MAP_STATE},
-                          Want{&p.policy, LV_MAP_POLICY}, Want{&p.percpu, LV_MAP_PERCPU}};
+  std::vector<Want> wants{Want{&p.link, LV_PIN_LINK},     Want{&p.state, LV_MAP_STATE},
+                          Want{&p.policy, LV_MAP_POLICY},  Want{&p.percpu, LV_MAP_PERCPU},
+                          Want{&p.shared, LV_MAP_SHARED},  Want{&p.bans, LV_MAP_BANS},
+                          Want{&p.seen, LV_MAP_SEEN}};
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) wants.push_back(Want{&p.lists[slot][m], kListPins[slot][m]});
   for (Want w : wants) {
     auto fd = open_pin(fmt::format("{}/{}", dir, w.name));
-    if (!fd)
+    if (!fd) {
+      // An attachment of an older levee lacks the maps of newer ones: say so, not "incomplete".
+      if (p.policy.valid() && abi_of(p.policy.get()) != LV_ABI_VERSION)
+        return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
+                                 abi_of(p.policy.get()), LV_ABI_VERSION),
+                     0, fmt::format("detach and attach again: levee detach {}", iface)};
       return Error{fmt::format("{} is incompletely pinned: {}", dir, fd.error().message()), 0,
                    fmt::format("remove what is left with: levee detach {}", iface)};
+    }
     *w.fd = std::move(fd.value());
   }
   return p;

@@ -4,6 +4,9 @@
 //   /sys/fs/bpf/levee/<iface>/lv_state   per-source limiter state (LRU hash)
 //   /sys/fs/bpf/levee/<iface>/lv_policy  the policy (two slots + active index)
 //   /sys/fs/bpf/levee/<iface>/lv_percpu  per-CPU counters
+//   /sys/fs/bpf/levee/<iface>/lv_shared  per-class budgets shared by every CPU
+//   /sys/fs/bpf/levee/<iface>/lv_bans    ban records (LRU hash)
+//   /sys/fs/bpf/levee/<iface>/lv_seen    the known-source filter
 //   /sys/fs/bpf/levee/<iface>/lv_list{4,6}_{0,1}  list tries, per family and slot
 //   /sys/fs/bpf/levee/<iface>/lv_host{4,6}_{0,1}  list host hashes, per family and slot
 //
@@ -40,7 +43,7 @@ size_t remove_leftovers(const std::string& iface);
 // The objects of one attached interface, opened from their pins.
 struct Pinned {
   std::string iface;
-  Fd link, state, policy, percpu;
+  Fd link, state, policy, percpu, shared, bans, seen;
   Fd lists[2][4];  // [slot][ListMap: net4, net6, host4, host6]
 };
 

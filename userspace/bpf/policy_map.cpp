@@ -154,6 +154,11 @@ Status PolicyMap::init(const lv_policy& p, const Lists& lists, unsigned ifindex,
   return {};
 }
 
+void PolicyMap::seed_filter(uint32_t seed) {
+  ctl_->seen_seed = seed;
+  ctl_->seen_active = 0;
+}
+
 Status PolicyMap::publish(lv_policy next, const Lists& lists) {
   // The inactive slot may have been active until the previous publish, possibly a
   // moment ago from another process: let packets still reading it finish first.

@@ -53,6 +53,9 @@ class PolicyMap {
   // First write, before the program is attached: no readers, no grace period. Both
   // slots and both trie pairs get the policy.
   Status init(const lv_policy& p, const Lists& lists, unsigned ifindex, lv_attach_mode mode);
+  // The known-source filter's hash seed (lv_control.seen_seed), before the program is
+  // attached: random per attach, so a flood cannot aim at the filter's bits.
+  void seed_filter(uint32_t seed);
   // Replace the policy and its lists atomically with respect to packets. Sets the
   // generation (one above the active one) and the list counts.
   Status publish(lv_policy next, const Lists& lists);

@@ -118,13 +118,31 @@ Parsed parse(int argc, const char* const* argv) {
                  ->capture_default_str();
   auto* p6 = attach->add_option("--prefix6", at.prefix6, "with --rate: IPv6 prefix length that makes one source")
                  ->capture_default_str();
+  auto* ns = attach->add_option("--new-sources", at.new_sources,
+                                "with --rate: new sources per second that may get state (the rest are dropped)");
+  auto* nsb = attach->add_option("--new-sources-burst", at.new_sources_burst,
+                                 "with --new-sources: new sources at once (default a tenth of a second's worth)");
+  auto* ban = attach->add_option("--ban", at.ban,
+                                 "with --rate: ban a source over its limit for this long (500ms, 2s, 1m); repeat "
+                                 "offences double it");
+  auto* ban_max = attach->add_option("--ban-max", at.ban_max, "with --ban: the longest ban (default the longer of --ban and 1h)");
+  auto* forget = attach->add_option("--forget-after", at.forget_after,
+                                    "with --ban: a source quiet this long after its ban starts over (default 1h)");
+  attach->add_flag("--monitor", at.monitor,
+                   "monitor mode: count what would be dropped (levee stats: would_drop), drop nothing");
   rate->needs(burst);
   burst->needs(rate);
-  config->excludes(rate)->excludes(burst)->excludes(p4)->excludes(p6);
+  nsb->needs(ns);
+  ban_max->needs(ban);
+  forget->needs(ban);
+  config->excludes(rate)->excludes(burst)->excludes(p4)->excludes(p6)->excludes(ns)->excludes(nsb)->excludes(ban)
+      ->excludes(ban_max)->excludes(forget);
   attach->footer("\nExamples: levee attach eth0 --config /etc/levee/levee.toml\n"
                  "          levee attach eth0 --rate 1k --burst 200\n"
-                 "--mode and --max-sources override the file's [interface] settings. The program is\n"
-                 "pinned under /sys/fs/bpf/levee/IFACE/: it keeps running after levee exits.");
+                 "          levee attach eth0 --rate 1k --burst 200 --new-sources 500 --ban 2s --monitor\n"
+                 "--mode and --max-sources override the file's [interface] settings; --monitor applies\n"
+                 "to the file's policy too. The program is pinned under /sys/fs/bpf/levee/IFACE/: it\n"
+                 "keeps running after levee exits.");
 
   ReloadArgs& rl = inv.reload;
   auto* reload = app.add_subcommand("reload", "replace the policy of an attached interface from its file, atomically");
@@ -145,10 +163,21 @@ Parsed parse(int argc, const char* const* argv) {
   set->add_option("--bytes-burst", st.bytes_burst, "new byte burst per source");
   set->add_option("--prefix4", st.prefix4, "new IPv4 source prefix length (starts new buckets)");
   set->add_option("--prefix6", st.prefix6, "new IPv6 source prefix length (starts new buckets)");
+  set->add_option("--new-sources", st.new_sources, "new sources per second the class admits; off: no budget");
+  set->add_option("--new-sources-burst", st.new_sources_burst, "new sources the class admits at once");
+  set->add_option("--ban", st.ban, "ban a source over its limit for this long (500ms, 2s, 1m); off: no bans");
+  set->add_option("--ban-max", st.ban_max, "the longest a repeat offence's ban grows to");
+  set->add_option("--forget-after", st.forget_after, "a source quiet this long after its ban starts over");
+  set->add_option("--mode", st.mode, "the interface's mode: monitor counts what would be dropped and drops nothing")
+      ->check(CLI::IsMember({"monitor", "enforce"}));
   set->footer("\nExamples: levee set eth0 --rate 2k\n"
               "          levee set eth0 --class dns --rate 500 --burst 50\n"
+              "          levee set eth0 --class web-syn --new-sources 1k --ban 5s\n"
+              "          levee set eth0 --mode monitor\n"
               "Options not given keep their value. Sources keep their state: one that was being\n"
-              "limited continues at the new rate at once. A reload restores the file's limits.");
+              "limited continues at the new rate at once. --mode switches every class at once (a\n"
+              "class whose own mode is monitor keeps monitoring under enforce) and outlasts reloads.\n"
+              "A reload restores the file's limits.");
 
   StatsArgs& sa = inv.stats;
   auto* stats = app.add_subcommand("stats", "counters of an interface, summed over CPUs");
@@ -187,6 +216,15 @@ Parsed parse(int argc, const char* const* argv) {
   show->footer("\nExample: levee show eth0 203.0.113.7 --json\n"
                "An address with no state was not seen since its state was evicted, or never.");
 
+  UnbanArgs& ub = inv.unban;
+  auto* unban = app.add_subcommand("unban", "lift the bans of one address: its packets pass again at once");
+  add_iface(unban, ub.iface);
+  unban->add_option("address", ub.address, "the banned address, IPv4 or IPv6")->required();
+  unban->add_option("--class", ub.class_name, "only this class's ban (a ban in every class is lifted too)");
+  unban->footer("\nExamples: levee unban eth0 198.18.0.7\n"
+                "          levee unban eth0 2001:db8::7 --class dns\n"
+                "Its offence count is forgotten: a next offence bans it for the first ban's length.");
+
   Parsed out;
   try {
     app.parse(argc, argv);
@@ -213,6 +251,7 @@ Parsed parse(int argc, const char* const* argv) {
   else if (*stats) inv.command = Command::Stats;
   else if (*status) inv.command = Command::Status;
   else if (*show) inv.command = Command::Show;
+  else if (*unban) inv.command = Command::Unban;
   else if (*detach) inv.command = Command::Detach;
   for (const ListGroup& g : groups) {
     if (!*g.group) continue;
@@ -237,6 +276,7 @@ int run(const Invocation& inv) {
     case Command::Detach: r = detach(inv.detach_iface); break;
     case Command::Lists: r = lists(inv.lists); break;
     case Command::Show: r = show(inv.show); break;
+    case Command::Unban: r = unban(inv.unban); break;
   }
   if (!r) {
     std::fflush(stdout);

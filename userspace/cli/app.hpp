@@ -12,7 +12,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
-enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show };
+enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban };
 
 struct Invocation {
   Command command = Command::Status;
@@ -25,6 +25,7 @@ struct Invocation {
   std::string detach_iface;
   ListArgs lists;  // allow, deny, override
   ShowArgs show;
+  UnbanArgs unban;
 };
 
 struct Parsed {

@@ -17,10 +17,66 @@
 namespace levee::cli {
 namespace {
 
+std::string join_names(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& n : v) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 Result<uint64_t> count_arg(const std::string& opt, const std::string& text) {
   auto v = parse_count(text);
   if (!v) return usage_error(fmt::format("{} '{}' is not a count", opt, text), "give e.g. 500, 10k or 1.5M");
   return *v;
+}
+
+// A duration option ("500ms", "2s", "1h30m"), positive.
+Result<uint64_t> duration_arg(const std::string& opt, const std::string& text) {
+  auto v = parse_duration_ns(text);
+  if (!v) return usage_error(fmt::format("{} '{}' is not a duration", opt, text), "give e.g. 500ms, 2s, 10m or 1h");
+  if (*v == 0) return usage_error(fmt::format("{} {} is no time at all", opt, text), "give a positive duration");
+  return *v;
+}
+
+// A count or a duration that may be "off" (0).
+Result<uint64_t> count_or_off(const std::string& opt, const std::string& text) {
+  if (text == "off") return uint64_t{0};
+  auto v = count_arg(opt, text);
+  if (v && *v == 0) return usage_error(fmt::format("{} 0 is out of range", opt), "give 1 or more, or off");
+  return v;
+}
+Result<uint64_t> duration_or_off(const std::string& opt, const std::string& text) {
+  if (text == "off") return uint64_t{0};
+  return duration_arg(opt, text);
+}
+
+// attach --rate's extras: the class's new-source budget and bans.
+Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
+  struct Count { const char* name; const std::string& text; uint64_t max; uint64_t Rate::*field; };
+  for (Count o : {Count{"--new-sources", a.new_sources, kMaxRatePps, &Rate::rate},
+                  Count{"--new-sources-burst", a.new_sources_burst, kMaxBurst, &Rate::burst}}) {
+    if (o.text.empty()) continue;
+    auto v = count_arg(o.name, o.text);
+    if (!v) return v.error();
+    if (*v < 1 || *v > o.max)
+      return usage_error(fmt::format("{} {} is out of range", o.name, *v), fmt::format("give 1 to {}", format_count(o.max)));
+    c.new_sources.*o.field = *v;
+  }
+  if (c.new_sources.rate && a.new_sources_burst.empty())
+    c.new_sources.burst = default_new_sources_burst(c.new_sources.rate);
+  struct Opt { const char* name; const std::string& text; uint64_t BanSpec::*field; };
+  for (Opt o : {Opt{"--ban", a.ban, &BanSpec::ban_ns}, Opt{"--ban-max", a.ban_max, &BanSpec::max_ns},
+                Opt{"--forget-after", a.forget_after, &BanSpec::forget_ns}}) {
+    if (o.text.empty()) continue;
+    auto v = duration_arg(o.name, o.text);
+    if (!v) return v.error();
+    c.ban.*o.field = *v;
+  }
+  if (c.ban.set() && c.ban.max_or_default() < c.ban.ban_ns)
+    return usage_error(fmt::format("--ban-max {} is shorter than --ban {}", a.ban_max, a.ban),
+                       "give --ban-max at least as long as --ban");
+  if ((!a.ban_max.empty() || !a.forget_after.empty()) && !c.ban.set())
+    return usage_error("--ban-max and --forget-after need --ban", "give --ban DURATION");
+  return {};
 }
 
 Status readers_preflight(const char* action) {
@@ -46,6 +102,7 @@ Status attach(const AttachArgs& a) {
     // The file's [interface] settings, unless the command line says otherwise.
     if (o.policy.iface.mode && !a.mode_given) o.mode = *o.policy.iface.mode;
     if (o.policy.iface.max_sources) o.max_sources = *o.policy.iface.max_sources;
+    if (o.policy.iface.max_bans) o.max_bans = *o.policy.iface.max_bans;
   } else {
     if (a.rate.empty() && a.burst.empty())
       return usage_error("levee attach needs a policy", "give --config FILE, or --rate PPS and --burst PKTS");
@@ -56,7 +113,9 @@ Status attach(const AttachArgs& a) {
     shorthand = Limits{*rate, *burst, a.prefix4, a.prefix6};
     LV_TRY(validate(*shorthand));
     o.policy = one_class_policy(*shorthand);
+    LV_TRY(shorthand_extras(a, o.policy.classes[0]));
   }
+  o.policy.monitor = a.monitor;
   if (!a.max_sources.empty()) {
     auto m = count_arg("--max-sources", a.max_sources);
     if (!m) return m.error();
@@ -68,10 +127,13 @@ Status attach(const AttachArgs& a) {
   if (!r) return r.error();
   if (!r->fallback.empty()) fmt::print("{}; using generic mode\n", r->fallback);
   if (shorthand) {
-    fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{})\n",
+    std::string extras = describe_extras(o.policy.classes[0]);
+    fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{}){}{}\n",
                a.iface, r->mode, r->prog_id, format_count(shorthand->rate), format_count(shorthand->burst),
-               shorthand->prefix4, shorthand->prefix6);
+               shorthand->prefix4, shorthand->prefix6, extras.empty() ? "" : "; " + extras,
+               a.monitor ? "; monitor mode: nothing is dropped, would-be drops are counted" : "");
   } else {
+    if (a.monitor) fmt::print("monitor mode: nothing is dropped, would-be drops are counted (levee stats)\n");
     fmt::print("attached to {} in {} mode (program {}): policy from {}, {} sources at most\n{}", a.iface, r->mode,
                r->prog_id, o.policy.source, format_count(o.max_sources), policy_text(o.policy));
   }
@@ -96,21 +158,54 @@ Status set(const SetArgs& a) {
   LimitChange ch;
   struct Opt { const char* name; const std::string& text; std::optional<uint64_t>& out; };
   for (Opt o : {Opt{"--rate", a.rate, ch.rate}, Opt{"--burst", a.burst, ch.burst},
-                Opt{"--bytes-rate", a.bytes_rate, ch.bytes_rate}, Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst}}) {
+                Opt{"--bytes-rate", a.bytes_rate, ch.bytes_rate}, Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst},
+                Opt{"--new-sources-burst", a.new_sources_burst, ch.new_sources_burst}}) {
     if (o.text.empty()) continue;
     auto v = count_arg(o.name, o.text);
     if (!v) return v.error();
     o.out = *v;
+  }
+  if (!a.new_sources.empty()) {
+    auto v = count_or_off("--new-sources", a.new_sources);
+    if (!v) return v.error();
+    ch.new_sources = *v;
+  }
+  for (Opt o : {Opt{"--ban", a.ban, ch.ban_ns}, Opt{"--ban-max", a.ban_max, ch.ban_max_ns},
+                Opt{"--forget-after", a.forget_after, ch.forget_ns}}) {
+    if (o.text.empty()) continue;
+    auto v = &o.out == &ch.ban_ns ? duration_or_off(o.name, o.text) : duration_arg(o.name, o.text);
+    if (!v) return v.error();
+    o.out = *v;
+  }
+  if (ch.ban_ns && *ch.ban_ns == 0 && (ch.ban_max_ns || ch.forget_ns))
+    return usage_error("--ban off with --ban-max or --forget-after", "turn bans off alone, or give --ban a duration");
+  if (ch.new_sources && *ch.new_sources == 0 && ch.new_sources_burst)
+    return usage_error("--new-sources off with --new-sources-burst", "turn the budget off alone, or give it a rate");
+  if (!a.mode.empty()) {
+    if (a.mode != "monitor" && a.mode != "enforce")
+      return usage_error(fmt::format("--mode '{}' is not a mode", a.mode), "give monitor or enforce");
+    ch.monitor = a.mode == "monitor";
   }
   ch.prefix4 = a.prefix4;
   ch.prefix6 = a.prefix6;
   if (!a.class_name.empty()) ch.class_name = a.class_name;
   if (ch.empty())
     return usage_error("levee set needs something to change",
-                       "give --rate, --burst, --bytes-rate, --bytes-burst, --prefix4 or --prefix6");
-  auto c = set_limits(a.iface, ch);
-  if (!c) return c.error();
-  fmt::print("{}: class {}: {}\n", a.iface, c->name, describe_limits(*c));
+                       "give --rate, --burst, --bytes-rate, --bytes-burst, --prefix4, --prefix6, --new-sources, "
+                       "--new-sources-burst, --ban, --ban-max, --forget-after or --mode");
+  auto r = set_limits(a.iface, ch);
+  if (!r) return r.error();
+  if (r->changed) fmt::print("{}: class {}: {}\n", a.iface, r->changed->name, describe_limits(*r->changed));
+  if (ch.monitor) {
+    if (r->monitor)
+      fmt::print("{}: monitor mode: nothing is dropped by a limit, would-be drops are counted (levee stats)\n",
+                 a.iface);
+    else if (r->monitoring.empty())
+      fmt::print("{}: enforce mode\n", a.iface);
+    else
+      fmt::print("{}: enforce mode; by their own mode, class{} {} still monitor{}\n", a.iface,
+                 r->monitoring.size() == 1 ? "" : "es", join_names(r->monitoring), r->monitoring.size() == 1 ? "s" : "");
+  }
   return {};
 }
 
@@ -161,9 +256,16 @@ Status status(bool json) {
     auto p = open_pinned(iface);
     // Detached by someone else since the listing: it is simply not attached any more.
     if (!p && !pin_dir_exists(iface)) continue;
-    if (!p) return p.error();
-    auto s = query_status(*p);
-    if (!s) return s.error();
+    // One interface levee cannot read (pins of another version, half removed) must not
+    // hide the others: it is shown with what is wrong.
+    auto s = p ? query_status(*p) : Result<IfaceStatus>(p.error());
+    if (!s) {
+      IfaceStatus broken;
+      broken.iface = iface;
+      broken.problem = s.error().message();
+      all.push_back(std::move(broken));
+      continue;
+    }
     all.push_back(std::move(s.value()));
   }
   if (json)

@@ -1,7 +1,7 @@
 // commands.hpp - the subcommands, behind the CLI11 wiring in app.cpp.
 //
 // commands.cpp: attach, reload, set, stats, status, detach; lists.cpp: allow, deny and
-// override lists; show.cpp: show. Each checks its values before anything touches the
+// override lists; show.cpp: show and unban. Each checks its values before anything touches the
 // kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
 
@@ -22,6 +22,10 @@ struct AttachArgs {
   unsigned prefix4 = 32, prefix6 = 64;
   std::string config;             // a policy file instead of --rate/--burst
   bool mode_given = false;        // --mode was typed: it wins over the config file's
+  // With --rate: the class's new-source budget and bans, as typed ("100", "2s").
+  std::string new_sources, new_sources_burst;
+  std::string ban, ban_max, forget_after;
+  bool monitor = false;           // the interface's monitor switch: count, drop nothing
 };
 
 struct ReloadArgs {
@@ -35,6 +39,15 @@ struct SetArgs {
   std::string rate, burst;        // empty: unchanged
   std::string bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
+  std::string new_sources, new_sources_burst;  // "off": no new-source budget
+  std::string ban, ban_max, forget_after;      // durations; --ban off: no bans
+  std::string mode;                            // "monitor" or "enforce": the interface's switch
+};
+
+struct UnbanArgs {
+  std::string iface;
+  std::string address;
+  std::string class_name;  // empty: every class
 };
 
 struct StatsArgs {
@@ -72,5 +85,6 @@ Status status(bool json);
 Status detach(const std::string& iface);
 Status lists(const ListArgs& a);
 Status show(const ShowArgs& a);
+Status unban(const UnbanArgs& a);
 
 }  // namespace levee::cli

@@ -123,7 +123,34 @@ std::string lists_line(size_t allow, size_t deny, size_t overrides) {
 }  // namespace
 
 std::string describe_limits(const ClassSpec& c) {
-  return describe_rates(c.packets, c.bytes) + fmt::format("; per source /{} (IPv4), /{} (IPv6)", c.prefix4, c.prefix6);
+  std::string s = c.per_source_limited() ? describe_rates(c.packets, c.bytes) : "no limit per source";
+  s += fmt::format("; per source /{} (IPv4), /{} (IPv6)", c.prefix4, c.prefix6);
+  if (std::string extras = describe_extras(c); !extras.empty()) s += "; " + extras;
+  return s;
+}
+
+std::string describe_extras(const ClassSpec& c) {
+  std::vector<std::string> parts;
+  if (c.new_sources.set())
+    parts.push_back(fmt::format("new sources {}/s, burst {}", format_count(c.new_sources.rate),
+                                format_count(c.new_sources.burst)));
+  if (c.network.set())
+    parts.push_back(fmt::format("per network /{}, /{}: {}", c.network.prefix4, c.network.prefix6,
+                                describe_rates(c.network.packets, c.network.bytes)));
+  if (c.total.set()) parts.push_back("class total " + describe_rates(c.total.packets, c.total.bytes));
+  if (c.ban.set())
+    parts.push_back(fmt::format("ban {}, doubling up to {}, forgotten after {}{}", format_duration(c.ban.ban_ns),
+                                format_duration(c.ban.max_or_default()), format_duration(c.ban.forget_or_default()),
+                                c.ban.all_classes ? ", in every class" : ""));
+  if (c.monitor) parts.push_back("monitor mode");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+std::string format_remaining(uint64_t ns) {
+  if (ns < 60 * LV_NSEC_PER_SEC) return fmt::format("{:.1f} s", static_cast<double>(ns) / LV_NSEC_PER_SEC);
+  return format_span((ns + LV_NSEC_PER_SEC - 1) / LV_NSEC_PER_SEC);
 }
 
 std::string rates_line(const Counters& a, const Counters& b, double seconds) {
@@ -153,14 +180,43 @@ unsigned class_id_at(const IfaceStatus& s, size_t i) {
 }
 }  // namespace
 
+std::string monitor_mode(const IfaceStatus& s, bool json) {
+  size_t n = 0;
+  for (const lv_class& k : s.classes) n += (k.flags & LV_CLASS_MONITOR) != 0;
+  if ((s.policy_flags & LV_POL_MONITOR) || (n && n == s.classes.size())) return "monitor";
+  if (n == 0) return "enforce";
+  return json ? "mixed" : fmt::format("mixed: {} class{} monitor{}", n, n == 1 ? "" : "es", n == 1 ? "s" : "");
+}
+
 nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
   using nlohmann::json;
   json list = json::array();
   for (const auto& s : all) {
+    if (!s.problem.empty()) {
+      list.push_back({{"interface", s.iface}, {"problem", s.problem}});
+      continue;
+    }
     json classes = json::array();
+    size_t monitoring = 0;
     for (size_t i = 0; i < s.classes.size(); ++i) {
       const lv_class& k = s.classes[i];
       const ClassSpec c = class_of(k);
+      const bool monitor = k.flags & LV_CLASS_MONITOR;
+      monitoring += monitor;
+      json network = nullptr, total = nullptr, ban = nullptr;
+      if (c.network.set())
+        network = {{"prefix4", c.network.prefix4},           {"prefix6", c.network.prefix6},
+                   {"rate", c.network.packets.rate},         {"burst", c.network.packets.burst},
+                   {"bytes_rate", c.network.bytes.rate},     {"bytes_burst", c.network.bytes.burst}};
+      if (c.total.set())
+        total = {{"rate", c.total.packets.rate},     {"burst", c.total.packets.burst},
+                 {"bytes_rate", c.total.bytes.rate}, {"bytes_burst", c.total.bytes.burst},
+                 {"lease_ns", k.lease_ns}};
+      if (c.ban.set())
+        ban = {{"ban_ms", c.ban.ban_ns / kNsPerMs},
+               {"ban_max_ms", c.ban.max_or_default() / kNsPerMs},
+               {"forget_after_ms", c.ban.forget_or_default() / kNsPerMs},
+               {"scope", c.ban.all_classes ? "all" : "class"}};
       classes.push_back({{"name", c.name},
                          {"id", class_id_at(s, i)},
                          {"rate", c.packets.rate},
@@ -170,7 +226,15 @@ nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
                          {"bytes_burst", c.bytes.burst},
                          {"prefix4", c.prefix4},
                          {"prefix6", c.prefix6},
-                         {"fast_reject", (k.flags & LV_CLASS_FAST_REJECT) != 0}});
+                         {"fast_reject", (k.flags & LV_CLASS_FAST_REJECT) != 0},
+                         {"monitor", monitor},
+                         {"own_mode", c.monitor ? "monitor" : "enforce"},
+                         {"new_sources", c.new_sources.rate},
+                         {"new_sources_burst", c.new_sources.burst},
+                         {"admitted", i < s.admitted.size() ? s.admitted[i] : 0},
+                         {"network", network},
+                         {"total", total},
+                         {"ban", ban}});
     }
     json overrides = json::array();
     for (const lv_override& o : s.overrides)
@@ -192,7 +256,17 @@ nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
               {"lists", {{"allow", s.allow}, {"deny", s.deny}, {"override", s.override_entries}}},
               {"policy_generation", s.generation},
               {"max_sources", s.max_sources},
-              {"sources", s.sources}};
+              {"sources", s.sources},
+              {"networks", s.networks},
+              {"monitor", monitor_mode(s, true)},
+              {"monitor_classes", monitoring},
+              {"monitor_switch", (s.policy_flags & LV_POL_MONITOR) != 0},
+              {"deny_in_monitor", (s.policy_flags & LV_POL_MONITOR_DENY) ? "drop" : "count"},
+              {"when_full", (s.policy_flags & LV_POL_REFUSE_FULL) ? "refuse" : "evict"},
+              {"full_at", (s.policy_flags & LV_POL_REFUSE_FULL) ? json(s.full_at) : json(nullptr)},
+              {"bans", s.bans_active},
+              {"ban_records", s.ban_records},
+              {"max_bans", s.max_bans}};
     // The default class (the last) at the top level: the --rate/--burst shorthand.
     if (!classes.empty())
       for (const char* k : {"rate", "burst", "effective_rate", "prefix4", "prefix6", "fast_reject"})
@@ -206,6 +280,10 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
   if (all.empty()) return "no interface is attached\n";
   std::string out;
   for (const auto& s : all) {
+    if (!s.problem.empty()) {
+      out += fmt::format("{}: cannot be read: {}\n", s.iface, s.problem);
+      continue;
+    }
     if (s.defunct)
       out += fmt::format("{}: interface gone, levee pins left behind (clear with: levee detach {})\n", s.iface,
                          s.iface);
@@ -214,9 +292,12 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
                          s.ifindex, s.prog_id);
     else
       out += fmt::format("{}: {} mode, program {}, policy from {}\n", s.iface, s.mode, s.prog_id, s.source);
-    for (const lv_class& k : s.classes) {
-      const ClassSpec c = class_of(k);
-      out += fmt::format("  class {:<14} {}\n", c.name, describe_limits(c));
+    for (size_t i = 0; i < s.classes.size(); ++i) {
+      const ClassSpec c = class_of(s.classes[i]);
+      std::string admitted;
+      if (c.new_sources.set() && i < s.admitted.size())
+        admitted = fmt::format("; {} admitted", group_digits(s.admitted[i]));
+      out += fmt::format("  class {:<14} {}{}\n", c.name, describe_limits(c), admitted);
     }
     for (const lv_override& o : s.overrides) {
       std::string in;
@@ -227,7 +308,19 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
                            n == s.classes.size() ? "every class" : "classes " + in);
     }
     if (s.allow + s.deny + s.override_entries) out += lists_line(s.allow, s.deny, s.override_entries);
-    out += fmt::format("  sources  {} tracked of {}\n", group_digits(s.sources), group_digits(s.max_sources));
+    if (s.defunct) continue;
+    std::string mode = monitor_mode(s);
+    if (s.policy_flags & LV_POL_MONITOR) mode += " (levee set --mode)";
+    if (mode != "enforce")
+      mode += (s.policy_flags & LV_POL_MONITOR_DENY) ? "; the deny list drops" : "; the deny list counts";
+    out += fmt::format("  mode     {}\n", mode);
+    out += fmt::format("  sources  {} tracked of {}, {} network{}; when full: {}\n", group_digits(s.sources),
+                       group_digits(s.max_sources), group_digits(s.networks), s.networks == 1 ? "" : "s",
+                       (s.policy_flags & LV_POL_REFUSE_FULL)
+                           ? fmt::format("refuse new sources (at {})", group_digits(s.full_at))
+                           : std::string("evict the least recently seen"));
+    out += fmt::format("  bans     {} active, {} records of {}\n", group_digits(s.bans_active),
+                       group_digits(s.ban_records), group_digits(s.max_bans));
   }
   return out;
 }
@@ -383,16 +476,42 @@ ShowLimiter show_limiter(const ShowClass& c) {
   return l;
 }
 
-std::string show_source(const ShowResult& r, const ShowClass& c) {
-  auto a = Cidr::parse(r.address);
-  if (!a) return r.address;
+namespace {
+
+// The address as the network of the given prefix lengths that holds it.
+std::string masked(const std::string& address, unsigned len4, unsigned len6) {
+  auto a = Cidr::parse(address);
+  if (!a) return address;
   Cidr k = *a;
-  k.len = k.family == 4 ? c.cls.prefix4 : c.cls.prefix6;
+  k.len = k.family == 4 ? len4 : len6;
   for (unsigned i = 0; i < 16; ++i) {
     const unsigned bits = k.len > 8 * i ? std::min(8u, k.len - 8 * i) : 0;
     k.addr[i] &= static_cast<uint8_t>(bits ? 0xff << (8 - bits) : 0);
   }
   return k.to_string();
+}
+
+}  // namespace
+
+std::string show_source(const ShowResult& r, const ShowClass& c) { return masked(r.address, c.cls.prefix4, c.cls.prefix6); }
+
+std::optional<ShowLimiter> show_network_limiter(const ShowClass& c) {
+  if (!c.network) return std::nullopt;
+  ShowClass n = c;
+  n.state = *c.network;
+  n.pkt = c.cls.net_pkt;
+  n.bytes = c.cls.net_bytes;
+  return show_limiter(n);
+}
+
+const lv_ban* show_ban(const ShowClass& c) {
+  const lv_ban* own = c.ban ? &*c.ban : nullptr;
+  const lv_ban* all = c.ban_all ? &*c.ban_all : nullptr;
+  const bool own_on = own && own->until_ns > c.now_ns, all_on = all && all->until_ns > c.now_ns;
+  if (own_on && all_on) return own->until_ns >= all->until_ns ? own : all;
+  if (own_on) return own;
+  if (all_on) return all;
+  return own ? own : all;
 }
 
 namespace {
@@ -409,32 +528,71 @@ std::string list_effect(const ListRow& r) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::json ban_json(const lv_ban* b, uint64_t now) {
+  const bool on = b && b->until_ns > now;
+  return {{"banned", on},
+          {"ban_remaining_ms", on ? (b->until_ns - now + kNsPerMs - 1) / kNsPerMs : 0},
+          {"offences", b ? b->offences : 0},
+          {"ban_duration_ms", b ? b->duration_ns / kNsPerMs : 0},
+          {"ban_since_ms_ago", b && b->since_ns && b->since_ns <= now ? nlohmann::json((now - b->since_ns) / kNsPerMs)
+                                                                       : nlohmann::json(nullptr)}};
+}
+
+}  // namespace
+
 nlohmann::json show_json(const std::string& iface, const ShowResult& r, uint64_t now_unix_ns) {
   using nlohmann::json;
   json classes = json::array();
+  auto opt = [](const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); };
   for (const ShowClass& c : r.classes) {
     const ShowLimiter l = show_limiter(c);
-    auto opt = [](const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); };
-    classes.push_back({{"name", c.name},
-                       {"class_id", c.class_id},
-                       {"source", show_source(r, c)},
-                       {"override", c.override_name ? json(*c.override_name) : json(nullptr)},
-                       {"rate", c.pkt.rate},
-                       {"burst", c.pkt.burst},
-                       {"bytes_rate", c.bytes.rate},
-                       {"bytes_burst", c.bytes.burst},
-                       {"tokens", opt(l.tokens)},
-                       {"byte_tokens", opt(l.byte_tokens)},
-                       {"wait_ns", l.wait_ns},
-                       {"passed_packets", LV_COUNT_PACKETS(c.state.passed)},
-                       {"passed_bytes", LV_COUNT_BYTES(c.state.passed)},
-                       {"dropped_packets", LV_COUNT_PACKETS(c.state.dropped)},
-                       {"dropped_bytes", LV_COUNT_BYTES(c.state.dropped)}});
+    json network = nullptr;
+    if (auto nl = show_network_limiter(c))
+      network = {{"network", masked(r.address, c.cls.net_prefix4, c.cls.net_prefix6)},
+                 {"rate", c.cls.net_pkt.rate},
+                 {"burst", c.cls.net_pkt.burst},
+                 {"bytes_rate", c.cls.net_bytes.rate},
+                 {"bytes_burst", c.cls.net_bytes.burst},
+                 {"tokens", opt(nl->tokens)},
+                 {"byte_tokens", opt(nl->byte_tokens)},
+                 {"wait_ns", nl->wait_ns},
+                 {"passed_packets", LV_COUNT_PACKETS(c.network->passed)},
+                 {"passed_bytes", LV_COUNT_BYTES(c.network->passed)},
+                 {"dropped_packets", LV_COUNT_PACKETS(c.network->dropped)},
+                 {"dropped_bytes", LV_COUNT_BYTES(c.network->dropped)}};
+    const lv_ban* ban = show_ban(c);
+    json cj = {{"name", c.name},
+               {"class_id", c.class_id},
+               {"source", show_source(r, c)},
+               {"override", c.override_name ? json(*c.override_name) : json(nullptr)},
+               {"rate", c.pkt.rate},
+               {"burst", c.pkt.burst},
+               {"bytes_rate", c.bytes.rate},
+               {"bytes_burst", c.bytes.burst},
+               {"tokens", opt(l.tokens)},
+               {"byte_tokens", opt(l.byte_tokens)},
+               {"wait_ns", l.wait_ns},
+               {"passed_packets", LV_COUNT_PACKETS(c.state.passed)},
+               {"passed_bytes", LV_COUNT_BYTES(c.state.passed)},
+               {"dropped_packets", LV_COUNT_PACKETS(c.state.dropped)},
+               {"dropped_bytes", LV_COUNT_BYTES(c.state.dropped)},
+               {"has_state", c.has_state},
+               {"monitor", (c.cls.flags & LV_CLASS_MONITOR) != 0},
+               {"network", network}};
+    cj.update(ban_json(ban, c.now_ns));
+    const bool from_all = ban && c.ban_all && ban == &*c.ban_all;
+    cj["ban_scope"] = !ban ? json(nullptr) : json(from_all ? "all" : "class");
+    classes.push_back(std::move(cj));
   }
+  json ban_all = nullptr;
+  if (r.ban_all) ban_all = ban_json(&*r.ban_all, r.now_ns);
   return {{"interface", iface},
           {"address", r.address},
           {"list", r.list ? list_row_json(*r.list, now_unix_ns) : json(nullptr)},
           {"classes", classes},
+          {"ban_all", ban_all},
           {"counter_bits", 32}};
 }
 
@@ -455,23 +613,54 @@ std::string show_text(const std::string& iface, const ShowResult& r, uint64_t no
     out += "  list     no entry: limited by its class\n";
   }
   if (r.classes.empty()) out += "  no state in any class\n";
-  for (const ShowClass& c : r.classes) {
-    const ShowLimiter l = show_limiter(c);
-    out += fmt::format("  class {}  source {}\n", c.name, show_source(r, c));
-    std::string limits = describe_rates({c.pkt.rate, c.pkt.burst}, {c.bytes.rate, c.bytes.burst});
-    if (c.override_name) limits += fmt::format(" (override {}, replacing the class's)", *c.override_name);
-    out += fmt::format("    limits   {}\n", limits);
+  auto counts = [](uint64_t v) {
+    const uint32_t p = LV_COUNT_PACKETS(v), b = LV_COUNT_BYTES(v);
+    return fmt::format("{} packet{}, {} byte{}", group_digits(p), p == 1 ? "" : "s", group_digits(b), b == 1 ? "" : "s");
+  };
+  auto tokens_of = [](const ShowLimiter& l) {
     std::string tokens;
     if (l.tokens) tokens = fmt::format("{} packets", group_digits(*l.tokens));
     if (l.byte_tokens) tokens += fmt::format("{}{} bytes", tokens.empty() ? "" : ", ", group_digits(*l.byte_tokens));
-    if (!tokens.empty()) out += fmt::format("    tokens   {}\n", tokens);
-    out += fmt::format("    next     {}\n", l.wait_ns ? "in " + format_ns(l.wait_ns) : std::string("now"));
-    auto counts = [](uint64_t v) {
-      const uint32_t p = LV_COUNT_PACKETS(v), b = LV_COUNT_BYTES(v);
-      return fmt::format("{} packet{}, {} byte{}", group_digits(p), p == 1 ? "" : "s", group_digits(b), b == 1 ? "" : "s");
-    };
-    out += fmt::format("    passed   {}\n", counts(c.state.passed));
-    out += fmt::format("    dropped  {}\n", counts(c.state.dropped));
+    return tokens;
+  };
+  auto next_of = [](const ShowLimiter& l) { return l.wait_ns ? "in " + format_ns(l.wait_ns) : std::string("now"); };
+  for (const ShowClass& c : r.classes) {
+    const ShowLimiter l = show_limiter(c);
+    const bool monitor = c.cls.flags & LV_CLASS_MONITOR;
+    out += fmt::format("  class {}  source {}{}\n", c.name, show_source(r, c), monitor ? "  (monitor mode)" : "");
+    std::string limits = describe_rates({c.pkt.rate, c.pkt.burst}, {c.bytes.rate, c.bytes.burst});
+    if (c.override_name) limits += fmt::format(" (override {}, replacing the class's)", *c.override_name);
+    out += fmt::format("    limits   {}\n", limits);
+    if (c.has_state) {
+      if (std::string tokens = tokens_of(l); !tokens.empty()) out += fmt::format("    tokens   {}\n", tokens);
+      out += fmt::format("    next     {}\n", next_of(l));
+      out += fmt::format("    passed   {}\n", counts(c.state.passed));
+      // A monitoring class drops nothing: what it counts are the packets it would drop.
+      out += fmt::format("    {}  {}\n", monitor ? "would drop" : "dropped", counts(c.state.dropped));
+    } else {
+      out += "    state    none of its own (not seen since its state was evicted)\n";
+    }
+    if (auto nl = show_network_limiter(c)) {
+      std::string tokens = tokens_of(*nl);
+      out += fmt::format("    network  {}: {}{}; next {}\n", masked(r.address, c.cls.net_prefix4, c.cls.net_prefix6),
+                         describe_rates({c.cls.net_pkt.rate, c.cls.net_pkt.burst},
+                                        {c.cls.net_bytes.rate, c.cls.net_bytes.burst}),
+                         tokens.empty() ? "" : "; tokens " + tokens, next_of(*nl));
+      out += fmt::format("             passed {}; {} {}\n", counts(c.network->passed),
+                         monitor ? "would drop" : "dropped", counts(c.network->dropped));
+    }
+    if (const lv_ban* b = show_ban(c)) {
+      const bool everywhere = c.ban_all && b == &*c.ban_all;
+      const std::string offences = fmt::format("{} offence{}", b->offences, b->offences == 1 ? "" : "s");
+      const std::string scope = everywhere ? ", in every class" : "";
+      if (b->until_ns > c.now_ns)
+        out += fmt::format("    ban      banned for {} more ({} ban{}, began {} ago), {}\n",
+                           format_remaining(b->until_ns - c.now_ns), format_duration(b->duration_ns / kNsPerMs * kNsPerMs),
+                           scope, format_remaining(c.now_ns > b->since_ns ? c.now_ns - b->since_ns : 0), offences);
+      else
+        out += fmt::format("    ban      not banned; {}{}, the last ban ended {} ago\n", offences, scope,
+                           format_remaining(c.now_ns - b->until_ns));
+    }
   }
   if (!r.classes.empty())
     out += fmt::format("  (per-source counters are 32-bit and wrap; up to {} drops per CPU are counted late)\n",

@@ -29,8 +29,20 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
 std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& classes = {},
                        bool monitoring = false);
 
-// "500 pps, burst 100; 1M B/s, burst 100k; per /32 (IPv4), /64 (IPv6)"
+// "500 pps, burst 100; 1M B/s, burst 100k; per /32 (IPv4), /64 (IPv6)", then the
+// class's other limits and its mode (describe_extras).
 std::string describe_limits(const ClassSpec& c);
+// "new sources 100/s, burst 10; per network /24, /48: 10k pps, burst 1k; class total
+// 50k pps, burst 5k; ban 2s, doubling up to 1h, forgotten after 1h; monitor mode", or
+// "" for a class with none of them.
+std::string describe_extras(const ClassSpec& c);
+
+// The interface's mode as status shows it: "enforce", "monitor", or "mixed: 2 classes
+// monitor" (JSON: "enforce", "monitor", "mixed").
+std::string monitor_mode(const IfaceStatus& s, bool json = false);
+
+// A span left for display: "1.2 s" under a minute, else "10m", "1h 5m".
+std::string format_remaining(uint64_t ns);
 
 // One line of rates between two samples `seconds` apart.
 std::string rates_line(const Counters& before, const Counters& after, double seconds);
@@ -72,6 +84,12 @@ struct ShowLimiter {
   uint64_t wait_ns = 0;                  // until its next packet would pass; 0: now
 };
 ShowLimiter show_limiter(const ShowClass& c);
+// Its network's state as the limiter sees it (the class's network limits), if known.
+std::optional<ShowLimiter> show_network_limiter(const ShowClass& c);
+// The ban that applies to the address in a class: the class's record or the
+// every-class one, whichever bans now (the one ending later), else the class's, else
+// the every-class one; nullptr if neither exists.
+const lv_ban* show_ban(const ShowClass& c);
 // The class's key as the datapath builds it: the address masked to the class prefix.
 std::string show_source(const ShowResult& r, const ShowClass& c);
 

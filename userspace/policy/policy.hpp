@@ -249,6 +249,14 @@ void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, con
 template <typename Key>
 void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries);
 
+// The datapath's keys for one address (a /32 or /128), as it builds them: IPv4
+// IPv4-mapped, masked to a prefix, with the class's id and epoch. Its state in class
+// `id`; its network's state there (LV_KEY_NETWORK, masked to the network prefix); its
+// ban record in every class (class LV_ALL_CLASSES, masked to lv_policy.ban_mask*).
+lv_key source_key(const Cidr& addr, const lv_class& c, unsigned id);
+lv_key network_key(const Cidr& addr, const lv_class& c, unsigned id);
+lv_key ban_all_key(const Cidr& addr, const lv_policy& p);
+
 // Read a compiled slot back (status, show): class i's operator-facing view.
 ClassSpec class_of(const lv_class& c);
 
