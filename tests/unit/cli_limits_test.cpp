@@ -48,16 +48,17 @@ TEST(StatsMonitor, WouldDropHasEveryMonitorableReasonZerosToo) {
   auto j = stats_json("eth0", c);
   ASSERT_TRUE(j.contains("would_drop"));
   ASSERT_TRUE(j.contains("would_drop_bytes"));
-  const std::vector<std::string> want{"rate", "map_full", "contended", "bytes", "ban", "admission", "network",
-                                      "class_limit"};
+  const std::vector<std::string> want{"rate",      "map_full", "contended", "deny",       "bytes",
+                                      "ban",       "admission", "network",  "class_limit"};
   EXPECT_EQ(j["would_drop"].size(), want.size()) << j["would_drop"].dump();
   for (const auto& r : want) {
     EXPECT_TRUE(j["would_drop"].contains(r)) << r;
     EXPECT_TRUE(j["would_drop"][r].is_number_unsigned()) << r;
     EXPECT_TRUE(j["would_drop_bytes"].contains(r)) << r;
   }
-  // Not monitorable: always dropped, never "would".
-  for (const char* r : {"malformed", "vlan_depth", "deny", "ext_depth", "conforming", "monitored"})
+  // Not monitorable: always dropped, never "would". (The deny list is, unless
+  // deny_in_monitor = "drop".)
+  for (const char* r : {"malformed", "vlan_depth", "ext_depth", "conforming", "monitored"})
     EXPECT_FALSE(j["would_drop"].contains(r)) << r;
   EXPECT_EQ(j["would_drop"]["rate"], 9);
   EXPECT_EQ(j["would_drop"]["ban"], 3);
@@ -83,8 +84,9 @@ TEST(StatsMonitor, TextSectionWhenCountedOrMonitoring) {
   const std::string line = t.substr(row, t.find('\n', row) - row);
   EXPECT_NE(line.find("1,234"), std::string::npos) << line;
   EXPECT_NE(line.find("56,789"), std::string::npos) << line;
-  // The reasons are the monitorable ones only.
-  EXPECT_EQ(t.find("  deny", section), std::string::npos) << t;
+  // The reasons monitor mode can count only.
+  EXPECT_EQ(t.find("  malformed", section), std::string::npos) << t;
+  EXPECT_NE(t.find("  deny", section), std::string::npos) << t;
 }
 
 TEST(StatsMonitor, RatesLineSaysWhatWouldBeDropped) {
@@ -103,6 +105,8 @@ TEST(Reasons, EveryAbiReasonHasANameAndHelp) {
     EXPECT_FALSE(it->help.empty()) << it->name;
   }
   EXPECT_FALSE(monitorable(LV_R_DENY));
+  EXPECT_TRUE(would_drop_reason(LV_R_DENY));
+  EXPECT_FALSE(would_drop_reason(LV_R_MALFORMED));
   EXPECT_FALSE(monitorable(LV_R_MALFORMED));
   EXPECT_TRUE(monitorable(LV_R_CLASS_LIMIT));
   for (size_t i = 1; i < kReasons.size(); ++i) EXPECT_LT(kReasons[i - 1].id, kReasons[i].id) << "ABI order";
@@ -516,7 +520,7 @@ TEST(StatusLimits, Modes) {
   s.policy_flags = LV_POL_MONITOR | LV_POL_MONITOR_DENY;
   EXPECT_EQ(monitor_mode(s), "monitor");
   const std::string t = status_text({s});
-  EXPECT_NE(t.find("  mode     monitor (levee set --mode); the deny list drops"), std::string::npos) << t;
+  EXPECT_NE(t.find("  mode     monitor (the interface's switch: levee set --mode enforce); the deny list drops"), std::string::npos) << t;
   EXPECT_EQ(status_json({s})["interfaces"][0]["when_full"], "evict");
   EXPECT_TRUE(status_json({s})["interfaces"][0]["full_at"].is_null());
 }

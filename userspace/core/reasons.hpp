@@ -38,4 +38,8 @@ inline constexpr std::array kReasons{
 // Whether monitor mode counts this reason as a would-be drop instead of dropping.
 constexpr bool monitorable(unsigned reason) { return reason < 32 && ((LV_MONITORABLE >> reason) & 1u); }
 
+// The reasons lv_percpu.would can count: the monitorable ones, and the deny list's
+// unless the policy drops it in monitor mode too ([lists] deny_in_monitor = "drop").
+constexpr bool would_drop_reason(unsigned reason) { return monitorable(reason) || reason == LV_R_DENY; }
+
 }  // namespace levee

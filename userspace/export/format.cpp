@@ -49,7 +49,7 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
   j["bytes"] = {{"passed", passed_b}, {"dropped", dropped_b}};
   json would = json::object(), would_b = json::object();
   for (const auto& r : kReasons) {
-    if (!monitorable(r.id)) continue;
+    if (!would_drop_reason(r.id)) continue;
     would[std::string(r.name)] = c.would[r.id].packets;
     would_b[std::string(r.name)] = c.would[r.id].bytes;
   }
@@ -82,7 +82,7 @@ std::string stats_text(const std::string& iface, const Counters& c, const ClassN
   if (monitoring || c.would_drop().packets) {
     out += "\nwould drop (monitor mode)\n";
     for (const auto& r : kReasons)
-      if (monitorable(r.id)) row(fmt::format("  {}", r.name), c.would[r.id]);
+      if (would_drop_reason(r.id)) row(fmt::format("  {}", r.name), c.would[r.id]);
   }
   if (class_names.size() > 1) {
     size_t w = 20;
@@ -310,7 +310,7 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
     if (s.allow + s.deny + s.override_entries) out += lists_line(s.allow, s.deny, s.override_entries);
     if (s.defunct) continue;
     std::string mode = monitor_mode(s);
-    if (s.policy_flags & LV_POL_MONITOR) mode += " (levee set --mode)";
+    if (s.policy_flags & LV_POL_MONITOR) mode += " (the interface's switch: levee set --mode enforce)";
     if (mode != "enforce")
       mode += (s.policy_flags & LV_POL_MONITOR_DENY) ? "; the deny list drops" : "; the deny list counts";
     out += fmt::format("  mode     {}\n", mode);

@@ -22,7 +22,7 @@ std::string group_digits(uint64_t v);
 // passed_bytes, dropped_packets, dropped_bytes}}, and rows per class in the text.
 // Classes as (name, id) in first-match order; counters are kept by id.
 // "would_drop" and "would_drop_bytes": monitor mode's would-be drops by reason, every
-// monitorable reason present (zeros too). The text has a "would drop (monitor mode)"
+// reason monitor mode can count present (zeros too): the limiter's, and deny. The text has a "would drop (monitor mode)"
 // section when any is counted or `monitoring` (some class monitors now).
 using ClassNames = std::vector<std::pair<std::string, unsigned>>;
 nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& classes = {});
