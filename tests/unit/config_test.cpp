@@ -54,6 +54,21 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   EXPECT_EQ(p.classes[class_index(p, "dns")].prefix4, 32u) << "from [defaults]";
   EXPECT_EQ(p.classes[class_index(p, "dns")].bytes, (Rate{256'000, 64'000}));
   EXPECT_EQ(p.classes[class_index(p, "web")].packets, (Rate{20'000, 2'000}));
+  // Issue 5's keys, one example of each.
+  EXPECT_EQ(p.iface.max_bans, 64'000u);
+  EXPECT_FALSE(p.iface.refuse_full);
+  EXPECT_FALSE(p.deny_in_monitor);
+  const ClassSpec& syn = p.classes[class_index(p, "web-syn")];
+  EXPECT_EQ(syn.new_sources, (Rate{1'000, 200}));
+  EXPECT_EQ(syn.ban.ban_ns, 2 * kSec);
+  EXPECT_EQ(syn.ban.max_ns, 600 * kSec);
+  EXPECT_EQ(syn.ban.forget_ns, 3600 * kSec);
+  EXPECT_FALSE(syn.ban.all_classes);
+  const NetworkLimit& dns_net = p.classes[class_index(p, "dns")].network;
+  EXPECT_EQ(dns_net.packets, (Rate{5'000, 500}));
+  EXPECT_EQ(dns_net.prefix4, 24u);
+  EXPECT_EQ(p.classes[class_index(p, "icmp")].total.packets, (Rate{2'000, 500}));
+  for (const ClassSpec& c : p.classes) EXPECT_FALSE(c.monitor) << c.name;
 
   // Which class each kind of packet lands in.
   auto t = std::make_unique<lv_class_table>();
