@@ -278,8 +278,9 @@ class Reader {
     std::string list;
     for (size_t i = 0; i < options.size(); ++i)
       list += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == options.size() ? " or " : ", ", options.begin()[i]);
+    const std::string name = key.substr(key.rfind('.') + 1);  // "ban_scope" of "class[0].ban_scope"
     if (v && std::find(options.begin(), options.end(), *v) == options.end())
-      return fail(n, key, fmt::format("'{}' is not one of them", *v), fmt::format("give {}", list)), std::nullopt;
+      return fail(n, key, fmt::format("'{}' is not a valid {}", *v, name), fmt::format("give {}", list)), std::nullopt;
     if (!v) return std::nullopt;
     return v;
   }
