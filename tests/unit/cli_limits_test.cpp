@@ -403,7 +403,17 @@ TEST(ShowBans, AnEveryClassBanAppliesInEachClassAndEndsLast) {
   EXPECT_EQ(j["ban_all"]["banned"], true);
   EXPECT_EQ(j["ban_all"]["offences"], 1);
   const std::string t = show_text("eth0", r, 0);
-  EXPECT_NE(t.find("in every class"), std::string::npos) << t;
+  EXPECT_NE(t.find("  ban      in every class: banned for 30.0 s more (30s ban"), std::string::npos) << t;
+  EXPECT_NE(t.find("    ban      banned for 30.0 s more (30s ban, in every class"), std::string::npos) << t;
+
+  // Known only by its ban in every class: still shown.
+  ShowResult only;
+  only.address = "198.18.0.7";
+  only.now_ns = kNowMono;
+  only.ban_all = all;
+  const std::string o = show_text("eth0", only, 0);
+  EXPECT_EQ(o.find("no state in any class, on no list"), std::string::npos) << o;
+  EXPECT_NE(o.find("in every class: banned"), std::string::npos) << o;
 }
 
 TEST(ShowBans, Text) {

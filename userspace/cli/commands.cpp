@@ -133,9 +133,9 @@ Status attach(const AttachArgs& a) {
                shorthand->prefix4, shorthand->prefix6, extras.empty() ? "" : "; " + extras,
                a.monitor ? "; monitor mode: nothing is dropped, would-be drops are counted" : "");
   } else {
-    if (a.monitor) fmt::print("monitor mode: nothing is dropped, would-be drops are counted (levee stats)\n");
     fmt::print("attached to {} in {} mode (program {}): policy from {}, {} sources at most\n{}", a.iface, r->mode,
                r->prog_id, o.policy.source, format_count(o.max_sources), policy_text(o.policy));
+    if (a.monitor) fmt::print("  mode     monitor: nothing is dropped by a limit, would-be drops are counted (levee stats)\n");
   }
   return {};
 }

@@ -597,7 +597,7 @@ nlohmann::json show_json(const std::string& iface, const ShowResult& r, uint64_t
 }
 
 std::string show_text(const std::string& iface, const ShowResult& r, uint64_t now_unix_ns) {
-  if (!r.list && r.classes.empty())
+  if (!r.list && r.classes.empty() && !r.ban_all)
     return fmt::format("{} on {}: no state in any class, on no list\n", r.address, iface);
   std::string out = fmt::format("{} on {}\n", r.address, iface);
   if (r.list) {
@@ -611,6 +611,17 @@ std::string show_text(const std::string& iface, const ShowResult& r, uint64_t no
     out += fmt::format("  list     {}, {}: {}\n", what, detail, list_effect(e));
   } else {
     out += "  list     no entry: limited by its class\n";
+  }
+  if (r.ban_all) {
+    const lv_ban& b = *r.ban_all;
+    const std::string offences = fmt::format("{} offence{}", b.offences, b.offences == 1 ? "" : "s");
+    if (b.until_ns > r.now_ns)
+      out += fmt::format("  ban      in every class: banned for {} more ({} ban, began {} ago), {}\n",
+                         format_remaining(b.until_ns - r.now_ns), format_duration(b.duration_ns / kNsPerMs * kNsPerMs),
+                         format_remaining(r.now_ns > b.since_ns ? r.now_ns - b.since_ns : 0), offences);
+    else
+      out += fmt::format("  ban      in every class: not banned; {}, the last ban ended {} ago\n", offences,
+                         format_remaining(r.now_ns - b.until_ns));
   }
   if (r.classes.empty()) out += "  no state in any class\n";
   auto counts = [](uint64_t v) {
