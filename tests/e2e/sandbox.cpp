@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -120,10 +121,15 @@ Child::Child(const std::vector<std::string>& argv, const RunOptions& o) : timeou
   const bool search = argv[0].find('/') == std::string::npos;
 
   started_ = std::chrono::steady_clock::now();
+  const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) sys_fail("fork");
   if (pid_ == 0) {
     // Child: only async-signal-safe calls from here on.
+    if (o.die_with_parent) {
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail("prctl(PR_SET_PDEATHSIG)");
+      if (getppid() != parent) _exit(125);  // the parent is already gone
+    }
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(outp[1], 1);
@@ -207,6 +213,22 @@ RunResult Child::wait() {
   pid_ = -1;
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+RunResult Child::stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) throw std::logic_error("Child::stop after wait");
+  kill(pid_, SIGTERM);
+  // wait() kills at started_ + timeout_: move that deadline to now + grace.
+  timeout_ = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_) + grace;
+  return wait();
+}
+
+bool Child::running() {
+  if (pid_ <= 0) return false;
+  siginfo_t info{};
+  // WNOWAIT: look, leave it to wait() to reap.
+  if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
+  return info.si_pid == 0;
 }
 
 RunResult run(const std::vector<std::string>& argv, const RunOptions& o) { return Child(argv, o).wait(); }
@@ -408,7 +430,7 @@ const std::vector<std::string>& Addrs::src6() {
   return v;
 }
 
-Sandbox::Sandbox() {
+Sandbox::Sandbox(int queues) : queues_(queues < 1 ? 1 : queues) {
   int seq = g_sandbox_seq++;
   tag_ = "lvt" + std::to_string(getpid()) + (seq ? "_" + std::to_string(seq) : "");
   tx_ns_ = tag_ + "a";
@@ -464,8 +486,14 @@ void Sandbox::setup() {
     });
   }
 
-  ip_tx({"link", "add", tx_if_, "address", kTxMac, "type", "veth", "peer", "name", rx_if_, "address", kRxMac,
-         "netns", rx_ns_});
+  if (queues_ == 1) {
+    ip_tx({"link", "add", tx_if_, "address", kTxMac, "type", "veth", "peer", "name", rx_if_, "address", kRxMac,
+           "netns", rx_ns_});
+  } else {
+    const std::string q = std::to_string(queues_);
+    ip_tx({"link", "add", tx_if_, "address", kTxMac, "numtxqueues", q, "numrxqueues", q, "type", "veth", "peer",
+           "name", rx_if_, "address", kRxMac, "numtxqueues", q, "numrxqueues", q, "netns", rx_ns_});
+  }
   ip_tx({"addr", "add", std::string(Addrs::tx4) + "/24", "dev", tx_if_});
   ip_tx({"addr", "add", std::string(Addrs::tx6) + "/64", "dev", tx_if_, "nodad"});
   for (const auto& a : Addrs::src4()) ip_tx({"addr", "add", a + "/32", "dev", tx_if_});

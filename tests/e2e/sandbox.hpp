@@ -41,6 +41,8 @@ struct RunOptions {
   std::string netns;            // join /var/run/netns/<netns> (network namespace only)
   bool drop_root = false;       // become uid/gid 65534 (nobody) before exec
   bool hide_bpffs = false;      // private mount namespace with /sys/fs/bpf unmounted
+  bool die_with_parent = false; // SIGKILL when the thread that started it ends (servers:
+                                // nothing outlives a killed test)
   std::chrono::milliseconds timeout{30000};
 };
 
@@ -60,6 +62,12 @@ class Child {
   Child(const Child&) = delete;
   ~Child();  // kills and reaps a child never waited for
   RunResult wait();
+  // For long-running children (servers): SIGTERM, then SIGKILL if it has not exited
+  // within `grace`; reaps it and returns what it printed.
+  RunResult stop(std::chrono::milliseconds grace = std::chrono::milliseconds(3000));
+  // Still running (not exited, not reaped)?
+  bool running();
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
@@ -129,7 +137,9 @@ struct Addrs {
 
 class Sandbox {
  public:
-  Sandbox();
+  // queues: rx and tx queues of each end of the veth pair (levee-flood needs one per
+  // sender thread on the receiving end).
+  explicit Sandbox(int queues = 1);
   ~Sandbox();
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -171,6 +181,7 @@ class Sandbox {
   void teardown() noexcept;
 
   std::string tag_, tx_ns_, rx_ns_, tx_if_, rx_if_;
+  int queues_ = 1;
   std::vector<std::string> tracked_;
   bool tx_ns_made_ = false, rx_ns_made_ = false;
 };

@@ -279,6 +279,10 @@ void Sender::body() {
     sleep_until_ns(t0_ + static_cast<uint64_t>(static_cast<double>(k) * interval));
     const uint64_t t = now_ns();
     if (t > hard_end) break;
+    if (flow_.seq && payload.size() >= sizeof(uint64_t)) {
+      const uint64_t index = log_.sent;
+      std::memcpy(payload.data(), &index, sizeof index);
+    }
     ssize_t r = raw ? send(fd, flow_.frame.data(), flow_.frame.size(), 0)
                     : send(fd, payload.data(), payload.size(), 0);
     if (r >= 0) {

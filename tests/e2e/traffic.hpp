@@ -53,6 +53,10 @@ struct Flow {
   // Raw mode: send `frame` on interface `dev` through an AF_PACKET socket instead.
   std::vector<uint8_t> frame;
   std::string dev;
+  // UDP mode: the payload starts with the send's index among the successful sends
+  // (uint64_t, host order; payload >= 8), so a receiver can tell which sends were lost
+  // and when they had been sent (SendLog::times[index]).
+  bool seq = false;
 };
 
 // One paced flow on its own thread, started at t0 (CLOCK_MONOTONIC ns).
