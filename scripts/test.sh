@@ -7,8 +7,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
+# The end-to-end flood tests (tests/e2e/issue5_test.cpp) run a private nginx in the
+# receiver's namespace and wrk as its load client in the sender's (each started by the
+# test on its own config; a system nginx service the package may start is not used).
+TEST_PACKAGES=(nginx wrk)
+
 need_root
-ensure_packages "${LEVEE_PACKAGES[@]}"
+ensure_packages "${LEVEE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
 ensure_bpffs
 build_levee
 

@@ -1,0 +1,763 @@
+#include "flood_harness.hpp"
+
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#ifndef LEVEE_FLOOD_BIN
+#error "LEVEE_FLOOD_BIN must name the levee-flood binary"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace lvt {
+namespace {
+
+[[noreturn]] void sys_fail(const std::string& what) {
+  throw std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+bool in_path(const std::string& exe) {
+  const char* path = std::getenv("PATH");
+  std::string p = path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  // Root's PATH may lack the sbin directories where Debian puts nginx.
+  p += ":/usr/sbin:/sbin";
+  std::stringstream ss(p);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    if (access((dir + "/" + exe).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+std::string which(const std::string& exe) {
+  for (const char* d : {"/usr/sbin/", "/usr/bin/", "/sbin/", "/bin/", "/usr/local/sbin/", "/usr/local/bin/"}) {
+    std::string p = std::string(d) + exe;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return exe;  // let execvp search
+}
+
+uint64_t steady_deadline_ns(unsigned ms) { return now_ns() + uint64_t{ms} * 1'000'000ull; }
+
+void wait_quiet(const std::atomic<uint64_t>& last, unsigned quiet_ms, unsigned max_ms) {
+  const uint64_t start = now_ns();
+  const uint64_t quiet = uint64_t{quiet_ms} * 1'000'000ull, limit = uint64_t{max_ms} * 1'000'000ull;
+  for (;;) {
+    uint64_t now = now_ns();
+    uint64_t l = std::max(last.load(), start);
+    if (now - l >= quiet || now - start >= limit) return;
+    usleep(20'000);
+  }
+}
+
+std::string addr_text(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+  } else {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
+      inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, sizeof buf);
+    else
+      inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof buf);
+  }
+  return buf;
+}
+
+}  // namespace
+
+int64_t realtime_offset_ns() {
+  timespec rt{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return (static_cast<int64_t>(rt.tv_sec) - mono.tv_sec) * 1'000'000'000ll + (rt.tv_nsec - mono.tv_nsec);
+}
+
+// ---- levee-flood --------------------------------------------------------------------
+
+std::string Flood::binary() { return LEVEE_FLOOD_BIN; }
+
+Flood::Flood(const FloodSpec& s) : spec_(s) {
+  std::vector<std::string> argv;
+  if (s.cpu >= 0) argv = {"taskset", "-c", std::to_string(s.cpu)};
+  argv.insert(argv.end(), {LEVEE_FLOOD_BIN, "--dev", s.dev, "--dst", s.dst, "--proto", s.proto, "--dport",
+                           std::to_string(s.dport), "--duration", fmt("%.3f", s.seconds), "--threads",
+                           std::to_string(s.threads), "--json"});
+  if (!s.random.empty()) {
+    argv.insert(argv.end(), {"--random", s.random});
+  } else if (s.sources > 0) {
+    argv.insert(argv.end(), {"--sources", std::to_string(s.sources), "--src-base", s.src_base});
+  } else if (!s.src.empty()) {
+    argv.insert(argv.end(), {"--src", s.src});
+  }
+  if (s.rate > 0) argv.insert(argv.end(), {"--rate", fmt("%.0f", s.rate)});
+  if (s.size > 0) argv.insert(argv.end(), {"--size", std::to_string(s.size)});
+  RunOptions o;
+  o.netns = s.ns;
+  o.die_with_parent = true;
+  // A timed live run may overrun its last ~1 s call on a loaded machine; never hang.
+  o.timeout = std::chrono::milliseconds(static_cast<int64_t>((s.seconds + 60) * 1000));
+  child_.emplace(argv, o);
+}
+
+FloodResult Flood::wait() {
+  FloodResult r;
+  r.run = child_->wait();
+  if (r.run.code != 0) return r;
+  try {
+    // The JSON object is the last line of stdout.
+    std::string line, last;
+    std::stringstream ss(r.run.out);
+    while (std::getline(ss, line))
+      if (!line.empty() && line[0] == '{') last = line;
+    r.json = nlohmann::json::parse(last);
+    r.packets = r.json.at("packets").get<uint64_t>();
+    r.seconds = r.json.at("seconds").get<double>();
+    r.pps = r.json.at("pps").get<double>();
+    const int64_t off = realtime_offset_ns();
+    r.t_start = static_cast<uint64_t>(static_cast<int64_t>(r.json.at("start_unix").get<double>() * 1e9) - off);
+    r.t_end = static_cast<uint64_t>(static_cast<int64_t>(r.json.at("end_unix").get<double>() * 1e9) - off);
+    if (r.json.contains("dev_tx_dropped") && r.json["dev_tx_dropped"].is_number())
+      r.dev_tx_dropped = r.json["dev_tx_dropped"].get<int64_t>();
+    r.ok = true;
+  } catch (const std::exception& e) {
+    r.run.err += std::string("\n(harness: cannot parse levee-flood's JSON: ") + e.what() + ")";
+  }
+  return r;
+}
+
+std::string FloodResult::describe() const {
+  std::string s = "levee-flood: " + std::to_string(packets) + " packets in " + fmt("%.3f", seconds) + " s = " +
+                  fmt("%.2f", pps / 1e6) + " Mpps, dev_tx_dropped " + std::to_string(dev_tx_dropped);
+  if (!ok) s += "; FAILED: " + run.describe();
+  return s;
+}
+
+// ---- nginx --------------------------------------------------------------------------
+
+bool Nginx::available() { return in_path("nginx"); }
+
+std::string Nginx::url(const std::string& address) {
+  if (address.find(':') != std::string::npos) return "http://[" + address + "]:80/index.html";
+  return "http://" + address + ":80/index.html";
+}
+
+Nginx::Nginx(const std::string& ns, const std::vector<std::string>& listen, size_t body_bytes)
+    : body_bytes_(body_bytes) {
+  if (!available()) throw std::runtime_error("nginx is not installed (apt-get install nginx; scripts/test.sh does)");
+  const std::string& d = dir_.path();
+  fs::create_directories(d + "/html");
+  fs::create_directories(d + "/tmp");
+  fs::create_directories(d + "/logs");
+  std::string body(body_bytes, 'x');
+  for (size_t i = 63; i < body.size(); i += 64) body[i] = '\n';
+  dir_.write("html/index.html", body);
+  std::string conf =
+      "# levee e2e: a private nginx, one process, in the receiver's namespace\n"
+      "master_process off;\n"
+      "worker_processes 1;\n"
+      "pid " + d + "/nginx.pid;\n"
+      "error_log " + d + "/logs/error.log warn;\n"
+      "events { worker_connections 4096; }\n"
+      "http {\n"
+      "  access_log off;\n"
+      "  default_type text/plain;\n"
+      "  client_body_temp_path " + d + "/tmp/body;\n"
+      "  proxy_temp_path " + d + "/tmp/proxy;\n"
+      "  fastcgi_temp_path " + d + "/tmp/fastcgi;\n"
+      "  uwsgi_temp_path " + d + "/tmp/uwsgi;\n"
+      "  scgi_temp_path " + d + "/tmp/scgi;\n"
+      "  server {\n";
+  for (const auto& a : listen) {
+    const bool v6 = a.find(':') != std::string::npos;
+    conf += "    listen " + (v6 ? "[" + a + "]" : a) + ":80 backlog=4096;\n";
+  }
+  conf +=
+      "    root " + d + "/html;\n"
+      "    location / { }\n"
+      "  }\n"
+      "}\n";
+  dir_.write("nginx.conf", conf);
+
+  RunOptions o;
+  o.netns = ns;
+  o.die_with_parent = true;
+  o.timeout = std::chrono::minutes(30);  // stopped by stop(); never outlives the test
+  child_.emplace(std::vector<std::string>{which("nginx"), "-p", d + "/", "-c", d + "/nginx.conf", "-e",
+                                          d + "/logs/error.log", "-g", "daemon off;"},
+                 o);
+
+  // Ready when every address accepts a connection (from inside its namespace).
+  const uint64_t deadline = steady_deadline_ns(10'000);
+  for (const auto& a : listen) {
+    for (;;) {
+      if (!child_->running()) {
+        std::string why = "nginx exited at start: " + child_->wait().describe() + "\nerror.log: " + error_log();
+        child_.reset();
+        throw std::runtime_error(why);
+      }
+      bool up = false;
+      in_netns(ns, [&] {
+        const bool v6 = a.find(':') != std::string::npos;
+        int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return;
+        sockaddr_storage ss{};
+        socklen_t len;
+        if (v6) {
+          auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
+          s6->sin6_family = AF_INET6;
+          s6->sin6_port = htons(80);
+          inet_pton(AF_INET6, a.c_str(), &s6->sin6_addr);
+          len = sizeof *s6;
+        } else {
+          auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
+          s4->sin_family = AF_INET;
+          s4->sin_port = htons(80);
+          inet_pton(AF_INET, a.c_str(), &s4->sin_addr);
+          len = sizeof *s4;
+        }
+        up = connect(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0;
+        close(fd);
+      });
+      if (up) break;
+      if (now_ns() > deadline) {
+        std::string why = "nginx does not accept connections on " + a + ":80 after 10 s\nerror.log: " + error_log();
+        (void)child_->stop();
+        child_.reset();
+        throw std::runtime_error(why);
+      }
+      usleep(20'000);
+    }
+  }
+}
+
+std::string Nginx::error_log() const {
+  std::ifstream in(dir_.path() + "/logs/error.log");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Nginx::running() { return child_ && child_->running(); }
+
+std::string Nginx::stop() {
+  if (!child_) return {};
+  RunResult r = child_->stop(std::chrono::milliseconds(3000));
+  child_.reset();
+  return r.describe() + "\nerror.log: " + error_log();
+}
+
+Nginx::~Nginx() {
+  try {
+    (void)stop();
+  } catch (...) {
+  }
+}
+
+// ---- wrk ----------------------------------------------------------------------------
+
+bool Wrk::available() { return in_path("wrk"); }
+
+namespace {
+
+constexpr const char* kWrkScript = R"(-- levee e2e: one new TCP connection per request, paced; the summary as one JSON line
+wrk.method = "GET"
+wrk.headers["Connection"] = "close"
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args)
+  gap = tonumber(args[1]) or 20
+  want = tonumber(args[2]) or -1
+  good = 0
+  bad = 0
+end
+function delay() return gap end
+function response(status, headers, body)
+  if status == 200 and (want < 0 or (body ~= nil and #body == want)) then good = good + 1 else bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local g, b = 0, 0
+  for _, t in ipairs(threads) do g = g + t:get("good"); b = b + t:get("bad") end
+  local e = summary.errors
+  io.write(string.format('LVT_WRK {"requests":%d,"duration_us":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"good":%d,"bad":%d,"lat_mean_us":%.1f,"lat_p99_us":%d,"lat_max_us":%d}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout, g, b,
+    latency.mean, latency:percentile(99.0), latency.max))
+end
+)";
+
+}  // namespace
+
+Wrk::Wrk(const WrkSpec& s) : spec_(s) {
+  if (!available()) throw std::runtime_error("wrk is not installed (apt-get install wrk; scripts/test.sh does)");
+  const std::string script = dir_.write("pace.lua", kWrkScript);
+  RunOptions o;
+  o.netns = s.ns;
+  o.die_with_parent = true;
+  o.timeout = std::chrono::seconds(s.seconds + 30);
+  t_start_ = now_ns();
+  child_.emplace(std::vector<std::string>{which("wrk"), "-t1", "-c" + std::to_string(s.connections),
+                                          "-d" + std::to_string(s.seconds) + "s",
+                                          "--timeout", std::to_string(s.timeout_s) + "s", "-s", script, s.url, "--",
+                                          std::to_string(s.delay_ms),
+                                          std::to_string(s.body_bytes ? static_cast<long>(s.body_bytes) : -1L)},
+                 o);
+}
+
+WrkResult Wrk::wait() {
+  WrkResult r;
+  r.run = child_->wait();
+  r.t_start = t_start_;
+  r.t_end = now_ns();
+  const auto pos = r.run.out.find("LVT_WRK ");
+  if (r.run.code != 0 || pos == std::string::npos) return r;
+  try {
+    auto eol = r.run.out.find('\n', pos);
+    auto j = nlohmann::json::parse(r.run.out.substr(pos + 8, eol == std::string::npos ? eol : eol - pos - 8));
+    r.requests = j.at("requests");
+    r.good = j.at("good");
+    r.bad = j.at("bad");
+    r.connect = j.at("connect");
+    r.read = j.at("read");
+    r.write = j.at("write");
+    r.status = j.at("status");
+    r.timeout = j.at("timeout");
+    r.duration_s = j.at("duration_us").get<double>() / 1e6;
+    r.lat_mean_ms = j.at("lat_mean_us").get<double>() / 1e3;
+    r.lat_p99_ms = j.at("lat_p99_us").get<double>() / 1e3;
+    r.lat_max_ms = j.at("lat_max_us").get<double>() / 1e3;
+    r.ok = true;
+  } catch (const std::exception& e) {
+    r.run.err += std::string("\n(harness: cannot parse the wrk summary: ") + e.what() + ")";
+  }
+  return r;
+}
+
+std::string WrkResult::describe() const {
+  if (!ok) return "wrk failed: " + run.describe();
+  return "wrk: " + std::to_string(requests) + " responses (" + std::to_string(good) + " good, " +
+         std::to_string(bad) + " bad) in " + fmt("%.2f", duration_s) + " s; errors connect " +
+         std::to_string(connect) + " read " + std::to_string(read) + " write " + std::to_string(write) + " status " +
+         std::to_string(status) + " timeout " + std::to_string(timeout) + "; latency mean " +
+         fmt("%.2f", lat_mean_ms) + " ms p99 " + fmt("%.2f", lat_p99_ms) + " ms max " + fmt("%.1f", lat_max_ms) +
+         " ms";
+}
+
+// ---- kernel counters ----------------------------------------------------------------
+
+NetCounters net_counters(const std::string& ns) {
+  RunOptions o;
+  o.netns = ns;
+  o.timeout = std::chrono::seconds(10);
+  RunResult r = run({"cat", "/proc/net/netstat", "/proc/net/snmp", "/proc/net/snmp6"}, o);
+  if (r.code != 0) throw std::runtime_error("read /proc/net counters in " + ns + ": " + r.describe());
+  NetCounters out;
+  std::stringstream ss(r.out);
+  std::string line, header;
+  while (std::getline(ss, line)) {
+    std::stringstream ls(line);
+    std::string first;
+    ls >> first;
+    if (first.empty()) continue;
+    if (first.back() == ':') {
+      if (header.empty() || header.substr(0, header.find(' ')) != first) {
+        header = line;  // names
+        continue;
+      }
+      // values for the previous header line
+      std::stringstream hs(header);
+      std::string prefix, name;
+      hs >> prefix;
+      prefix.pop_back();
+      std::string v;
+      while (hs >> name && ls >> v) {
+        try {
+          out[prefix + "." + name] = std::stoll(v);
+        } catch (...) {
+        }
+      }
+      header.clear();
+    } else {
+      std::string v;
+      if (ls >> v) {
+        try {
+          out[first] = std::stoll(v);
+        } catch (...) {
+        }
+      }
+    }
+  }
+  return out;
+}
+
+int64_t counter_delta(const NetCounters& a, const NetCounters& b, const std::string& key) {
+  auto ia = a.find(key), ib = b.find(key);
+  if (ia == a.end() || ib == b.end()) return 0;
+  return ib->second - ia->second;
+}
+
+std::map<std::string, int64_t> link_counters(const std::string& ns, const std::string& ifname) {
+  RunResult r = run({"ip", "-n", ns, "-s", "-j", "link", "show", "dev", ifname});
+  std::map<std::string, int64_t> out;
+  if (r.code != 0) return out;
+  try {
+    auto j = nlohmann::json::parse(r.out);
+    const auto& st = j.at(0).at("stats64");
+    for (const char* dir : {"rx", "tx"})
+      for (const auto& [k, v] : st.at(dir).items())
+        if (v.is_number()) out[std::string(dir) + "_" + k] = v.get<int64_t>();
+  } catch (...) {
+  }
+  return out;
+}
+
+// ---- SeqReceiver --------------------------------------------------------------------
+
+SeqReceiver::SeqReceiver(const std::string& ns, int family, uint16_t port) {
+  fd_ = socket_in(ns, family, SOCK_DGRAM, 0);
+  int big = 32 << 20;
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  int one = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (family == AF_INET6) {
+    setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    len = sizeof *a;
+  }
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    close(fd_);
+    sys_fail("bind seq receiver");
+  }
+  thread_ = std::thread([this] { body(); });
+}
+
+SeqReceiver::~SeqReceiver() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) close(fd_);
+}
+
+void SeqReceiver::body() {
+  char data[2048];
+  char ctrl[128];
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    int rc = poll(&p, 1, 20);
+    if (rc <= 0) {
+      if (stop_) return;
+      continue;
+    }
+    for (;;) {
+      sockaddr_storage from{};
+      iovec iov{data, sizeof data};
+      msghdr m{};
+      m.msg_name = &from;
+      m.msg_namelen = sizeof from;
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      m.msg_control = ctrl;
+      m.msg_controllen = sizeof ctrl;
+      ssize_t r = recvmsg(fd_, &m, MSG_DONTWAIT);
+      if (r < 0) break;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+          uint32_t n;
+          std::memcpy(&n, CMSG_DATA(c), sizeof n);
+          drops_ = n;
+        }
+      }
+      if (r < static_cast<ssize_t>(sizeof(uint64_t))) continue;
+      uint64_t index;
+      std::memcpy(&index, data, sizeof index);
+      {
+        std::lock_guard l(mu_);
+        by_src_[addr_text(from)].push_back(index);
+      }
+      last_rx_ = now_ns();
+    }
+  }
+}
+
+void SeqReceiver::finish(unsigned quiet_ms, unsigned max_ms) {
+  wait_quiet(last_rx_, quiet_ms, max_ms);
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<uint64_t> SeqReceiver::indexes(const std::string& src) const {
+  std::lock_guard l(mu_);
+  auto it = by_src_.find(src);
+  if (it == by_src_.end()) return {};
+  auto v = it->second;
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+uint64_t SeqReceiver::total() const {
+  std::lock_guard l(mu_);
+  uint64_t n = 0;
+  for (const auto& [k, v] : by_src_) n += v.size();
+  return n;
+}
+
+int64_t SeqReceiver::socket_drops() const { return drops_.load(); }
+
+SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint64_t from, uint64_t to) {
+  SeqLoss s;
+  std::vector<bool> got(log.times.size(), false);
+  for (uint64_t i : received) {
+    if (i < got.size()) {
+      if (!got[i]) ++s.received_total;
+      got[i] = true;
+    }
+  }
+  s.sent_total = log.times.size();
+  for (size_t i = 0; i < log.times.size(); ++i) {
+    if (log.times[i] < from || log.times[i] > to) continue;
+    ++s.sent;
+    if (got[i])
+      ++s.received;
+    else
+      ++s.lost;
+  }
+  return s;
+}
+
+std::string SeqLoss::describe() const {
+  return std::to_string(lost) + " of " + std::to_string(sent) + " lost in the window (" +
+         fmt("%.3f", 100.0 * loss()) + "%); " + std::to_string(received_total) + " of " +
+         std::to_string(sent_total) + " received overall";
+}
+
+// ---- SourceTap ----------------------------------------------------------------------
+
+SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix) {
+  const auto slash = prefix.find('/');
+  const std::string addr = prefix.substr(0, slash);
+  plen_ = slash == std::string::npos ? -1 : std::stoi(prefix.substr(slash + 1));
+  if (addr.find(':') != std::string::npos) {
+    family_ = AF_INET6;
+    if (inet_pton(AF_INET6, addr.c_str(), net_) != 1) throw std::invalid_argument("bad prefix " + prefix);
+    if (plen_ < 0) plen_ = 128;
+  } else {
+    family_ = AF_INET;
+    if (inet_pton(AF_INET, addr.c_str(), net_) != 1) throw std::invalid_argument("bad prefix " + prefix);
+    if (plen_ < 0) plen_ = 32;
+  }
+  in_netns(ns, [&] {
+    fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+    if (fd_ < 0) sys_fail("socket(AF_PACKET)");
+    int big = 64 << 20;
+    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    int one = 1;
+    setsockopt(fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+    // Keep only the headers: 14 + 40 bytes cover the IPv6 source.
+    sock_filter code[] = {{BPF_RET | BPF_K, 0, 0, 64}};
+    sock_fprog prog{1, code};
+    setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog);
+    sockaddr_ll ll{};
+    ll.sll_family = AF_PACKET;
+    ll.sll_protocol = htons(ETH_P_ALL);
+    ll.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
+    if (ll.sll_ifindex == 0) sys_fail("no interface " + ifname);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET " + ifname);
+  });
+  thread_ = std::thread([this] { body(); });
+}
+
+SourceTap::~SourceTap() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) close(fd_);
+}
+
+void SourceTap::body() {
+  constexpr int kBatch = 64;
+  static thread_local uint8_t bufs[kBatch][128];
+  mmsghdr msgs[kBatch];
+  iovec iovs[kBatch];
+  sockaddr_ll froms[kBatch];
+  const int full = plen_ / 8, rem = plen_ % 8;
+  const uint8_t rem_mask = static_cast<uint8_t>(0xff << (8 - rem));
+  auto collect_drops = [this] {
+    tpacket_stats st{};
+    socklen_t len = sizeof st;
+    if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) drops_ += st.tp_drops;
+  };
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    int rc = poll(&p, 1, 20);
+    if (rc <= 0) {
+      collect_drops();
+      if (stop_) return;
+      continue;
+    }
+    for (;;) {
+      for (int i = 0; i < kBatch; ++i) {
+        iovs[i] = {bufs[i], sizeof bufs[i]};
+        msgs[i] = {};
+        msgs[i].msg_hdr.msg_iov = &iovs[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &froms[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof froms[i];
+      }
+      int n = recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+      if (n <= 0) break;
+      const uint64_t t = now_ns();
+      uint64_t matched = 0;
+      std::lock_guard l(mu_);
+      for (int i = 0; i < n; ++i) {
+        if (froms[i].sll_pkttype == PACKET_OUTGOING) continue;
+        const uint8_t* f = bufs[i];
+        const size_t len = std::min<size_t>(msgs[i].msg_len, sizeof bufs[i]);
+        if (len < 14) continue;
+        const uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
+        const uint8_t* src;
+        size_t alen;
+        if (family_ == AF_INET && type == 0x0800 && len >= 14 + 20) {
+          src = f + 14 + 12;
+          alen = 4;
+        } else if (family_ == AF_INET6 && type == 0x86dd && len >= 14 + 40) {
+          src = f + 14 + 8;
+          alen = 16;
+        } else {
+          continue;
+        }
+        if (std::memcmp(src, net_, static_cast<size_t>(full)) != 0) continue;
+        if (rem && ((src[full] ^ net_[full]) & rem_mask)) continue;
+        ++matched;
+        Key k{0, 0};
+        if (alen == 4) {
+          uint32_t v;
+          std::memcpy(&v, src, 4);
+          k.lo = v;
+        } else {
+          std::memcpy(&k.hi, src, 8);
+          std::memcpy(&k.lo, src + 8, 8);
+        }
+        if (seen_.insert(k).second) first_seen_.push_back(t);
+      }
+      frames_ += matched;
+      if (matched) last_rx_ = t;
+    }
+  }
+}
+
+void SourceTap::finish(unsigned quiet_ms, unsigned max_ms) {
+  wait_quiet(last_rx_, quiet_ms, max_ms);
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t SourceTap::distinct() const {
+  std::lock_guard l(mu_);
+  return seen_.size();
+}
+
+uint64_t SourceTap::distinct_before(uint64_t t) const {
+  std::lock_guard l(mu_);
+  return static_cast<uint64_t>(std::lower_bound(first_seen_.begin(), first_seen_.end(), t) - first_seen_.begin());
+}
+
+int64_t SourceTap::tap_drops() const { return drops_.load(); }
+
+// ---- StatusPoller -------------------------------------------------------------------
+
+StatusPoller::StatusPoller(const Sandbox& sb, unsigned interval_ms) : sb_(sb) {
+  thread_ = std::thread([this, interval_ms] {
+    uint64_t next = now_ns();
+    while (!stop_) {
+      Sample s;
+      s.t0 = now_ns();
+      try {
+        auto j = sb_.status();
+        if (!j.is_null() && j.contains("sources") && j["sources"].is_number()) s.sources = j["sources"].get<int64_t>();
+      } catch (const std::exception& e) {
+        std::lock_guard l(mu_);
+        if (error_.empty()) error_ = e.what();
+      }
+      s.t1 = now_ns();
+      {
+        std::lock_guard l(mu_);
+        samples_.push_back(s);
+      }
+      next += uint64_t{interval_ms} * 1'000'000ull;
+      while (!stop_ && now_ns() < next) usleep(10'000);
+    }
+  });
+}
+
+StatusPoller::~StatusPoller() { (void)stop(); }
+
+std::vector<StatusPoller::Sample> StatusPoller::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard l(mu_);
+  return samples_;
+}
+
+std::string StatusPoller::error() const {
+  std::lock_guard l(mu_);
+  return error_;
+}
+
+// ---- levee stats helpers ------------------------------------------------------------
+
+int64_t stat_reason(const nlohmann::json& stats, const std::string& verdict, const std::string& reason) {
+  if (!stats.is_object() || !stats.contains(verdict)) return -1;
+  const auto& v = stats.at(verdict);
+  if (!v.is_object() || !v.contains(reason) || !v.at(reason).is_number()) return -1;
+  return v.at(reason).get<int64_t>();
+}
+
+int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& verdict,
+                          const std::string& reason) {
+  const int64_t b = stat_reason(s1, verdict, reason);
+  if (b < 0) return -1;
+  return b - std::max<int64_t>(0, stat_reason(s0, verdict, reason));
+}
+
+std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict) {
+  if (!stats.is_object() || !stats.contains(verdict) || !stats.at(verdict).is_object())
+    return verdict + ": (absent)";
+  std::string s = verdict + ":";
+  for (const auto& [k, v] : stats.at(verdict).items()) s += " " + k + "=" + v.dump();
+  return s;
+}
+
+}  // namespace lvt

@@ -1,0 +1,265 @@
+// flood_harness.hpp - the pieces of the flood scenarios (issue 5): the levee-flood
+// generator as a child process, nginx on a private config in the receiver namespace,
+// wrk as its load client in the sender namespace, a UDP receiver that knows which
+// sends it missed, a tap counting the distinct flood sources that got past the filter,
+// per-namespace kernel counters, and a poller of `levee status --json`.
+//
+// Everything runs inside the sandbox's namespaces, is bounded in time, and is stopped
+// and removed by its destructor (nginx: SIGTERM, then SIGKILL; its files live in a
+// TempDir).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sandbox.hpp"
+#include "traffic.hpp"
+
+namespace lvt {
+
+// CLOCK_REALTIME - CLOCK_MONOTONIC, in ns (to place levee-flood's unix times).
+int64_t realtime_offset_ns();
+
+// ---- levee-flood --------------------------------------------------------------------
+
+struct FloodSpec {
+  std::string ns;   // sender namespace (--netns)
+  std::string dev;  // sender end of the veth
+  std::string dst;  // destination address (family follows)
+  // Sources: one of
+  std::string random;    // --random PREFIX: a new random source in PREFIX every packet
+  std::string src;       // --src ADDRESS
+  uint32_t sources = 0;  // --sources N --src-base src_base: round robin
+  std::string src_base;
+  std::string proto = "udp";
+  uint16_t dport = 9;
+  double rate = 0;       // 0: full speed (live frames); else paced (AF_PACKET)
+  double seconds = 30;   // --duration
+  int threads = 1;
+  size_t size = 0;       // frame bytes; 0: the generator's default (64)
+  int cpu = -1;          // >= 0: run the generator on this CPU only (taskset)
+};
+
+struct FloodResult {
+  RunResult run;
+  nlohmann::json json;  // levee-flood --json
+  bool ok = false;      // exit 0 and JSON parsed
+  uint64_t packets = 0;
+  double seconds = 0, pps = 0;
+  uint64_t t_start = 0, t_end = 0;  // CLOCK_MONOTONIC ns
+  int64_t dev_tx_dropped = -1;      // -1: unknown
+  std::string describe() const;
+};
+
+// Starts levee-flood at once; wait() collects its report.
+class Flood {
+ public:
+  explicit Flood(const FloodSpec& spec);
+  FloodResult wait();
+  static std::string binary();
+
+ private:
+  FloodSpec spec_;
+  std::optional<Child> child_;
+};
+
+// ---- nginx --------------------------------------------------------------------------
+
+// nginx from Debian in a namespace: private prefix, config, pid, temp and log paths
+// under a TempDir, access log off, one process (master_process off), daemon off, a
+// static file of `body_bytes` at /index.html. Started by the constructor, which waits
+// until every listen address accepts connections (throws with nginx's own words if it
+// does not); stopped by stop() or the destructor.
+class Nginx {
+ public:
+  // listen: addresses ("198.18.0.2", "2001:db8::2"), port 80 on each.
+  Nginx(const std::string& ns, const std::vector<std::string>& listen, size_t body_bytes = 600);
+  ~Nginx();
+  Nginx(const Nginx&) = delete;
+  Nginx& operator=(const Nginx&) = delete;
+  size_t body_bytes() const { return body_bytes_; }
+  static std::string url(const std::string& address);  // http://ADDR:80/index.html
+  // Stops nginx; returns what it printed plus its error log.
+  std::string stop();
+  std::string error_log() const;
+  bool running();
+  static bool available();
+
+ private:
+  TempDir dir_;
+  size_t body_bytes_;
+  std::optional<Child> child_;
+};
+
+// ---- wrk ----------------------------------------------------------------------------
+
+struct WrkSpec {
+  std::string ns;          // client namespace
+  std::string url;
+  int connections = 4;
+  int seconds = 30;        // -d (whole seconds)
+  unsigned delay_ms = 20;  // pause before each request (pacing)
+  unsigned timeout_s = 2;  // --timeout
+  size_t body_bytes = 0;   // a response counts as good if 200 with this body length
+};
+
+struct WrkResult {
+  RunResult run;
+  bool ok = false;  // exit 0 and its summary parsed
+  uint64_t requests = 0;  // responses received
+  uint64_t good = 0;      // 200 with the expected body
+  uint64_t bad = 0;       // any other response
+  uint64_t connect = 0, read = 0, write = 0, status = 0, timeout = 0;  // wrk's error counts
+  double duration_s = 0, lat_mean_ms = 0, lat_p99_ms = 0, lat_max_ms = 0;
+  uint64_t t_start = 0, t_end = 0;  // CLOCK_MONOTONIC ns around the run
+  // Requests tried: responses plus requests lost to socket errors and timeouts.
+  uint64_t attempts() const { return requests + connect + read + write + timeout; }
+  std::string describe() const;
+};
+
+// Runs wrk in the client namespace: one new TCP connection per request (Connection:
+// close), paced by a Lua delay(), summary as JSON from the script's done(). A request
+// whose SYN is lost is not a wrk error (connect() just takes 1 s longer): count those
+// with the client namespace's TcpExt.TCPSynRetrans (NetCounters).
+class Wrk {
+ public:
+  explicit Wrk(const WrkSpec& spec);
+  WrkResult wait();
+  static bool available();
+
+ private:
+  WrkSpec spec_;
+  TempDir dir_;
+  uint64_t t_start_ = 0;
+  std::optional<Child> child_;
+};
+
+// ---- kernel counters of a namespace -------------------------------------------------
+
+// /proc/net/{netstat,snmp,snmp6} read inside a namespace: "TcpExt.TCPSynRetrans",
+// "Tcp.RetransSegs", "Udp.RcvbufErrors", "Ip6InDiscards", ...
+using NetCounters = std::map<std::string, int64_t>;
+NetCounters net_counters(const std::string& ns);
+// b - a for one counter (0 if absent in either).
+int64_t counter_delta(const NetCounters& a, const NetCounters& b, const std::string& key);
+// An interface's counters from `ip -s -j link show` in a namespace: rx/tx packets,
+// bytes, dropped ("rx_dropped", "tx_dropped", ...).
+std::map<std::string, int64_t> link_counters(const std::string& ns, const std::string& ifname);
+
+// ---- a UDP receiver that knows what it missed --------------------------------------
+
+// Counts datagrams of Flow{.seq = true} senders by (source, index).
+class SeqReceiver {
+ public:
+  SeqReceiver(const std::string& ns, int family, uint16_t port);
+  ~SeqReceiver();
+  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000);
+  // Indexes received from src (sorted, duplicates kept).
+  std::vector<uint64_t> indexes(const std::string& src) const;
+  uint64_t total() const;
+  int64_t socket_drops() const;  // SO_RXQ_OVFL: datagrams the socket buffer dropped
+
+ private:
+  void body();
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> last_rx_{0};
+  std::atomic<int64_t> drops_{0};
+  mutable std::mutex mu_;
+  std::map<std::string, std::vector<uint64_t>> by_src_;
+  std::thread thread_;
+};
+
+// Loss of one seq flow in the window [from, to] of send times.
+struct SeqLoss {
+  uint64_t sent = 0, received = 0, lost = 0;  // in the window
+  uint64_t sent_total = 0, received_total = 0;
+  double loss() const { return sent ? static_cast<double>(lost) / static_cast<double>(sent) : 0.0; }
+  std::string describe() const;
+};
+SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint64_t from, uint64_t to);
+
+// ---- distinct sources that got through ---------------------------------------------
+
+// An AF_PACKET tap on the receiver's end of the veth (frames the filter passed), that
+// counts the frames whose IP source lies in `prefix` and the distinct such sources,
+// with the time each was first seen. Frames are truncated to their headers.
+class SourceTap {
+ public:
+  SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix);
+  ~SourceTap();
+  void finish(unsigned quiet_ms = 200, unsigned max_ms = 3000);
+  uint64_t frames() const { return frames_.load(); }
+  uint64_t distinct() const;
+  // Distinct sources first seen before t (CLOCK_MONOTONIC ns).
+  uint64_t distinct_before(uint64_t t) const;
+  int64_t tap_drops() const;  // frames the tap's socket dropped (PACKET_STATISTICS)
+
+ private:
+  void body();
+  struct Key {
+    uint64_t hi, lo;
+    bool operator==(const Key& o) const { return hi == o.hi && lo == o.lo; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.hi * 0x9e3779b97f4a7c15ull ^ k.lo); }
+  };
+  int fd_ = -1;
+  int family_ = 0;
+  uint8_t net_[16] = {};
+  int plen_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> last_rx_{0}, frames_{0};
+  std::atomic<int64_t> drops_{0};
+  mutable std::mutex mu_;
+  std::unordered_set<Key, KeyHash> seen_;
+  std::vector<uint64_t> first_seen_;  // sorted by construction
+  std::thread thread_;
+};
+
+// ---- levee status, sampled ----------------------------------------------------------
+
+// Polls `levee status --json` every interval on its own thread: the interface's
+// "sources" (tracked) with the time of each sample.
+class StatusPoller {
+ public:
+  struct Sample {
+    uint64_t t0 = 0, t1 = 0;  // around the command
+    int64_t sources = -1;     // -1: no "sources" field / the command failed
+  };
+  StatusPoller(const Sandbox& sb, unsigned interval_ms);
+  ~StatusPoller();
+  std::vector<Sample> stop();
+  std::string error() const;
+
+ private:
+  const Sandbox& sb_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::vector<Sample> samples_;
+  std::string error_;
+  std::thread thread_;
+};
+
+// ---- levee stats helpers ------------------------------------------------------------
+
+// stats["verdict"]["reason"] (packets), or -1 when levee does not report it.
+int64_t stat_reason(const nlohmann::json& stats, const std::string& verdict, const std::string& reason);
+// s1 - s0 of a reason; missing in s0 counts as 0, missing in s1 gives -1.
+int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& verdict,
+                          const std::string& reason);
+// The keys of stats[verdict] with their packets, "k=v k=v ...".
+std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict);
+
+}  // namespace lvt
