@@ -59,6 +59,12 @@ struct {
 	__type(value, __u64);
 } lv_seen SEC(".maps");
 
+/* State changes for the controller's event log (struct lv_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LV_EVENTS_BYTES);
+} lv_events SEC(".maps");
+
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
