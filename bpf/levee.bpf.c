@@ -179,6 +179,60 @@ struct lv_ctx {
 #define LV_BAN_GRAIN_NS 1000000ULL
 
 /*
+ * Send an event about this packet's source, within the event rate (struct lv_event).
+ * Only on state changes, never per packet of a flood.
+ */
+static __always_inline void lv_event(struct lv_ctx *c, __u8 type, __u32 reason, __u32 count, __u64 value)
+{
+	const struct lv_limit *l = &c->pol->events;
+	__u32 k = LV_MAX_CLASSES;
+	struct lv_event *e;
+	struct lv_shared *g;
+	__u64 now;
+
+	if (!l->cost)
+		return;
+	g = bpf_map_lookup_elem(&lv_shared, &k);
+	if (!g)
+		return;
+	now = lv_now_cached(c->pc, &c->now);
+	if (lv_gcra_take(&g->events_ready, LV_READ_ONCE(g->events_ready), now, l->cost, l->tau_ns, LV_R_RATE) !=
+	    LV_R_CONFORMING) {
+		c->pc->events_suppressed++;
+		return;
+	}
+	e = bpf_ringbuf_reserve(&lv_events, sizeof(*e), 0);
+	if (!e) { /* the reader is behind */
+		c->pc->events_suppressed++;
+		return;
+	}
+	e->time_ns = now;
+	__builtin_memcpy(e->addr, c->key.addr, sizeof(e->addr));
+	e->type = type;
+	e->family = c->pkt->family;
+	e->class_id = c->class_id;
+	e->reason = reason;
+	e->pad[0] = e->pad[1] = e->pad[2] = 0;
+	e->count = count;
+	e->suppressed = c->pc->events_suppressed;
+	e->value = value;
+	c->pc->events_suppressed = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A class-wide condition (budget spent, map full): one event a second per class at
+ * most, claimed with a CAS on *last so two CPUs do not both send it. */
+static __always_inline void lv_event_every(struct lv_ctx *c, __u64 *last, __u8 type, __u32 reason)
+{
+	__u64 seen = LV_READ_ONCE(*last), now = lv_now_cached(c->pc, &c->now);
+
+	if ((__s64)(now - seen) < (__s64)LV_EVENT_EVERY_NS && seen)
+		return;
+	if (__sync_val_compare_and_swap(last, seen, now) == seen)
+		lv_event(c, type, reason, 0, 0);
+}
+
+/*
  * A drop decided on the real path. The source's drop count is kept pending in this
  * CPU's hot entry and written to its state (when there is one) once per
  * LV_HOT_MAX_HITS drops or when another source takes the entry, losing what was
@@ -209,8 +263,11 @@ static __always_inline __u32 lv_reject(struct lv_ctx *c, struct lv_state *st, __
 	}
 	/* Display counters: a plain add, so two CPUs dropping for one source at once may
 	 * lose a count, never bounce a locked cache line per packet. */
-	if (st)
+	if (st) {
+		if (!LV_COUNT_PACKETS(st->dropped) && !LV_COUNT_BYTES(st->dropped))
+			lv_event(c, LV_EV_LIMITED, reason, 0, 0);
 		st->dropped += n | (n * c->len) << 32;
+	}
 	hot->key = c->key;
 	__builtin_memcpy(hot->addr, c->pkt->addr, sizeof(hot->addr));
 	hot->hits = 0;
@@ -613,6 +670,7 @@ static __always_inline __u32 lv_ban(struct lv_ctx *c, struct lv_state *st, __u32
 	else
 		bpf_map_update_elem(&lv_bans, &bk, &nb, BPF_ANY);
 	lv_ban_push(c, st, nb.until_ns);
+	lv_event(c, LV_EV_BANNED, r, offences, dur);
 	return lv_reject(c, st, now + LV_BAN_GRAIN_NS, r, LV_R_BAN);
 }
 
@@ -935,6 +993,10 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	if (!c.sh) /* cannot happen: the array has an entry for every class id */
 		return lv_exit(c.pc, LV_R_MAP_FULL, c.class_id, c.len);
 	r = lv_limit(&c);
+	if (r == LV_R_ADMISSION)
+		lv_event_every(&c, &c.sh->admit_event_ns, LV_EV_ADMISSION, r);
+	else if (r == LV_R_MAP_FULL)
+		lv_event_every(&c, &c.sh->full_event_ns, LV_EV_MAP_FULL, r);
 	return lv_exit(c.pc, lv_mode(&c, r), c.class_id, c.len);
 }
 

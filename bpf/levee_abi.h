@@ -31,6 +31,7 @@
 #define LV_MAP_SHARED "lv_shared"
 #define LV_MAP_BANS "lv_bans"
 #define LV_MAP_SEEN "lv_seen"
+#define LV_MAP_EVENTS "lv_events"
 #define LV_PIN_LINK "link"
 
 /* Default size of the per-source map; `levee attach --max-sources` overrides it. */
@@ -277,6 +278,7 @@ struct lv_policy {
 	__u64 full_at;    /* LV_POL_REFUSE_FULL: refuse once lv_shared's source count
 			   * reaches this (a little under the map's size: the LRU starts
 			   * evicting before it is full) */
+	struct lv_limit events; /* events into lv_events, all CPUs together; cost 0: none */
 	__u64 generation; /* bumped by every change the controller makes */
 	__u32 nr_list4;   /* entries in this slot's IPv4 list trie: 0 skips the lookup */
 	__u32 nr_list6;
@@ -387,7 +389,43 @@ struct lv_shared {
 	__u64 sources;  /* entry LV_MAX_CLASSES: states created (LV_POL_REFUSE_FULL);
 			 * the controller subtracts what it removes */
 	__u64 admitted; /* new sources admitted (display) */
-	__u64 pad[3];
+	__u64 admit_event_ns; /* last LV_EV_ADMISSION of the class: one a second at most */
+	__u64 full_event_ns;  /* last LV_EV_MAP_FULL of the class */
+	__u64 events_ready;   /* entry LV_MAX_CLASSES: the event rate's GCRA */
+};
+
+/*
+ * ---- events: lv_events, a ring buffer the controller reads ----------------------------
+ *
+ * State changes worth a line in a log. A flood must not become an event flood: every
+ * event passes one GCRA shared by all CPUs (lv_policy.events, default 100/s), and the
+ * budget-exhausted and map-full events are sent at most once a second per class. An
+ * event refused by the rate (or a full ring) is counted per CPU, and the next event that
+ * CPU sends carries the count. Ban ends are not seen by the datapath (a banned source's
+ * next packet after its ban simply conforms): the controller reports them from lv_bans.
+ */
+#define LV_EVENTS_BYTES (256 * 1024)
+#define LV_EVENT_EVERY_NS LV_NSEC_PER_SEC
+
+enum lv_event_type {
+	LV_EV_LIMITED = 1,   /* a source's first drop since its state was created (reason) */
+	LV_EV_BANNED = 2,    /* a ban started: value = its duration in ns, count = offences */
+	LV_EV_ADMISSION = 3, /* the class's new-source budget refused a source */
+	LV_EV_MAP_FULL = 4,  /* no state could be created for a new source */
+	LV_EV_BAN_ENDED = 5, /* written by the controller: a ban ran out */
+};
+
+struct lv_event {
+	__u64 time_ns;    /* CLOCK_MONOTONIC (the per-CPU cached clock: within a tick) */
+	__u32 addr[4];    /* the source as keyed (masked to its class prefix), IPv4-mapped */
+	__u8 type;        /* enum lv_event_type */
+	__u8 family;      /* enum lv_family */
+	__u16 class_id;
+	__u8 reason;      /* enum lv_reason of the drop that caused it */
+	__u8 pad[3];
+	__u32 count;
+	__u32 suppressed; /* events this CPU could not send since the last one it sent */
+	__u64 value;
 };
 
 /*
@@ -505,7 +543,7 @@ struct lv_lease {
 
 struct lv_percpu {
 	struct lv_clock clock;
-	__u64 pad;
+	__u64 events_suppressed; /* since this CPU last sent an event */
 	struct lv_hot hot;
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
@@ -526,6 +564,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class) == 344, "lv_class layout");
 LV_STATIC_ASSERT(sizeof(struct lv_shared) == 64, "lv_shared layout");
 LV_STATIC_ASSERT(sizeof(struct lv_ban) == 48, "lv_ban layout");
+LV_STATIC_ASSERT(sizeof(struct lv_event) == 48, "lv_event layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");

@@ -51,13 +51,21 @@ struct {
 	__type(value, struct lv_ban);
 } lv_bans SEC(".maps");
 
-/* The known-source filter (lv_seen_hash()): two halves of LV_SEEN_WORDS words. */
+/* The known-source filter (lv_seen_hash()): two halves of LV_SEEN_WORDS words.
+ * Mmapable so the controller can refill a half with atomic ORs beside the datapath's. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2 * LV_SEEN_WORDS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
 } lv_seen SEC(".maps");
+
+/* State changes for the controller's event log (struct lv_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LV_EVENTS_BYTES);
+} lv_events SEC(".maps");
 
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */
 struct {

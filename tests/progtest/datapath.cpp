@@ -245,6 +245,24 @@ size_t Datapath::ban_count() const {
   return n;
 }
 
+std::vector<lv_event> Datapath::events() {
+  std::vector<lv_event> out;
+  auto take = [](void* ctx, void* data, size_t size) -> int {
+    if (size >= sizeof(lv_event)) {
+      lv_event e{};
+      std::memcpy(&e, data, sizeof(e));
+      static_cast<std::vector<lv_event>*>(ctx)->push_back(e);
+    }
+    return 0;
+  };
+  ring_buffer* rb = ring_buffer__new(bpf_map__fd(skel_->maps.lv_events), take, &out, nullptr);
+  if (!rb) throw failure("open lv_events", errno);
+  const int n = ring_buffer__consume(rb);
+  ring_buffer__free(rb);
+  if (n < 0) throw failure("read lv_events", n);
+  return out;
+}
+
 // ---- PolicyMapping ---------------------------------------------------------------
 
 PolicyMapping::PolicyMapping(const Datapath& dp) {

@@ -80,6 +80,8 @@ class Datapath {
   std::optional<lv_ban> ban(const lv_key& key) const;
   void put_ban(const lv_key& key, const lv_ban& b);
   size_t ban_count() const;
+  // Everything the program wrote to lv_events since the last call, in order.
+  std::vector<lv_event> events();
   // Change the active slot in place (and bump its generation).
   template <typename F>
   void edit_policy(F&& f) {

@@ -6,6 +6,7 @@
 // that a test cannot wait for (a 2 s ban ending) is moved by rewriting the state and
 // the ban record, as the controller's `levee unban` does.
 #include <arpa/inet.h>
+#include <sched.h>
 #include <linux/bpf.h>
 
 #include <chrono>
@@ -469,6 +470,84 @@ TEST_F(ProgTest, MonitorModeStillDropsMalformedFrames) {
   Bytes f = udp4(host4(1, 1));
   f.resize(14 + 10);  // truncated IPv4 header
   EXPECT_EQ(dp().send(f), (Outcome{XDP_DROP, LV_R_MALFORMED}));
+}
+
+// ---- events ---------------------------------------------------------------------------
+
+void enable_events(Datapath& dp, uint64_t rate, uint64_t burst) {
+  dp.edit_policy([&](lv_policy& p) { p.events = per_second(rate, burst); });
+}
+
+TEST_F(ProgTest, NoEventsUnlessThePolicyAsks) {
+  dp().set_class(make_class(1, 1));
+  for (int i = 0; i < 3; ++i) dp().send(udp4(host4(1, 1)));
+  EXPECT_TRUE(dp().events().empty());
+}
+
+TEST_F(ProgTest, FirstDropOfASourceIsOneEventNotOnePerPacket) {
+  dp().set_class(make_class(1, 2));
+  enable_events(dp(), 1000, 100);
+  ASSERT_EQ(dp().run(udp4(host4(1, 1)), 1000).err, 0);
+  const std::vector<lv_event> ev = dp().events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].type, LV_EV_LIMITED);
+  EXPECT_EQ(ev[0].reason, LV_R_RATE);
+  EXPECT_EQ(ev[0].family, LV_AF_INET);
+  EXPECT_EQ(ev[0].class_id, 0u);
+  EXPECT_EQ(ev[0].addr[3], key4(host4(1, 1), make_class(1, 2)).addr[3]);
+  EXPECT_EQ(ev[0].suppressed, 0u);
+  EXPECT_NEAR(static_cast<double>(ev[0].time_ns), static_cast<double>(monotonic_ns()), 1e9);
+}
+
+TEST_F(ProgTest, BanIsAnEventWithItsDurationAndOffences) {
+  dp().set_class(with_bans(make_class(1, 2), 2 * kSec, 16 * kSec, 10 * kSec));
+  enable_events(dp(), 1000, 100);
+  for (int i = 0; i < 10; ++i) dp().send(udp4(host4(7, 7)));
+  const std::vector<lv_event> ev = dp().events();
+  ASSERT_EQ(ev.size(), 2u) << "limited, then banned";
+  EXPECT_EQ(ev[0].type, LV_EV_BANNED);
+  EXPECT_EQ(ev[0].value, 2 * kSec);
+  EXPECT_EQ(ev[0].count, 1u);
+  EXPECT_EQ(ev[1].type, LV_EV_LIMITED);
+}
+
+TEST_F(ProgTest, SpentAdmissionBudgetIsOneEventASecondPerClass) {
+  lv_class c = make_class(1, 5);
+  c.admit = per_second(1, 1);
+  c.flags |= LV_CLASS_ADMIT;
+  dp().set_class(c);
+  enable_events(dp(), 1000, 100);
+  for (int i = 1; i <= 300; ++i) dp().send(udp4(host4(2 + i / 250, i % 250 + 1)));
+  const std::vector<lv_event> ev = dp().events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].type, LV_EV_ADMISSION);
+  EXPECT_EQ(dp().counters()[LV_R_ADMISSION].packets, 299u);
+}
+
+TEST_F(ProgTest, EventRateHoldsAndTheNextEventSaysHowManyWereSuppressed) {
+  // The suppressed count is per CPU: run every frame on one.
+  cpu_set_t one, saved;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  struct Restore {
+    cpu_set_t* s;
+    ~Restore() { sched_setaffinity(0, sizeof(*s), s); }
+  } restore{&saved};
+  dp().set_class(make_class(1, 1));
+  enable_events(dp(), 1, 5);
+  for (int i = 1; i <= 50; ++i) {
+    dp().send(udp4(host4(1, i)));
+    dp().send(udp4(host4(1, i)));  // its first drop: an event each
+  }
+  EXPECT_EQ(dp().events().size(), 5u) << "burst of 5, then the rate of 1/s";
+  dp().put_shared(LV_MAX_CLASSES, lv_shared{});  // the event budget refills
+  dp().send(udp4(host4(1, 51)));
+  dp().send(udp4(host4(1, 51)));
+  const std::vector<lv_event> ev = dp().events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].suppressed, 45u);
 }
 
 }  // namespace
