@@ -665,6 +665,7 @@ static __always_inline __u32 lv_ban(struct lv_ctx *c, struct lv_state *st, __u32
 	nb.since_ns = now;
 	nb.offences = offences;
 	nb.class_id = c->class_id;
+	nb.epoch = c->cls->epoch;
 	if (ban)
 		*ban = nb; /* one CPU's offence wins a race; both start nearly the same ban */
 	else
@@ -685,8 +686,8 @@ static __always_inline int lv_banned_elsewhere(struct lv_ctx *c, __u64 *until)
 		return 0;
 	lv_ban_all_key(c, &bk);
 	ban = bpf_map_lookup_elem(&lv_bans, &bk);
-	if (!ban || ban->class_id == c->class_id)
-		return 0;
+	if (!ban || (ban->class_id == c->class_id && ban->epoch == c->cls->epoch))
+		return 0; /* its own class finds it through the source's state */
 	*until = ban->until_ns;
 	return !lv_gcra_conforms(*until, lv_now_cached(c->pc, &c->now));
 }

@@ -446,7 +446,8 @@ struct lv_ban {
 	__u64 since_ns;    /* when this ban began */
 	__u32 offences;    /* bans since the last quiet period of forget_ns */
 	__u16 class_id;    /* the class that imposed it */
-	__u16 pad;
+	__u8 epoch;        /* ...and its epoch (a class given that id later is another) */
+	__u8 pad;
 };
 
 /*
