@@ -69,16 +69,21 @@ static __always_inline __u64 lv_clock_fine(struct lv_clock *ck)
  * on it can only reject a packet early, never admit one late: it may make levee
  * stricter by the cache's staleness, never looser. The staleness is at most one tick
  * (4 ms at HZ=250) at low packet rates and a few microseconds under a flood.
- * *fresh says whether the value was just read from the fine clock.
  */
-static __always_inline __u64 lv_clock_cached(struct lv_clock *ck, int *fresh)
+static __always_inline __u64 lv_clock_cached(struct lv_clock *ck)
 {
-	if (bpf_jiffies64() != ck->jiffies || ++ck->uses >= LV_CLOCK_REFRESH_PKTS) {
-		*fresh = 1;
+	if (bpf_jiffies64() != ck->jiffies || ++ck->uses >= LV_CLOCK_REFRESH_PKTS)
 		return lv_clock_fine(ck);
-	}
-	*fresh = 0;
 	return ck->ns;
+}
+
+/* The fine clock, unless this packet's cached reading was just taken from it (uses is
+ * 0 only right after a fine read, on this CPU, within this packet's run). */
+static __always_inline __u64 lv_clock_now(struct lv_clock *ck, __u64 cached)
+{
+	if (ck->uses == 0 && ck->ns == cached)
+		return cached;
+	return lv_clock_fine(ck);
 }
 
 /* Pass one packet of `cost` ns through a GCRA whose state lives at *ready_p,
@@ -126,31 +131,6 @@ static __always_inline int lv_key_eq(const struct lv_key *a, const struct lv_key
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 
-/* The cached clock, read at most once per packet. */
-struct lv_now {
-	__u64 ns;
-	int read;  /* ns holds a value */
-	int fresh; /* ...straight from the fine clock */
-};
-
-static __always_inline __u64 lv_now_cached(struct lv_percpu *pc, struct lv_now *n)
-{
-	if (!n->read) {
-		n->ns = lv_clock_cached(&pc->clock, &n->fresh);
-		n->read = 1;
-	}
-	return n->ns;
-}
-
-static __always_inline __u64 lv_now_fine(struct lv_percpu *pc, struct lv_now *n)
-{
-	if (!n->fresh) {
-		n->ns = lv_clock_fine(&pc->clock);
-		n->read = n->fresh = 1;
-	}
-	return n->ns;
-}
-
 /* The limits that apply to one packet: its class's, or its network's override. */
 struct lv_limits {
 	const struct lv_limit *pkt;
@@ -168,7 +148,7 @@ struct lv_ctx {
 	struct lv_shared *sh; /* the class's shared budgets (lv_shared) */
 	const struct lv_control *ctl;
 	struct lv_limits lim;
-	struct lv_now now;
+	__u64 now; /* the cached clock (lv_clock_cached()), read once per packet */
 	struct lv_key key; /* the source: address masked to the class's prefix */
 	__u64 len;
 	__u32 class_id;
@@ -195,7 +175,7 @@ static __always_inline void lv_event(struct lv_ctx *c, __u8 type, __u32 reason, 
 	g = bpf_map_lookup_elem(&lv_shared, &k);
 	if (!g)
 		return;
-	now = lv_now_cached(c->pc, &c->now);
+	now = c->now;
 	if (lv_gcra_take(&g->events_ready, LV_READ_ONCE(g->events_ready), now, l->cost, l->tau_ns, LV_R_RATE) !=
 	    LV_R_CONFORMING) {
 		c->pc->events_suppressed++;
@@ -224,7 +204,7 @@ static __always_inline void lv_event(struct lv_ctx *c, __u8 type, __u32 reason, 
  * most, claimed with a CAS on *last so two CPUs do not both send it. */
 static __always_inline void lv_event_every(struct lv_ctx *c, __u64 *last, __u8 type, __u32 reason)
 {
-	__u64 seen = LV_READ_ONCE(*last), now = lv_now_cached(c->pc, &c->now);
+	__u64 seen = LV_READ_ONCE(*last), now = c->now;
 
 	if ((__s64)(now - seen) < (__s64)LV_EVENT_EVERY_NS && seen)
 		return;
@@ -296,7 +276,7 @@ static __always_inline int lv_hot_rejects(struct lv_ctx *c)
 	if (listed && (hot->addr[0] != pkt->addr[0] || hot->addr[1] != pkt->addr[1] ||
 		       hot->addr[2] != pkt->addr[2] || hot->addr[3] != pkt->addr[3]))
 		return 0;
-	if (lv_gcra_conforms(hot->ready_ns, lv_now_cached(c->pc, &c->now)))
+	if (lv_gcra_conforms(hot->ready_ns, c->now))
 		return 0;
 	hot->hits++;
 	return 1;
@@ -689,7 +669,7 @@ static __always_inline int lv_banned_elsewhere(struct lv_ctx *c, __u64 *until)
 	if (!ban || (ban->class_id == c->class_id && ban->epoch == c->cls->epoch))
 		return 0; /* its own class finds it through the source's state */
 	*until = ban->until_ns;
-	return !lv_gcra_conforms(*until, lv_now_cached(c->pc, &c->now));
+	return !lv_gcra_conforms(*until, c->now);
 }
 
 /* ---- the limits of one packet ------------------------------------------------------ */
@@ -706,12 +686,13 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **o
 	const struct lv_class *cls = c->cls;
 	struct lv_state *net = NULL;
 	__u64 t, hot_ready = 0;
-	int admitted = 0, made;
+	const int admit = cls->flags & LV_CLASS_ADMIT; /* past the admission check: charged */
+	int made;
 	__u32 r;
 
 	*out = NULL;
 	if (cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)) {
-		t = lv_now_cached(c->pc, &c->now);
+		t = c->now;
 		if (cls->flags & LV_CLASS_NETWORK) {
 			struct lv_key k;
 
@@ -736,15 +717,15 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **o
 
 		/* Refused on the cached clock (at most a tick early), so a flood that has
 		 * spent the budget costs no fine clock read and no write. */
-		if (!lv_gcra_conforms(ready, lv_now_cached(c->pc, &c->now)))
+		if (!lv_gcra_conforms(ready, c->now))
 			return LV_R_ADMISSION;
-		r = lv_gcra_take(&c->sh->admit_ready, ready, lv_now_fine(c->pc, &c->now), cls->admit.cost,
-				 cls->admit.tau_ns, LV_R_ADMISSION);
+		t = lv_clock_now(&c->pc->clock, c->now);
+		r = lv_gcra_take(&c->sh->admit_ready, ready, t, cls->admit.cost, cls->admit.tau_ns, LV_R_ADMISSION);
 		if (r != LV_R_CONFORMING)
 			return r;
-		admitted = 1;
+	} else {
+		t = lv_clock_now(&c->pc->clock, c->now);
 	}
-	t = lv_now_fine(c->pc, &c->now);
 	if (cls->flags & LV_CLASS_NETWORK) {
 		r = lv_network_take(c, t, &net, &hot_ready);
 		if (r != LV_R_CONFORMING)
@@ -759,7 +740,7 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **o
 	}
 	made = lv_create(c, &c->key, c->lim.pkt, c->lim.bytes, t);
 	if (made == 0) {
-		if (admitted)
+		if (admit)
 			__sync_fetch_and_add(&c->sh->admitted, 1);
 		return LV_R_CONFORMING;
 	}
@@ -768,7 +749,7 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **o
 	lv_refund_pair(net, &cls->net_pkt, &cls->net_bytes, c->len);
 	if (cls->flags & LV_CLASS_TOTAL)
 		lv_total_refund(c);
-	if (admitted)
+	if (admit)
 		__sync_fetch_and_add(&c->sh->admit_ready, -cls->admit.cost);
 	if (made != 1)
 		return made;
@@ -776,7 +757,7 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **o
 	return *out ? LV_R_CONFORMING : LV_R_MAP_FULL;
 
 refuse:
-	if (admitted)
+	if (admit)
 		__sync_fetch_and_add(&c->sh->admit_ready, -cls->admit.cost);
 	return lv_reject(c, NULL, hot_ready, r, r);
 }
@@ -802,7 +783,7 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 	/* A spoofed flood past the admission budget: refused on the filter, without the
 	 * lookup that would miss (struct lv_seen). */
 	if ((cls->flags & LV_CLASS_ADMIT) &&
-	    !lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), lv_now_cached(c->pc, &c->now)) && lv_seen_never(c))
+	    !lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now) && lv_seen_never(c))
 		return LV_R_ADMISSION;
 
 	st = bpf_map_lookup_elem(&lv_state, &c->key);
@@ -818,13 +799,13 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 	if (fast) {
 		/* The drop path: no fine clock, no write but the drop count. (Not in classes
 		 * with bans: an offence is judged on the fine clock.) */
-		t = lv_now_cached(c->pc, &c->now);
+		t = c->now;
 		if (lim->pkt->cost && !lv_gcra_conforms(ready, t))
 			return lv_reject(c, st, ready, LV_R_RATE, LV_R_RATE);
 		if (lim->bytes->cost && !lv_gcra_conforms(ready_b, t))
 			return lv_reject(c, st, ready_b, LV_R_BYTES, LV_R_BYTES);
 	}
-	t = lv_now_fine(c->pc, &c->now);
+	t = lv_clock_now(&c->pc->clock, c->now);
 
 	r = lv_take_pair(st, lim->pkt, lim->bytes, ready, ready_b, t, c->len, LV_R_RATE, LV_R_BYTES, &hot_ready);
 	if (r != LV_R_CONFORMING) {
@@ -953,6 +934,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	c.class_id = lv_classify(c.pol, &pkt);
 	c.cls = &c.pol->classes[c.class_id];
 	lv_key_init(&c.key, &pkt, c.cls, c.class_id);
+	c.now = lv_clock_cached(&c.pc->clock);
 	if (lv_hot_rejects(&c))
 		return lv_exit(c.pc, lv_mode(&c, c.pc->hot.reason), c.class_id, c.len);
 
@@ -965,10 +947,10 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 
 		kind = entry->kind;
 		/* On the cached clock: an expired deny may match up to a tick longer. */
-		if (entry->expires_ns && lv_gcra_conforms(entry->expires_ns, lv_now_cached(c.pc, &c.now))) {
+		if (entry->expires_ns && lv_gcra_conforms(entry->expires_ns, c.now)) {
 			kind = entry->after_kind;
 			ov = entry->after_override;
-			if (entry->after_expires_ns && lv_gcra_conforms(entry->after_expires_ns, c.now.ns)) {
+			if (entry->after_expires_ns && lv_gcra_conforms(entry->after_expires_ns, c.now)) {
 				kind = entry->then_kind;
 				ov = entry->then_override;
 			}
