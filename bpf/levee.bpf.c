@@ -330,6 +330,8 @@ static __always_inline int lv_create(struct lv_ctx *c, const struct lv_key *key,
 	long err;
 
 	lv_state_first(&init, p, b, now, c->len);
+	if (key->family & LV_KEY_NETWORK)
+		init.passed = 0; /* a network counts its passes once every level passed them */
 	err = bpf_map_update_elem(&lv_state, key, &init, BPF_NOEXIST);
 	if (err == -EEXIST)
 		return 1;
@@ -740,6 +742,8 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **o
 	}
 	made = lv_create(c, &c->key, c->lim.pkt, c->lim.bytes, t);
 	if (made == 0) {
+		if (net)
+			net->passed += 1 | c->len << 32; /* display: networks count passes only */
 		if (admit)
 			__sync_fetch_and_add(&c->sh->admitted, 1);
 		return LV_R_CONFORMING;
@@ -829,6 +833,8 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 		}
 	}
 	st->passed += 1 | c->len << 32; /* display counter: see lv_reject() */
+	if (net)
+		net->passed += 1 | c->len << 32; /* (a network's drops are not counted in it) */
 	return LV_R_CONFORMING;
 }
 

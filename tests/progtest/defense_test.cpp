@@ -175,6 +175,9 @@ TEST_F(ProgTest, NetworkLimitIsSharedByTheSourcesOfOneNetworkOnly) {
   EXPECT_EQ(dp().send(udp4(host4(6, 1))), kConforming) << "another /24 has its own";
   EXPECT_EQ(dp().state_count(), 3u + 1 + 2) << "sources 3 + 1, networks 2";
   EXPECT_EQ(dp().network_count(), 2u);
+  const std::optional<lv_state> net = dp().state(network_key4(host4(5, 1), c));
+  ASSERT_TRUE(net);
+  EXPECT_EQ(LV_COUNT_PACKETS(net->passed), 3u) << "the network counts what its sources passed";
   // IPv6: two /64s of one /48 share it, another /48 does not.
   EXPECT_EQ(dp().send(udp6("2001:db8:1:1::1")), kConforming);
   EXPECT_EQ(dp().send(udp6("2001:db8:1:2::1")), kConforming);
