@@ -322,7 +322,8 @@ Result<AttachResult> attach(const AttachOptions& o) {
                         Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
                         Obj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
                         Obj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
-                        Obj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN}};
+                        Obj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
+                        Obj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(Obj{lists[slot][m], kListPins[slot][m]});
   for (Obj obj : objs) {

@@ -96,6 +96,7 @@ Result<Pinned> open_pinned(const std::string& iface) {
     }
     *w.fd = std::move(fd.value());
   }
+  if (auto ev = open_pin(fmt::format("{}/{}", dir, LV_MAP_EVENTS)); ev) p.events = std::move(ev.value());
   return p;
 }
 

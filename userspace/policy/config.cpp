@@ -324,7 +324,14 @@ class Reader {
 
   // ---- tables ----
   void interface(const toml::table& t, InterfaceSettings& s) {
-    known(t, "interface", {"mode", "max_sources", "when_full", "max_bans"});
+    known(t, "interface", {"mode", "max_sources", "when_full", "max_bans", "events_per_second"});
+    if (const toml::node* n = t.get("events_per_second")) {
+      const auto* str = n->as_string();
+      if (str && str->get() == "off")
+        s.events_per_second = 0;
+      else if (auto v = count(*n, "interface.events_per_second", 0, kMaxEventsPerSecond))
+        s.events_per_second = *v;
+    }
     if (const toml::node* n = t.get("when_full"))
       if (auto v = choice(*n, "interface.when_full", {"evict", "refuse"})) s.refuse_full = *v == "refuse";
     if (const toml::node* n = t.get("max_bans"))

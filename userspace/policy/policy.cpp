@@ -486,6 +486,7 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prio
   if (p.monitor) s.flags |= LV_POL_MONITOR;
   if (p.deny_in_monitor) s.flags |= LV_POL_MONITOR_DENY;
   if (p.iface.refuse_full) s.flags |= LV_POL_REFUSE_FULL;
+  s.events = compile_packet_limit(events_rate(p.iface.events_per_second));
   // The map's size as the file asks; a controller changing a running attachment
   // recomputes it from the map it has (a reload cannot resize it).
   s.full_at = refuse_full_at(p.iface.max_sources.value_or(LV_DEFAULT_MAX_SOURCES), possible_cpus());

@@ -146,14 +146,25 @@ struct OverrideSpec {
   Where where;
 };
 
+// The datapath's events (lv_events) per second, all CPUs together, unless the file
+// says otherwise ([interface] events_per_second). The burst is one second's worth, at
+// most kMaxEventsBurst: the ring holds about 4,600 events, so a burst never fills it.
+inline constexpr uint64_t kDefaultEventsPerSecond = 100;
+inline constexpr uint64_t kMaxEventsPerSecond = 100'000;
+inline constexpr uint64_t kMaxEventsBurst = 2'000;
+inline Rate events_rate(uint64_t per_second) {
+  return per_second ? Rate{per_second, std::min(per_second, kMaxEventsBurst)} : Rate{};
+}
+
 // Settings of the attachment itself. mode, max_sources and max_bans size or attach
-// things (used by attach; a reload cannot change them); refuse_full is policy and a
-// reload applies it.
+// things (used by attach; a reload cannot change them); refuse_full and
+// events_per_second are policy and a reload applies them.
 struct InterfaceSettings {
   std::optional<lv_attach_mode> mode;
   std::optional<uint32_t> max_sources;
   std::optional<uint32_t> max_bans;
   bool refuse_full = false;  // when_full = "refuse": a full map refuses new sources
+  uint64_t events_per_second = kDefaultEventsPerSecond;  // 0: the datapath sends none
   bool attach_only() const { return mode || max_sources || max_bans; }
 };
 
