@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/demo.sh - levee in a sandbox: a flood from many spoofed sources and a
+# scripts/demo.sh - levee in a sandbox: a flood from spoofed random sources and a
 # well-behaved client side by side, the counters live, then the tally.
 #
 #   lvdemo-c (client 198.18.0.2 + attacker) --veth--> lvdemo-s (server 198.18.0.1, levee)
@@ -13,6 +13,7 @@ SECONDS_OF_FLOOD=${DEMO_SECONDS:-8}
 RATE=100     # packets/s each source may send
 BURST=20
 CLIENT_PPS=50
+NEW_SOURCES=100  # new sources/s admitted: a spoofed flood's sources mostly are not
 NS_C=lvdemo-c NS_S=lvdemo-s
 DEV_C=lvdemo0 DEV_S=lvdemo1
 B=$LEVEE_BUILD
@@ -51,17 +52,19 @@ for ns in "$NS_C" "$NS_S"; do ip -n "$ns" link set lo up; done
 ip -n "$NS_C" link set "$DEV_C" up
 ip -n "$NS_S" link set "$DEV_S" up
 
-say "levee attach $DEV_S --rate $RATE --burst $BURST"
-in_server "$B/levee" attach "$DEV_S" --rate "$RATE" --burst "$BURST" --max-sources 100k
+say "levee attach $DEV_S --rate $RATE --burst $BURST --new-sources $NEW_SOURCES"
+in_server "$B/levee" attach "$DEV_S" --rate "$RATE" --burst "$BURST" --new-sources "$NEW_SOURCES" \
+  --max-sources 100k
 
-say "for ${SECONDS_OF_FLOOD}s: a flood from 1,024 spoofed sources (198.19.0.0/22) at full speed,"
-echo "   beside a well-behaved client at $CLIENT_PPS packets/s; the server counts what arrives"
-"$B/levee-sink" --netns "$NS_S" --port 9 --duration $((SECONDS_OF_FLOOD + 2)) >"$TMP/sink" &
+say "a well-behaved client at $CLIENT_PPS packets/s; after a second, for ${SECONDS_OF_FLOOD}s, a flood"
+echo "   from spoofed random sources of 198.19.0.0/16 at full speed; the server counts what arrives"
+"$B/levee-sink" --netns "$NS_S" --port 9 --duration $((SECONDS_OF_FLOOD + 3)) >"$TMP/sink" &
 sleep 0.3
-"$B/levee-flood" --netns "$NS_C" --dev "$DEV_C" --dst 198.18.0.1 --random 198.19.0.0/22 \
-  --dport 9 --duration "$SECONDS_OF_FLOOD" --json >"$TMP/flood" 2>"$TMP/flood.err" &
 "$B/levee-flood" --netns "$NS_C" --dev "$DEV_C" --src 198.18.0.2 --dst 198.18.0.1 --dport 9 \
-  --method packet --rate "$CLIENT_PPS" --duration "$SECONDS_OF_FLOOD" --json >"$TMP/client" &
+  --method packet --rate "$CLIENT_PPS" --duration $((SECONDS_OF_FLOOD + 1)) --json >"$TMP/client" &
+sleep 1  # the client is known before the flood starts
+"$B/levee-flood" --netns "$NS_C" --dev "$DEV_C" --dst 198.18.0.1 --random 198.19.0.0/16 \
+  --dport 9 --duration "$SECONDS_OF_FLOOD" --json >"$TMP/flood" 2>"$TMP/flood.err" &
 in_server "$B/levee" stats "$DEV_S" --watch --count "$SECONDS_OF_FLOOD"
 wait
 
@@ -81,8 +84,8 @@ if [ -z "$sent_flood" ]; then
   echo "the flood generator failed:"; cat "$TMP/flood.err"; exit 1
 fi
 printf '  client   sent %9d   server received %9d   lost %d\n' "$sent_client" "$got_client" $((sent_client - got_client))
-printf '  flood    sent %9d   server received %9d   (each source held to %d + %d/s)\n' \
-  "$sent_flood" "$got_flood" "$BURST" "$RATE"
+printf '  flood    sent %9d   server received %9d   (%d new sources/s admitted, each held to %d + %d/s)\n' \
+  "$sent_flood" "$got_flood" "$NEW_SOURCES" "$BURST" "$RATE"
 
 say "levee status"
 in_server "$B/levee" status
