@@ -89,6 +89,39 @@ Status for_each_entry(int fd, const char* what, const std::function<void(const K
 
 }  // namespace
 
+Status for_each_state_chunk(int fd, uint32_t chunk, const StateChunkFn& fn) {
+  std::vector<lv_key> keys(chunk);
+  std::vector<lv_state> values(chunk);
+  uint64_t token_in = 0, token_out = 0;
+  bool first = true;
+  for (;;) {
+    uint32_t count = chunk;
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count,
+                                   nullptr);
+    const int saved = errno;
+    if (err && saved != ENOENT) return sys_error("walk per-source state (batch lookup)", saved);
+    if (count) LV_TRY(fn(std::span<const lv_key>(keys.data(), count), std::span<const lv_state>(values.data(), count)));
+    if (err) return {};  // ENOENT: no more buckets
+    token_in = token_out;
+    first = false;
+  }
+}
+
+Result<size_t> delete_keys(int fd, std::span<const lv_key> keys, const char* what) {
+  size_t done = 0, at = 0;
+  while (at < keys.size()) {
+    uint32_t count = static_cast<uint32_t>(keys.size() - at);
+    int err = bpf_map_delete_batch(fd, keys.data() + at, &count, nullptr);
+    const int saved = errno;
+    done += count;
+    at += count;
+    if (!err) continue;
+    if (saved != ENOENT) return sys_error(fmt::format("delete {} (batch delete)", what), saved);
+    ++at;  // this key is gone already: the batch stopped at it
+  }
+  return done;
+}
+
 Status for_each_source(int state_fd, const std::function<void(const lv_key&, const lv_state&)>& fn) {
   return for_each_entry<lv_key, lv_state>(state_fd, "per-source state", fn);
 }
@@ -139,6 +172,43 @@ uint64_t SharedMap::sources() const {
 
 uint64_t SharedMap::admitted(unsigned id) const {
   return std::atomic_ref(p_[id % LV_MAX_CLASSES].admitted).load(std::memory_order_relaxed);
+}
+
+uint64_t SharedMap::subtract_sources(uint64_t n) {
+  std::atomic_ref count(p_[LV_MAX_CLASSES].sources);
+  __u64 old = count.load(std::memory_order_relaxed), next;
+  do next = old > n ? old - n : 0;
+  while (!count.compare_exchange_weak(old, next, std::memory_order_relaxed));
+  return next;
+}
+
+Result<SeenMap> SeenMap::map(int fd) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const size_t bytes = sizeof(uint64_t) * 2 * LV_SEEN_WORDS;
+  const size_t len = (bytes + page - 1) / page * page;
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return sys_error("map the lv_seen map");
+  return SeenMap(static_cast<uint64_t*>(p), len);
+}
+
+SeenMap::SeenMap(SeenMap&& o) noexcept : p_(std::exchange(o.p_, nullptr)), len_(o.len_) {}
+
+SeenMap::~SeenMap() {
+  if (p_) munmap(p_, len_);
+}
+
+void seen_clear(uint64_t* half) {
+  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) std::atomic_ref(half[w]).store(0, std::memory_order_relaxed);
+}
+
+void seen_mark(uint64_t* half, const lv_key& k, uint32_t seed) {
+  const uint32_t h = lv_seen_hash(&k, seed);
+  std::atomic_ref(half[h >> 6]).fetch_or(uint64_t{1} << (h & 63), std::memory_order_relaxed);
+}
+
+bool seen_test(const uint64_t* half, const lv_key& k, uint32_t seed) {
+  const uint32_t h = lv_seen_hash(&k, seed);
+  return (std::atomic_ref(const_cast<uint64_t&>(half[h >> 6])).load(std::memory_order_relaxed) >> (h & 63)) & 1;
 }
 
 Result<uint64_t> count_sources(int state_fd) {

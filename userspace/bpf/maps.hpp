@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "core/result.hpp"
 #include "levee_abi.h"
@@ -42,6 +43,16 @@ struct StateCounts {
 };
 Result<StateCounts> count_state(int state_fd);
 
+// Visit lv_state a batch at a time (BPF_MAP_LOOKUP_BATCH of up to `chunk` entries): for
+// walks that act on what they read (delete it, rank it) without a call per entry. The
+// callback may delete entries of the batch it was given. Its error ends the walk.
+using StateChunkFn = std::function<Status(std::span<const lv_key>, std::span<const lv_state>)>;
+Status for_each_state_chunk(int state_fd, uint32_t chunk, const StateChunkFn& fn);
+
+// Delete these keys (BPF_MAP_DELETE_BATCH). A key already gone (evicted, deleted by
+// someone else) is skipped, not an error. Returns how many this call deleted.
+Result<size_t> delete_keys(int fd, std::span<const lv_key> keys, const char* what);
+
 // Visit every ban record (lv_bans) with batch lookups, as for_each_source.
 Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const lv_ban&)>& fn);
 
@@ -62,11 +73,38 @@ class SharedMap {
   uint64_t sources() const;
   // New sources the class admitted (LV_CLASS_ADMIT), since the id was given to it.
   uint64_t admitted(unsigned id) const;
+  // States removed by the controller: taken off the count with an atomic read-modify-
+  // write (the datapath adds to it meanwhile), never below 0. Returns the new count.
+  uint64_t subtract_sources(uint64_t n);
 
  private:
   SharedMap(lv_shared* p, size_t len) : p_(p), len_(len) {}
   lv_shared* p_;
   size_t len_;
 };
+
+// lv_seen, mapped: two halves of LV_SEEN_WORDS words (struct lv_control.seen_active
+// says which one packets read). The datapath sets bits in both halves with atomic ORs
+// whenever it creates a source's state.
+class SeenMap {
+ public:
+  static Result<SeenMap> map(int seen_fd);
+  SeenMap(SeenMap&& o) noexcept;
+  SeenMap& operator=(SeenMap&&) = delete;
+  ~SeenMap();
+  uint64_t* half(unsigned h) { return p_ + (h & 1) * LV_SEEN_WORDS; }
+
+ private:
+  SeenMap(uint64_t* p, size_t len) : p_(p), len_(len) {}
+  uint64_t* p_;
+  size_t len_;
+};
+
+// One half of the filter (LV_SEEN_WORDS words), as the datapath hashes keys. Clearing
+// stores zeros word by word; marking ORs atomically, so a bit the datapath sets at the
+// same moment is never lost (a plain store of a word could undo it).
+void seen_clear(uint64_t* half);
+void seen_mark(uint64_t* half, const lv_key& k, uint32_t seed);
+bool seen_test(const uint64_t* half, const lv_key& k, uint32_t seed);
 
 }  // namespace levee

@@ -159,6 +159,13 @@ void PolicyMap::seed_filter(uint32_t seed) {
   ctl_->seen_active = 0;
 }
 
+uint32_t PolicyMap::flip_seen() {
+  std::atomic_ref active(ctl_->seen_active);
+  const uint32_t next = (active.load(std::memory_order_acquire) & 1) ^ 1;
+  active.store(next, std::memory_order_release);
+  return next;
+}
+
 Status PolicyMap::publish(lv_policy next, const Lists& lists) {
   // The inactive slot may have been active until the previous publish, possibly a
   // moment ago from another process: let packets still reading it finish first.

@@ -56,6 +56,9 @@ class PolicyMap {
   // The known-source filter's hash seed (lv_control.seen_seed), before the program is
   // attached: random per attach, so a flood cannot aim at the filter's bits.
   void seed_filter(uint32_t seed);
+  // Make packets read the other half of lv_seen (lv_control.seen_active): one atomic
+  // store, after the controller refilled that half. Returns the half now read.
+  uint32_t flip_seen();
   // Replace the policy and its lists atomically with respect to packets. Sets the
   // generation (one above the active one) and the list counts.
   Status publish(lv_policy next, const Lists& lists);

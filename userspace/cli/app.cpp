@@ -225,6 +225,55 @@ Parsed parse(int argc, const char* const* argv) {
                 "          levee unban eth0 2001:db8::7 --class dns\n"
                 "Its offence count is forgotten: a next offence bans it for the first ban's length.");
 
+  PruneArgs& pr = inv.prune;
+  auto* prune = app.add_subcommand("prune", "remove idle per-source state and forgotten ban records");
+  add_iface(prune, pr.iface);
+  prune->add_option("--idle", pr.idle,
+                    "state whose every limit has been full this long is removed (default 10m; 500ms, 30s, 1h)");
+  prune->add_flag("--json", pr.json, "one JSON object");
+  prune->footer("\nExamples: levee prune eth0\n"
+                "          levee prune eth0 --idle 1h --json\n"
+                "A state is idle when each of its limits has been full (its ready time plus the limit's\n"
+                "burst tolerance) for --idle: deleting it changes no decision, the source comes back\n"
+                "with a full bucket. Banned sources are kept; state of classes a reload removed goes.\n"
+                "Ban records over and past forget_after go too. With when_full = \"refuse\" this is\n"
+                "what frees room: the deletions are taken off the source count. The known-source\n"
+                "filter is refreshed from what is kept.");
+
+  TopArgs& tp = inv.top;
+  auto* top = app.add_subcommand("top", "the sources doing the most: counters, tokens, wait, bans");
+  add_iface(top, tp.iface);
+  top->add_option("-n", tp.n, "rows to show")->capture_default_str();
+  top->add_option("--by", tp.by, "rank by drops (dropped packets), packets (passed + dropped) or bytes")
+      ->check(CLI::IsMember({"drops", "packets", "bytes"}))
+      ->capture_default_str();
+  top->add_flag("--json", tp.json, "one JSON object (with --watch: one per refresh)");
+  top->add_flag("--networks", tp.networks, "rank the state of networks (network limits) too");
+  top->add_flag("-w,--watch", tp.watch, "refresh in place, ranking by rates since the previous refresh");
+  top->add_option("--interval", tp.interval, "seconds between --watch refreshes")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  top->add_option("--count", tp.count, "stop --watch after this many refreshes");
+  top->footer("\nExamples: levee top eth0\n"
+              "          levee top eth0 -n 20 --by bytes --json\n"
+              "          levee top eth0 --watch --interval 1\n"
+              "Per-source counters are 32 bits (packets and bytes) and wrap at 2^32: they are shown as\n"
+              "they are; --watch rates take differences modulo 2^32. Up to 16 drops per CPU are counted\n"
+              "late. A source keyed by a prefix shorter than a host (prefix4 = 24) shows as a network.");
+
+  EventsArgs& ev = inv.events;
+  auto* events = app.add_subcommand("events", "the interface's events: first drops, bans and their ends, spent budgets");
+  add_iface(events, ev.iface);
+  events->add_flag("--json", ev.json, "one JSON object per line");
+  events->add_option("--count", ev.count, "stop after this many events");
+  events->add_option("--duration", ev.duration, "stop after this many seconds")->check(CLI::Range(0.0, 1e9));
+  events->footer("\nExamples: levee events eth0\n"
+                 "          levee events eth0 --json --duration 60\n"
+                 "Types: limited (a source's first drop), banned, ban_ended, admission (a class's\n"
+                 "new-source budget spent), map_full. The datapath sends at most [interface]\n"
+                 "events_per_second (default 100); an event says how many were suppressed before it.\n"
+                 "Events nobody read yet come first. Runs until --count, --duration, or Ctrl-C.");
+
   Parsed out;
   try {
     app.parse(argc, argv);
@@ -252,6 +301,9 @@ Parsed parse(int argc, const char* const* argv) {
   else if (*status) inv.command = Command::Status;
   else if (*show) inv.command = Command::Show;
   else if (*unban) inv.command = Command::Unban;
+  else if (*prune) inv.command = Command::Prune;
+  else if (*top) inv.command = Command::Top;
+  else if (*events) inv.command = Command::Events;
   else if (*detach) inv.command = Command::Detach;
   for (const ListGroup& g : groups) {
     if (!*g.group) continue;
@@ -277,6 +329,9 @@ int run(const Invocation& inv) {
     case Command::Lists: r = lists(inv.lists); break;
     case Command::Show: r = show(inv.show); break;
     case Command::Unban: r = unban(inv.unban); break;
+    case Command::Prune: r = prune(inv.prune); break;
+    case Command::Top: r = top(inv.top); break;
+    case Command::Events: r = events(inv.events); break;
   }
   if (!r) {
     std::fflush(stdout);

@@ -12,7 +12,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
-enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban };
+enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban, Prune, Top, Events };
 
 struct Invocation {
   Command command = Command::Status;
@@ -26,6 +26,9 @@ struct Invocation {
   ListArgs lists;  // allow, deny, override
   ShowArgs show;
   UnbanArgs unban;
+  PruneArgs prune;
+  TopArgs top;
+  EventsArgs events;
 };
 
 struct Parsed {

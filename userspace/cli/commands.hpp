@@ -1,7 +1,8 @@
 // commands.hpp - the subcommands, behind the CLI11 wiring in app.cpp.
 //
 // commands.cpp: attach, reload, set, stats, status, detach; lists.cpp: allow, deny and
-// override lists; show.cpp: show and unban. Each checks its values before anything touches the
+// override lists; show.cpp: show and unban; prune.cpp, top.cpp, events.cpp: the
+// operations on a running interface (prune, top, events). Each checks its values before anything touches the
 // kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
 
@@ -77,6 +78,30 @@ struct ShowArgs {
   bool json = false;
 };
 
+struct PruneArgs {
+  std::string iface;
+  std::string idle;  // a duration as typed; empty: 10m
+  bool json = false;
+};
+
+struct TopArgs {
+  std::string iface;
+  unsigned n = 10;
+  std::string by = "drops";  // drops, packets, bytes
+  bool json = false;
+  bool networks = false;     // rank networks' state (network limits) too
+  bool watch = false;
+  double interval = 2.0;
+  unsigned count = 0;        // --watch: stop after this many refreshes; 0: until interrupted
+};
+
+struct EventsArgs {
+  std::string iface;
+  bool json = false;
+  uint64_t count = 0;     // stop after this many events; 0: no limit
+  double duration = 0;    // stop after this many seconds; 0: no limit
+};
+
 Status attach(const AttachArgs& a);
 Status reload(const ReloadArgs& a);
 Status set(const SetArgs& a);
@@ -86,5 +111,8 @@ Status detach(const std::string& iface);
 Status lists(const ListArgs& a);
 Status show(const ShowArgs& a);
 Status unban(const UnbanArgs& a);
+Status prune(const PruneArgs& a);
+Status top(const TopArgs& a);
+Status events(const EventsArgs& a);
 
 }  // namespace levee::cli

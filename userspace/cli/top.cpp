@@ -1,0 +1,236 @@
+// top.cpp - `levee top IFACE`: the sources doing the most, from a batch walk of lv_state.
+//
+// One walk reads every entry (a few thousand per syscall); ranking selects the top N with
+// a partial sort, and only those N rows cost more lookups (their bans, their list entry).
+// --watch compares each walk with the previous one, by key, for rates.
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "bpf/kernel.hpp"
+#include "bpf/maps.hpp"
+#include "bpf/pins.hpp"
+#include "bpf/policy_map.hpp"
+#include "cli/commands.hpp"
+#include "cli/signals.hpp"
+#include "bpf/prune.hpp"
+#include "export/top.hpp"
+#include "policy/policy.hpp"
+
+namespace levee::cli {
+namespace {
+
+constexpr uint32_t kChunk = 4096;
+
+struct KeyHash {
+  size_t operator()(const lv_key& k) const {
+    return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(&k), sizeof k));
+  }
+};
+struct KeyEq {
+  bool operator()(const lv_key& a, const lv_key& b) const { return std::memcmp(&a, &b, sizeof a) == 0; }
+};
+
+// One walk of lv_state: the entries ranked (sources; networks with --networks).
+struct Walk {
+  std::vector<lv_key> keys;
+  std::vector<lv_state> states;
+  uint64_t sources = 0, networks = 0;
+  double seconds = 0;
+  std::chrono::steady_clock::time_point at;  // when it ended
+};
+
+Result<Walk> walk(int state_fd, bool networks, size_t hint) {
+  Walk w;
+  w.keys.reserve(hint);
+  w.states.reserve(hint);
+  const auto t0 = std::chrono::steady_clock::now();
+  LV_TRY(for_each_state_chunk(state_fd, kChunk, [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const bool net = keys[i].family & LV_KEY_NETWORK;
+      ++(net ? w.networks : w.sources);
+      if (net && !networks) continue;
+      w.keys.push_back(keys[i]);
+      w.states.push_back(states[i]);
+    }
+    return {};
+  }));
+  w.at = std::chrono::steady_clock::now();
+  w.seconds = std::chrono::duration<double>(w.at - t0).count();
+  return w;
+}
+
+using Previous = std::unordered_map<lv_key, TopCounts, KeyHash, KeyEq>;
+
+// The override whose limits apply to an address in class `id`, by the active slot's
+// lists in the kernel (host hash, then trie), with an expired deny's fallbacks as the
+// datapath takes them; nullptr if none.
+const lv_override* override_for(const Pinned& p, const lv_control& ctl, const lv_policy& pol, const lv_key& k,
+                                uint64_t now) {
+  const unsigned slot = ctl.active & 1;
+  const bool v4 = (k.family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  lv_list_value v{};
+  bool found = false;
+  if (v4) {
+    const uint32_t host = k.addr[3];
+    const lv_lpm4 net{32, k.addr[3]};
+    found = (pol.nr_host4 && bpf_map_lookup_elem(p.lists[slot][kHost4].get(), &host, &v) == 0) ||
+            (pol.nr_list4 && bpf_map_lookup_elem(p.lists[slot][kNet4].get(), &net, &v) == 0);
+  } else {
+    lv_in6 host{};
+    std::memcpy(host.addr, k.addr, sizeof host.addr);
+    lv_lpm6 net{128, {}};
+    std::memcpy(net.addr, k.addr, sizeof net.addr);
+    found = (pol.nr_host6 && bpf_map_lookup_elem(p.lists[slot][kHost6].get(), &host, &v) == 0) ||
+            (pol.nr_list6 && bpf_map_lookup_elem(p.lists[slot][kNet6].get(), &net, &v) == 0);
+  }
+  if (!found) return nullptr;
+  uint8_t kind = v.kind;
+  uint16_t ov = v.override_id;
+  if (v.expires_ns && now >= v.expires_ns) {
+    kind = v.after_kind, ov = v.after_override;
+    if (v.after_expires_ns && now >= v.after_expires_ns) kind = v.then_kind, ov = v.then_override;
+  }
+  if (kind != LV_LIST_OVERRIDE || ov >= std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES)) return nullptr;
+  const lv_override& o = pol.overrides[ov];
+  return ((o.classes >> (k.class_id % LV_MAX_CLASSES)) & 1) ? &o : nullptr;
+}
+
+// The ban on a source now: its class's record, or its record in every class.
+void ban_of(const Pinned& p, const lv_policy& pol, TopRow& row, uint64_t now) {
+  std::vector<lv_key> keys{row.key};
+  if (pol.flags & LV_POL_BAN_ALL) {
+    lv_key all = row.key;
+    const bool v4 = row.key.family == LV_AF_INET;
+    if (v4) {
+      all.addr[3] &= pol.ban_mask4;
+    } else {
+      for (unsigned w = 0; w < 4; ++w) all.addr[w] &= pol.ban_mask6[w];
+    }
+    all.class_id = LV_ALL_CLASSES;
+    all.epoch = 0;
+    keys.push_back(all);
+  }
+  for (const lv_key& k : keys) {
+    lv_ban b{};
+    if (bpf_map_lookup_elem(p.bans.get(), &k, &b) != 0 || b.until_ns <= now) continue;
+    row.banned = true;
+    row.ban_remaining_ns = std::max<uint64_t>(row.ban_remaining_ns, b.until_ns - now);
+  }
+}
+
+TopRow make_row(const Pinned& p, const lv_control& ctl, const lv_policy& pol, const lv_key& k, const lv_state& s,
+                uint64_t now) {
+  TopRow row;
+  row.key = k;
+  row.network = k.family & LV_KEY_NETWORK;
+  row.counts = TopCounts::of(s);
+  const bool v4 = (k.family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  const unsigned host = v4 ? 32 : 128;
+  if (!key_current(k, pol)) {
+    row.class_name = "(gone)";  // left by a class a reload removed: never read again
+    row.prefix = host;
+    row.address = key_address(k.addr, k.family, host);
+    return row;
+  }
+  const lv_class& c = pol.classes[k.class_id];
+  row.class_name = std::string(c.name, strnlen(c.name, sizeof c.name));
+  row.prefix = row.network ? (v4 ? c.net_prefix4 : c.net_prefix6) : (v4 ? c.prefix4 : c.prefix6);
+  row.address = key_address(k.addr, k.family, row.prefix);
+  if (row.network) {
+    top_limiter(row, s, c.net_pkt, c.net_bytes, now);
+    return row;
+  }
+  const lv_override* o = override_for(p, ctl, pol, k, now);
+  if (o) row.override_name = std::string(o->name, strnlen(o->name, sizeof o->name));
+  top_limiter(row, s, o ? o->pkt : c.pkt, o ? o->bytes : c.bytes, now);
+  ban_of(p, pol, row, now);
+  return row;
+}
+
+}  // namespace
+
+Status top(const TopArgs& a) {
+  auto by = parse_top_by(a.by);
+  if (!by) return usage_error(fmt::format("--by '{}' is not a ranking", a.by), "give drops, packets or bytes");
+  if (a.n == 0) return usage_error("-n 0 shows nothing", "give 1 or more");
+  LV_TRY(check_privileges("top"));
+  LV_TRY(check_bpffs());
+  auto p = open_pinned(a.iface);
+  if (!p) return p.error();
+  ListFds lists{};
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) lists[slot][m] = p->lists[slot][m].get();
+  auto pm = PolicyMap::map(p->policy.get(), lists);
+  if (!pm) return pm.error();
+  if (pm->control().abi_version != LV_ABI_VERSION)
+    return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", a.iface,
+                             pm->control().abi_version, LV_ABI_VERSION),
+                 0, fmt::format("detach and attach again: levee detach {}", a.iface)};
+
+  std::optional<StopOnSignal> signals;
+  if (a.watch) signals.emplace();
+  const bool tty = isatty(STDOUT_FILENO);
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(a.interval > 0 ? a.interval : 2.0));
+  Previous prev;
+  std::optional<std::chrono::steady_clock::time_point> prev_at;
+  size_t hint = 0;
+  auto next = std::chrono::steady_clock::now();
+  for (unsigned round = 0;; ++round) {
+    auto w = walk(p->state.get(), a.networks, hint);
+    if (!w) return w.error();
+    hint = w->keys.size() + w->keys.size() / 8;
+    // Rank on counters since the previous walk under --watch, else since creation.
+    std::vector<uint64_t> scores(w->keys.size());
+    std::vector<TopCounts> deltas;
+    if (prev_at) deltas.resize(w->keys.size());
+    for (size_t i = 0; i < w->keys.size(); ++i) {
+      TopCounts c = TopCounts::of(w->states[i]);
+      if (prev_at) {
+        auto it = prev.find(w->keys[i]);
+        c = counts_since(it == prev.end() ? TopCounts{} : it->second, c);
+        deltas[i] = c;
+      }
+      scores[i] = top_score(c, *by);
+    }
+    TopView v;
+    v.iface = a.iface;
+    v.by = *by;
+    v.sources = w->sources;
+    v.networks = w->networks;
+    v.with_networks = a.networks;
+    v.walk_seconds = w->seconds;
+    if (prev_at) v.interval = std::chrono::duration<double>(w->at - *prev_at).count();
+    const lv_policy& pol = pm->active();
+    const uint64_t now = Clocks::read().now_mono_ns;
+    for (size_t i : top_indices(scores, a.n)) {
+      v.rows.push_back(make_row(*p, pm->control(), pol, w->keys[i], w->states[i], now));
+      if (prev_at) v.rows.back().delta = deltas[i];
+    }
+    if (a.json)
+      fmt::print("{}\n", top_json(v).dump());
+    else
+      fmt::print("{}{}", a.watch && tty ? "\x1b[H\x1b[2J" : (round ? "\n" : ""), top_text(v));
+    std::fflush(stdout);
+    if (!a.watch || (a.count && round + 1 >= a.count)) break;
+    prev.clear();
+    prev.reserve(w->keys.size());
+    for (size_t i = 0; i < w->keys.size(); ++i) prev.emplace(w->keys[i], TopCounts::of(w->states[i]));
+    prev_at = w->at;
+    // The next walk starts an interval after the last began, or at once if that one
+    // took longer than the interval.
+    next += interval;
+    if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now();
+    if (!StopOnSignal::sleep_until(next)) break;
+  }
+  return {};
+}
+
+}  // namespace levee::cli

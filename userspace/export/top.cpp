@@ -1,0 +1,184 @@
+#include "export/top.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/units.hpp"
+#include "export/format.hpp"
+#include "limiter.h"
+
+namespace levee {
+
+std::optional<TopBy> parse_top_by(const std::string& s) {
+  if (s == "drops") return TopBy::Drops;
+  if (s == "packets") return TopBy::Packets;
+  if (s == "bytes") return TopBy::Bytes;
+  return std::nullopt;
+}
+
+const char* top_by_name(TopBy by) {
+  switch (by) {
+    case TopBy::Drops: return "drops";
+    case TopBy::Packets: return "packets";
+    case TopBy::Bytes: return "bytes";
+  }
+  return "?";
+}
+
+TopCounts TopCounts::of(const lv_state& s) {
+  return {LV_COUNT_PACKETS(s.passed), LV_COUNT_BYTES(s.passed), LV_COUNT_PACKETS(s.dropped),
+          LV_COUNT_BYTES(s.dropped)};
+}
+
+uint64_t top_score(const TopCounts& c, TopBy by) {
+  switch (by) {
+    case TopBy::Drops: return c.dropped_packets;
+    case TopBy::Packets: return uint64_t{c.passed_packets} + c.dropped_packets;
+    case TopBy::Bytes: return uint64_t{c.passed_bytes} + c.dropped_bytes;
+  }
+  return 0;
+}
+
+TopCounts counts_since(const TopCounts& a, const TopCounts& b) {
+  if (b.passed_packets < a.passed_packets || b.dropped_packets < a.dropped_packets) return b;  // a new state
+  // Unsigned 32-bit arithmetic: a byte count that wrapped comes out right.
+  return {b.passed_packets - a.passed_packets, b.passed_bytes - a.passed_bytes, b.dropped_packets - a.dropped_packets,
+          b.dropped_bytes - a.dropped_bytes};
+}
+
+std::vector<size_t> top_indices(std::span<const uint64_t> scores, size_t n) {
+  std::vector<size_t> idx(scores.size());
+  std::iota(idx.begin(), idx.end(), size_t{0});
+  auto higher = [&](size_t a, size_t b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a < b; };
+  n = std::min(n, idx.size());
+  if (n < idx.size()) std::nth_element(idx.begin(), idx.begin() + static_cast<ptrdiff_t>(n), idx.end(), higher);
+  idx.resize(n);
+  std::sort(idx.begin(), idx.end(), higher);
+  return idx;
+}
+
+std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  const bool v4 = (family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  if (v4)
+    inet_ntop(AF_INET, &addr[3], buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, addr, buf, sizeof buf);
+  const unsigned host = v4 ? 32 : 128;
+  if (prefix >= host || prefix == 0) return buf;
+  return fmt::format("{}/{}", buf, prefix);
+}
+
+void top_limiter(TopRow& row, const lv_state& s, const lv_limit& pkt, const lv_limit& bytes, uint64_t now) {
+  row.tokens.reset();
+  row.byte_tokens.reset();
+  row.wait_ns = 0;
+  if (pkt.cost) {
+    row.tokens = lv_gcra_tokens(s.ready_ns, now, &pkt);
+    row.wait_ns = lv_gcra_wait(s.ready_ns, now);
+  }
+  if (bytes.cost) {
+    row.byte_tokens = lv_byte_tokens(s.ready_bytes_ns, now, &bytes);
+    row.wait_ns = std::max<uint64_t>(row.wait_ns, lv_gcra_wait(s.ready_bytes_ns, now));
+  }
+}
+
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+double per_second(uint32_t n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
+
+}  // namespace
+
+json top_json(const TopView& v) {
+  json rows = json::array();
+  for (const TopRow& r : v.rows) {
+    const bool v4 = (r.key.family & ~LV_KEY_NETWORK) == LV_AF_INET;
+    json rates = nullptr;
+    if (r.delta && v.interval) {
+      const double s = *v.interval;
+      rates = {{"passed_pps", per_second(r.delta->passed_packets, s)},
+               {"passed_bps", per_second(r.delta->passed_bytes, s)},
+               {"dropped_pps", per_second(r.delta->dropped_packets, s)},
+               {"dropped_bps", per_second(r.delta->dropped_bytes, s)}};
+    }
+    rows.push_back({{"address", r.address},
+                    {"family", v4 ? 4 : 6},
+                    {"prefix", r.prefix},
+                    {"class", r.class_name},
+                    {"class_id", r.key.class_id},
+                    {"network", r.network},
+                    {"override", r.override_name.empty() ? json(nullptr) : json(r.override_name)},
+                    {"passed_packets", r.counts.passed_packets},
+                    {"passed_bytes", r.counts.passed_bytes},
+                    {"dropped_packets", r.counts.dropped_packets},
+                    {"dropped_bytes", r.counts.dropped_bytes},
+                    {"tokens", opt(r.tokens)},
+                    {"byte_tokens", opt(r.byte_tokens)},
+                    {"wait_ns", r.wait_ns},
+                    {"banned", r.banned},
+                    {"ban_remaining_ms", r.ban_remaining_ns / 1'000'000},
+                    {"rates", rates}});
+  }
+  return {{"interface", v.iface},
+          {"by", top_by_name(v.by)},
+          {"sources", v.sources},
+          {"networks", v.with_networks ? json(v.networks) : json(nullptr)},
+          {"counter_bits", 32},
+          {"walk_ms", static_cast<uint64_t>(v.walk_seconds * 1000 + 0.5)},
+          {"interval_s", opt(v.interval)},
+          {"rows", rows}};
+}
+
+std::string top_text(const TopView& v) {
+  const bool rates = v.interval.has_value();
+  std::string what = fmt::format("{} source{}", group_digits(v.sources), v.sources == 1 ? "" : "s");
+  if (v.with_networks) what += fmt::format(" and {} network{}", group_digits(v.networks), v.networks == 1 ? "" : "s");
+  std::string out = fmt::format("{}: top {} of {} by {}{} (walk {:.0f} ms)\n", v.iface, v.rows.size(), what,
+                                top_by_name(v.by), rates ? fmt::format(" per second over {:.1f} s", *v.interval) : "",
+                                v.walk_seconds * 1000);
+  if (v.rows.empty()) return out;
+  size_t aw = 6, cw = 5;
+  for (const TopRow& r : v.rows) {
+    aw = std::max(aw, r.address.size() + (r.network ? 4 : 0));
+    cw = std::max(cw, r.class_name.size());
+  }
+  if (rates)
+    out += fmt::format("  {:<{}}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>10}  {:>12}  {:>10}  {}\n", "SOURCE", aw, "CLASS",
+                       cw, "PASSED/s", "PASSED B/s", "DROPPED/s", "DROPPED B/s", "TOKENS", "WAIT", "BANNED");
+  else
+    out += fmt::format("  {:<{}}  {:<{}}  {:>13}  {:>15}  {:>13}  {:>15}  {:>12}  {:>10}  {}\n", "SOURCE", aw, "CLASS",
+                       cw, "PASSED", "PASSED BYTES", "DROPPED", "DROPPED BYTES", "TOKENS", "WAIT", "BANNED");
+  for (const TopRow& r : v.rows) {
+    const std::string addr = r.network ? r.address + " net" : r.address;
+    const std::string tokens = r.tokens ? group_digits(*r.tokens) : r.byte_tokens ? group_digits(*r.byte_tokens) + " B" : "-";
+    const std::string wait = r.wait_ns ? format_ns(r.wait_ns) : "now";
+    const std::string banned = r.banned ? "for " + format_remaining(r.ban_remaining_ns) : "";
+    if (rates) {
+      const TopCounts d = r.delta.value_or(TopCounts{});
+      const double s = *v.interval;
+      out += fmt::format("  {:<{}}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>10}  {:>12}  {:>10}  {}\n", addr, aw,
+                         r.class_name, cw, format_si(per_second(d.passed_packets, s)),
+                         format_si(per_second(d.passed_bytes, s)), format_si(per_second(d.dropped_packets, s)),
+                         format_si(per_second(d.dropped_bytes, s)), tokens, wait, banned);
+    } else {
+      out += fmt::format("  {:<{}}  {:<{}}  {:>13}  {:>15}  {:>13}  {:>15}  {:>12}  {:>10}  {}\n", addr, aw,
+                         r.class_name, cw, group_digits(r.counts.passed_packets), group_digits(r.counts.passed_bytes),
+                         group_digits(r.counts.dropped_packets), group_digits(r.counts.dropped_bytes), tokens, wait,
+                         banned);
+    }
+  }
+  out += "  (per-source counters are 32-bit and wrap; up to 16 drops per CPU are counted late)\n";
+  return out;
+}
+
+}  // namespace levee
