@@ -162,6 +162,39 @@ TEST_F(E2e, PruneGivesARefusingMapItsRoomBack) {
   EXPECT_TRUE(has_state(sb(), fresh));
 }
 
+// Under a spoofed flood past a class's new-source budget, packets of unknown sources
+// are refused on the known-source filter. prune refills the filter's other half from
+// the sources it keeps and flips to it: a known client must still be found there (a
+// refill that missed it would refuse it as a new source over the budget).
+TEST_F(E2e, PruneRefillsTheKnownSourceFilter) {
+  TempDir dir;
+  attach({"--config", dir.write("levee.toml",
+                                "[default]\nrate = 1000\nburst = 100\nnew_sources = 10\nnew_sources_burst = 1\n")});
+  const std::string client = Addrs::src4()[0];
+  {
+    UdpReceiver rx(sb().rx_ns(), AF_INET);
+    send(sb(), client, 20, 0.3);
+    rx.finish();
+    ASSERT_GT(rx.count(client), 0u) << "the client was not admitted before the flood";
+  }
+  Child flood({LEVEE_FLOOD_BIN, "--netns", sb().tx_ns(), "--dev", sb().tx_if(), "--dst", Addrs::rx4, "--random",
+               "198.19.128.0/17", "--method", "packet", "--rate", "50000", "--duration", "6"},
+              RunOptions{.die_with_parent = true, .timeout = std::chrono::seconds(30)});
+  usleep(500'000);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    const json p = levee_json(sb(), {"prune", sb().rx_if(), "--json"});
+    EXPECT_GE(ju(p, "filter_sources"), 1u) << p.dump();
+    UdpReceiver rx(sb().rx_ns(), AF_INET);
+    const SendLog l = send(sb(), client, 50, 1.0);
+    rx.finish();
+    EXPECT_GE(rx.count(client), l.sent * 95 / 100) << "the client was refused after the filter's flip";
+  }
+  RunResult f = flood.wait();
+  ASSERT_EQ(f.code, 0) << f.describe();
+  EXPECT_GT(ju(sb().stats(), "dropped", "admission"), 10'000u) << "the flood was not refused by the budget";
+}
+
 // top ranks by drops, packets or bytes; the flooding source first, with its counters
 // and the limiter's view; --watch gives rates.
 TEST_F(E2e, TopListsTheFloodingSourceFirst) {

@@ -229,11 +229,12 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
     if (!n) return n.error();
     r.sources_removed += *s;
     r.networks_removed += *n;
+    // The datapath counts every state it creates while refusing, networks included; the
+    // room is given back batch by batch, so new sources are admitted during a long walk.
+    if (r.refuse) r.count = shared->subtract_sources(*s + *n);
     return {};
   }));
-
-  // The datapath counts every state it creates while refusing, networks included.
-  if (r.refuse) r.count = shared->subtract_sources(r.sources_removed + r.networks_removed);
+  if (r.refuse && !r.count) r.count = shared->sources();  // an empty map
   pm->flip_seen();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
