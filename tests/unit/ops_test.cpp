@@ -312,6 +312,36 @@ TEST(Top, PartialSortGivesTheHighestInOrder) {
   EXPECT_EQ(top_indices(std::vector<uint64_t>{3, 9, 1}, 10), (std::vector<size_t>{1, 0, 2}));
 }
 
+TEST(Top, CountsByKeyFindEveryKeyOfTheWalk) {
+  std::vector<lv_key> keys;
+  std::vector<lv_state> states;
+  for (uint32_t i = 0; i < 50000; ++i) {
+    lv_key k = v6_key("2001:db8::");
+    k.addr[3] = htonl(i);
+    k.class_id = static_cast<uint16_t>(i % 3);
+    keys.push_back(k);
+    lv_state s{};
+    s.passed = i | (uint64_t{i * 64} << 32);
+    states.push_back(s);
+  }
+  KeyedCounts kc;
+  kc.assign(keys, states);
+  EXPECT_EQ(kc.size(), keys.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    const TopCounts* c = kc.find(keys[i]);
+    ASSERT_NE(c, nullptr) << i;
+    ASSERT_EQ(c->passed_packets, i);
+    ASSERT_EQ(c->passed_bytes, i * 64);
+  }
+  lv_key other = keys[7];
+  other.epoch = 1;  // same address and class, an earlier class's state
+  EXPECT_EQ(kc.find(other), nullptr);
+  kc.assign(std::span<const lv_key>(keys.data(), 1), std::span<const lv_state>(states.data(), 1));
+  EXPECT_EQ(kc.size(), 1u);
+  EXPECT_EQ(kc.find(keys[7]), nullptr) << "the previous walk's keys are gone";
+  EXPECT_EQ(KeyedCounts{}.find(keys[0]), nullptr);
+}
+
 TEST(Top, AddressesAsKeyed) {
   EXPECT_EQ(key_address(v4_key("198.18.0.7").addr, LV_AF_INET, 32), "198.18.0.7");
   EXPECT_EQ(key_address(v4_key("198.18.0.0").addr, LV_AF_INET, 24), "198.18.0.0/24");

@@ -9,8 +9,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "bpf/kernel.hpp"
@@ -28,29 +26,22 @@ namespace {
 
 constexpr uint32_t kChunk = 4096;
 
-struct KeyHash {
-  size_t operator()(const lv_key& k) const {
-    return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(&k), sizeof k));
-  }
-};
-struct KeyEq {
-  bool operator()(const lv_key& a, const lv_key& b) const { return std::memcmp(&a, &b, sizeof a) == 0; }
-};
-
 // One walk of lv_state: the entries ranked (sources; networks with --networks).
 struct Walk {
   std::vector<lv_key> keys;
   std::vector<lv_state> states;
   uint64_t sources = 0, networks = 0;
   double seconds = 0;
-  std::chrono::steady_clock::time_point at;  // when it ended
+  // When it began. Each entry is read at some point of the walk; two walks of about the
+  // same length read an entry about their starts' distance apart.
+  std::chrono::steady_clock::time_point at;
 };
 
 Result<Walk> walk(int state_fd, bool networks, size_t hint) {
   Walk w;
   w.keys.reserve(hint);
   w.states.reserve(hint);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = w.at = std::chrono::steady_clock::now();
   LV_TRY(for_each_state_chunk(state_fd, kChunk, [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
     for (size_t i = 0; i < keys.size(); ++i) {
       const bool net = keys[i].family & LV_KEY_NETWORK;
@@ -61,12 +52,9 @@ Result<Walk> walk(int state_fd, bool networks, size_t hint) {
     }
     return {};
   }));
-  w.at = std::chrono::steady_clock::now();
-  w.seconds = std::chrono::duration<double>(w.at - t0).count();
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return w;
 }
-
-using Previous = std::unordered_map<lv_key, TopCounts, KeyHash, KeyEq>;
 
 // The override whose limits apply to an address in class `id`, by the active slot's
 // lists in the kernel (host hash, then trie), with an expired deny's fallbacks as the
@@ -179,7 +167,7 @@ Status top(const TopArgs& a) {
   const bool tty = isatty(STDOUT_FILENO);
   const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(a.interval > 0 ? a.interval : 2.0));
-  Previous prev;
+  KeyedCounts prev;
   std::optional<std::chrono::steady_clock::time_point> prev_at;
   size_t hint = 0;
   auto next = std::chrono::steady_clock::now();
@@ -194,8 +182,8 @@ Status top(const TopArgs& a) {
     for (size_t i = 0; i < w->keys.size(); ++i) {
       TopCounts c = TopCounts::of(w->states[i]);
       if (prev_at) {
-        auto it = prev.find(w->keys[i]);
-        c = counts_since(it == prev.end() ? TopCounts{} : it->second, c);
+        const TopCounts* before = prev.find(w->keys[i]);
+        c = counts_since(before ? *before : TopCounts{}, c);
         deltas[i] = c;
       }
       scores[i] = top_score(c, *by);
@@ -220,9 +208,7 @@ Status top(const TopArgs& a) {
       fmt::print("{}{}", a.watch && tty ? "\x1b[H\x1b[2J" : (round ? "\n" : ""), top_text(v));
     std::fflush(stdout);
     if (!a.watch || (a.count && round + 1 >= a.count)) break;
-    prev.clear();
-    prev.reserve(w->keys.size());
-    for (size_t i = 0; i < w->keys.size(); ++i) prev.emplace(w->keys[i], TopCounts::of(w->states[i]));
+    prev.assign(w->keys, w->states);
     prev_at = w->at;
     // The next walk starts an interval after the last began, or at once if that one
     // took longer than the interval.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "core/units.hpp"
@@ -47,6 +48,37 @@ TopCounts counts_since(const TopCounts& a, const TopCounts& b) {
   // Unsigned 32-bit arithmetic: a byte count that wrapped comes out right.
   return {b.passed_packets - a.passed_packets, b.passed_bytes - a.passed_bytes, b.dropped_packets - a.dropped_packets,
           b.dropped_bytes - a.dropped_bytes};
+}
+
+size_t KeyedCounts::slot_of(const lv_key& k) const {
+  uint32_t w[5];
+  std::memcpy(w, &k, sizeof w);
+  uint64_t h = 0;
+  for (uint32_t x : w) h = (h ^ x) * 0x9E3779B97F4A7C15ULL;
+  return static_cast<size_t>(h >> 32) & mask_;
+}
+
+void KeyedCounts::assign(std::span<const lv_key> keys, std::span<const lv_state> states) {
+  size_t cap = 16;
+  while (cap < keys.size() + keys.size() / 2) cap <<= 1;  // at most 2/3 full
+  slots_.assign(cap, Slot{});
+  mask_ = cap - 1;
+  size_ = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    size_t at = slot_of(keys[i]);
+    while (slots_[at].key.family && std::memcmp(&slots_[at].key, &keys[i], sizeof keys[i]) != 0) at = (at + 1) & mask_;
+    if (!slots_[at].key.family) ++size_;
+    slots_[at] = Slot{keys[i], TopCounts::of(states[i])};
+  }
+}
+
+const TopCounts* KeyedCounts::find(const lv_key& k) const {
+  if (slots_.empty()) return nullptr;
+  for (size_t at = slot_of(k);; at = (at + 1) & mask_) {
+    const Slot& s = slots_[at];
+    if (!s.key.family) return nullptr;
+    if (std::memcmp(&s.key, &k, sizeof k) == 0) return &s.counts;
+  }
 }
 
 std::vector<size_t> top_indices(std::span<const uint64_t> scores, size_t n) {

@@ -36,6 +36,25 @@ uint64_t top_score(const TopCounts& c, TopBy by);
 // (evicted or pruned, then new) and what it has now is all new.
 TopCounts counts_since(const TopCounts& before, const TopCounts& now);
 
+// Each key's counters from one walk, to compare the next walk with (--watch): an
+// open-addressing table sized once per walk, so a million sources cost tens of
+// milliseconds, not the allocations of a node per key.
+class KeyedCounts {
+ public:
+  void assign(std::span<const lv_key> keys, std::span<const lv_state> states);
+  const TopCounts* find(const lv_key& k) const;
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    lv_key key;  // family 0: empty (a real key's family is 4 or 6)
+    TopCounts counts;
+  };
+  size_t slot_of(const lv_key& k) const;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, size_ = 0;
+};
+
 // The indices of the `n` highest scores, highest first (ties: lower index first),
 // with a partial sort: O(size) to select, O(n log n) to order.
 std::vector<size_t> top_indices(std::span<const uint64_t> scores, size_t n);
