@@ -320,12 +320,13 @@ Wrk::Wrk(const WrkSpec& s) : spec_(s) {
   o.die_with_parent = true;
   o.timeout = std::chrono::seconds(s.seconds + 30);
   t_start_ = now_ns();
-  child_.emplace(std::vector<std::string>{which("wrk"), "-t1", "-c" + std::to_string(s.connections),
-                                          "-d" + std::to_string(s.seconds) + "s",
-                                          "--timeout", std::to_string(s.timeout_s) + "s", "-s", script, s.url, "--",
-                                          std::to_string(s.delay_ms),
-                                          std::to_string(s.body_bytes ? static_cast<long>(s.body_bytes) : -1L)},
-                 o);
+  std::vector<std::string> argv;
+  if (s.cpu >= 0) argv = {"taskset", "-c", std::to_string(s.cpu)};
+  argv.insert(argv.end(), {which("wrk"), "-t1", "-c" + std::to_string(s.connections),
+                           "-d" + std::to_string(s.seconds) + "s", "--timeout", std::to_string(s.timeout_s) + "s",
+                           "-s", script, s.url, "--", std::to_string(s.delay_ms),
+                           std::to_string(s.body_bytes ? static_cast<long>(s.body_bytes) : -1L)});
+  child_.emplace(argv, o);
 }
 
 WrkResult Wrk::wait() {
@@ -365,6 +366,15 @@ std::string WrkResult::describe() const {
          std::to_string(status) + " timeout " + std::to_string(timeout) + "; latency mean " +
          fmt("%.2f", lat_mean_ms) + " ms p99 " + fmt("%.2f", lat_p99_ms) + " ms max " + fmt("%.1f", lat_max_ms) +
          " ms";
+}
+
+void set_rps(const std::string& ns, const std::string& ifname, unsigned cpu_mask) {
+  char mask[16];
+  std::snprintf(mask, sizeof mask, "%x", cpu_mask);
+  const std::string script =
+      "for q in /sys/class/net/" + ifname + "/queues/rx-*; do echo " + mask + " > $q/rps_cpus || exit 1; done";
+  RunResult r = run({"ip", "netns", "exec", ns, "sh", "-c", script});
+  if (r.code != 0) throw std::runtime_error("set rps_cpus of " + ifname + ": " + r.describe());
 }
 
 // ---- kernel counters ----------------------------------------------------------------
@@ -546,6 +556,9 @@ SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint
     }
   }
   s.sent_total = log.times.size();
+  s.refused_total = log.error_times.size();
+  for (uint64_t t : log.error_times)
+    if (t >= from && t <= to) ++s.refused;
   for (size_t i = 0; i < log.times.size(); ++i) {
     if (log.times[i] < from || log.times[i] > to) continue;
     ++s.sent;
@@ -558,14 +571,17 @@ SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint
 }
 
 std::string SeqLoss::describe() const {
-  return std::to_string(lost) + " of " + std::to_string(sent) + " lost in the window (" +
-         fmt("%.3f", 100.0 * loss()) + "%); " + std::to_string(received_total) + " of " +
-         std::to_string(sent_total) + " received overall";
+  return std::to_string(lost + refused) + " of " + std::to_string(tried()) + " lost in the window (" +
+         fmt("%.3f", 100.0 * loss()) + "%: " + std::to_string(lost) + " sent but not received, " +
+         std::to_string(refused) + " refused by the sender's kernel (ENOBUFS: the veth's ring full)); " +
+         std::to_string(received_total) + " of " + std::to_string(sent_total + refused_total) +
+         " received overall";
 }
 
 // ---- SourceTap ----------------------------------------------------------------------
 
-SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix) {
+SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix,
+                     int source_bits) {
   const auto slash = prefix.find('/');
   const std::string addr = prefix.substr(0, slash);
   plen_ = slash == std::string::npos ? -1 : std::stoi(prefix.substr(slash + 1));
@@ -578,6 +594,8 @@ SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std
     if (inet_pton(AF_INET, addr.c_str(), net_) != 1) throw std::invalid_argument("bad prefix " + prefix);
     if (plen_ < 0) plen_ = 32;
   }
+  const int width = family_ == AF_INET6 ? 128 : 32;
+  source_bits_ = source_bits < 0 || source_bits > width ? width : source_bits;
   in_netns(ns, [&] {
     fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
     if (fd_ < 0) sys_fail("socket(AF_PACKET)");
@@ -661,14 +679,19 @@ void SourceTap::body() {
         if (std::memcmp(src, net_, static_cast<size_t>(full)) != 0) continue;
         if (rem && ((src[full] ^ net_[full]) & rem_mask)) continue;
         ++matched;
+        // The source as levee keys it: the address masked to source_bits.
+        uint8_t a[16] = {};
+        std::memcpy(a, src, alen);
+        for (size_t bit = static_cast<size_t>(source_bits_); bit < alen * 8; ++bit)
+          a[bit / 8] = static_cast<uint8_t>(a[bit / 8] & ~(0x80u >> (bit % 8)));
         Key k{0, 0};
         if (alen == 4) {
           uint32_t v;
-          std::memcpy(&v, src, 4);
+          std::memcpy(&v, a, 4);
           k.lo = v;
         } else {
-          std::memcpy(&k.hi, src, 8);
-          std::memcpy(&k.lo, src + 8, 8);
+          std::memcpy(&k.hi, a, 8);
+          std::memcpy(&k.lo, a + 8, 8);
         }
         if (seen_.insert(k).second) first_seen_.push_back(t);
       }
@@ -692,6 +715,11 @@ uint64_t SourceTap::distinct() const {
 uint64_t SourceTap::distinct_before(uint64_t t) const {
   std::lock_guard l(mu_);
   return static_cast<uint64_t>(std::lower_bound(first_seen_.begin(), first_seen_.end(), t) - first_seen_.begin());
+}
+
+std::vector<uint64_t> SourceTap::first_seen() const {
+  std::lock_guard l(mu_);
+  return first_seen_;
 }
 
 int64_t SourceTap::tap_drops() const { return drops_.load(); }

@@ -112,6 +112,7 @@ struct WrkSpec {
   unsigned delay_ms = 20;  // pause before each request (pacing)
   unsigned timeout_s = 2;  // --timeout
   size_t body_bytes = 0;   // a response counts as good if 200 with this body length
+  int cpu = -1;            // >= 0: wrk runs on this CPU only (taskset)
 };
 
 struct WrkResult {
@@ -144,6 +145,11 @@ class Wrk {
   uint64_t t_start_ = 0;
   std::optional<Child> child_;
 };
+
+// Receive packet steering: the packets `ifname` receives are processed on the CPUs of
+// `cpu_mask` (its rx-* queues' rps_cpus). Through `ip netns exec`, whose private sysfs
+// shows the namespace's devices (it hides /sys/fs/bpf, which this does not need).
+void set_rps(const std::string& ns, const std::string& ifname, unsigned cpu_mask);
 
 // ---- kernel counters of a namespace -------------------------------------------------
 
@@ -181,11 +187,17 @@ class SeqReceiver {
   std::thread thread_;
 };
 
-// Loss of one seq flow in the window [from, to] of send times.
+// Loss of one seq flow in the window [from, to] of send times. A send the kernel
+// refused (ENOBUFS: the veth's ring toward the filter was full, the datagram never left)
+// is a lost packet too: a client on another machine would have lost it at the NIC.
 struct SeqLoss {
-  uint64_t sent = 0, received = 0, lost = 0;  // in the window
-  uint64_t sent_total = 0, received_total = 0;
-  double loss() const { return sent ? static_cast<double>(lost) / static_cast<double>(sent) : 0.0; }
+  uint64_t sent = 0, received = 0, lost = 0;  // in the window: successful sends, and of them
+  uint64_t refused = 0;                       // sends that failed in the window
+  uint64_t sent_total = 0, received_total = 0, refused_total = 0;
+  uint64_t tried() const { return sent + refused; }
+  double loss() const {
+    return tried() ? static_cast<double>(lost + refused) / static_cast<double>(tried()) : 0.0;
+  }
   std::string describe() const;
 };
 SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint64_t from, uint64_t to);
@@ -194,16 +206,20 @@ SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint
 
 // An AF_PACKET tap on the receiver's end of the veth (frames the filter passed), that
 // counts the frames whose IP source lies in `prefix` and the distinct such sources,
-// with the time each was first seen. Frames are truncated to their headers.
+// with the time each was first seen. A source is the address masked to `source_bits`
+// (levee's prefix4/prefix6: an IPv6 source is a /64 by default); -1: the whole address.
+// Frames are truncated to their headers.
 class SourceTap {
  public:
-  SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix);
+  SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits = -1);
   ~SourceTap();
   void finish(unsigned quiet_ms = 200, unsigned max_ms = 3000);
   uint64_t frames() const { return frames_.load(); }
   uint64_t distinct() const;
   // Distinct sources first seen before t (CLOCK_MONOTONIC ns).
   uint64_t distinct_before(uint64_t t) const;
+  // When each distinct source was first seen (CLOCK_MONOTONIC ns, ascending).
+  std::vector<uint64_t> first_seen() const;
   int64_t tap_drops() const;  // frames the tap's socket dropped (PACKET_STATISTICS)
 
  private:
@@ -219,6 +235,7 @@ class SourceTap {
   int family_ = 0;
   uint8_t net_[16] = {};
   int plen_ = 0;
+  int source_bits_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> last_rx_{0}, frames_{0};
   std::atomic<int64_t> drops_{0};

@@ -6,6 +6,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,6 +246,12 @@ const SendLog& Sender::join() {
 
 void Sender::body() {
   enter_netns(flow_.ns);
+  if (flow_.cpu >= 0) {
+    cpu_set_t cs;
+    CPU_ZERO(&cs);
+    CPU_SET(flow_.cpu, &cs);
+    if (pthread_setaffinity_np(pthread_self(), sizeof cs, &cs) != 0) throw std::runtime_error("pin sender to a CPU");
+  }
   const bool raw = !flow_.frame.empty();
   int fd;
   std::vector<uint8_t> payload(flow_.payload, 0x5a);
@@ -293,6 +301,7 @@ void Sender::body() {
     } else {
       ++log_.errors;
       log_.last_errno = errno;
+      log_.error_times.push_back(t);
     }
   }
   close(fd);

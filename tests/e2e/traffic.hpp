@@ -30,6 +30,7 @@ struct SendLog {
   int last_errno = 0;
   uint64_t t_first = 0, t_last = 0;  // CLOCK_MONOTONIC ns of the first and last successful send
   std::vector<uint64_t> times;       // every successful send
+  std::vector<uint64_t> error_times; // every failed send (ENOBUFS: the veth's ring was full)
   double span() const { return t_last > t_first ? secs(t_last - t_first) : 0.0; }
   // Successful sends with t in [from, to).
   uint64_t sent_between(uint64_t from, uint64_t to) const;
@@ -57,6 +58,8 @@ struct Flow {
   // (uint64_t, host order; payload >= 8), so a receiver can tell which sends were lost
   // and when they had been sent (SendLog::times[index]).
   bool seq = false;
+  // >= 0: the sending thread runs on this CPU only.
+  int cpu = -1;
 };
 
 // One paced flow on its own thread, started at t0 (CLOCK_MONOTONIC ns).
