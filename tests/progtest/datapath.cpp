@@ -187,26 +187,29 @@ void Datapath::put_state(const lv_key& key, const lv_state& st) {
   write_control(ctl);
 }
 
-size_t Datapath::state_count() const {
-  const int fd = bpf_map__fd(skel_->maps.lv_state);
+namespace {
+
+// Keys of a hash map that satisfy `keep`, walked with get_next_key.
+template <typename Pred>
+size_t count_keys(int fd, Pred keep) {
   lv_key key{}, next{};
   size_t n = 0;
   for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
     key = next;
-    ++n;
+    n += keep(key) ? 1 : 0;
   }
   return n;
 }
 
+}  // namespace
+
+size_t Datapath::state_count() const {
+  return count_keys(bpf_map__fd(skel_->maps.lv_state), [](const lv_key&) { return true; });
+}
+
 size_t Datapath::network_count() const {
-  const int fd = bpf_map__fd(skel_->maps.lv_state);
-  lv_key key{}, next{};
-  size_t n = 0;
-  for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
-    key = next;
-    n += (key.family & LV_KEY_NETWORK) != 0;
-  }
-  return n;
+  return count_keys(bpf_map__fd(skel_->maps.lv_state),
+                    [](const lv_key& k) { return (k.family & LV_KEY_NETWORK) != 0; });
 }
 
 lv_shared Datapath::shared(uint32_t id) const {
@@ -235,14 +238,7 @@ void Datapath::put_ban(const lv_key& key, const lv_ban& b) {
 }
 
 size_t Datapath::ban_count() const {
-  const int fd = bpf_map__fd(skel_->maps.lv_bans);
-  lv_key key{}, next{};
-  size_t n = 0;
-  for (const lv_key* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
-    key = next;
-    ++n;
-  }
-  return n;
+  return count_keys(bpf_map__fd(skel_->maps.lv_bans), [](const lv_key&) { return true; });
 }
 
 std::vector<lv_event> Datapath::events() {
