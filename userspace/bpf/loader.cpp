@@ -90,13 +90,6 @@ Status preflight(const std::string& action) {
 
 Lists lists_of(CompiledPolicy& c) { return Lists{std::move(c.list4), std::move(c.list6)}; }
 
-ListFds list_fds(const Pinned& p) {
-  ListFds out{};
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) out[slot][m] = p.lists[slot][m].get();
-  return out;
-}
-
 std::string name_of(const char (&n)[LV_NAME_LEN]) { return std::string(n, strnlen(n, LV_NAME_LEN)); }
 
 // An attached interface opened for a change: preflight done, lock held, policy mapped.
@@ -112,12 +105,8 @@ struct Session {
     if (!lock) return lock.error();
     auto p = open_pinned(iface);
     if (!p) return p.error();
-    auto pm = PolicyMap::map(p->policy.get(), list_fds(*p));
+    auto pm = map_pinned_policy(*p);
     if (!pm) return pm.error();
-    if (pm->control().abi_version != LV_ABI_VERSION)
-      return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
-                               pm->control().abi_version, LV_ABI_VERSION),
-                   0, fmt::format("detach and attach again: levee detach {}", iface)};
     auto sh = SharedMap::map(p->shared.get());
     if (!sh) return sh.error();
     return Session{std::move(lock.value()), std::move(p.value()), std::move(pm.value()), std::move(sh.value())};
@@ -382,12 +371,8 @@ Result<IfaceStatus> query_status(const Pinned& p) {
   s.other_netns = !s.defunct && iface_name(s.ifindex) != p.iface;
   s.mode = s.defunct || s.other_netns ? "" : attached_mode(s.ifindex);
 
-  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
+  auto pm = map_pinned_policy(p);
   if (!pm) return pm.error();
-  if (pm->control().abi_version != LV_ABI_VERSION)
-    return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", p.iface,
-                             pm->control().abi_version, LV_ABI_VERSION),
-                 0, fmt::format("detach and attach again: levee detach {}", p.iface)};
   const lv_policy& pol = pm->active();
   s.source = std::string(pol.source, strnlen(pol.source, sizeof pol.source));
   s.class_ids = class_order(pol);
@@ -643,7 +628,7 @@ Result<std::vector<ListRow>> list_rows(const std::string& iface) {
   LV_TRY(preflight("list"));
   auto p = open_pinned(iface);
   if (!p) return p.error();
-  auto pm = PolicyMap::map(p->policy.get(), list_fds(*p));
+  auto pm = map_pinned_policy(*p);
   if (!pm) return pm.error();
   auto lists = pm->active_lists();
   if (!lists) return lists.error();
@@ -668,7 +653,7 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
   LV_TRY(preflight("show"));
   auto p = open_pinned(iface);
   if (!p) return p.error();
-  auto pm = PolicyMap::map(p->policy.get(), list_fds(*p));
+  auto pm = map_pinned_policy(*p);
   if (!pm) return pm.error();
   const lv_policy& pol = pm->active();
   const Clocks clocks = Clocks::read();
@@ -816,7 +801,7 @@ Result<UnbanResult> unban(const std::string& iface, const std::string& address,
 Result<Counters> interface_counters(const Pinned& p) {
   auto c = read_counters(p.percpu.get());
   if (!c) return c.error();
-  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
+  auto pm = map_pinned_policy(p);
   if (!pm) return pm.error();
   const lv_policy& pol = pm->active();
   for (uint8_t id : class_order(pol)) {
@@ -834,7 +819,7 @@ Result<Counters> interface_counters(const Pinned& p) {
 Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
   auto c = interface_counters(p);
   if (!c) return c.error();
-  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
+  auto pm = map_pinned_policy(p);
   if (!pm) return pm.error();
   const lv_policy& pol = pm->active();
   std::vector<ClassCounters> out;

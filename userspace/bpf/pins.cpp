@@ -123,4 +123,21 @@ Status remove_pin_dir(const std::string& dir) {
   return {};
 }
 
+ListFds list_fds(const Pinned& p) {
+  ListFds out{};
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) out[slot][m] = p.lists[slot][m].get();
+  return out;
+}
+
+Result<PolicyMap> map_pinned_policy(const Pinned& p) {
+  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
+  if (!pm) return pm.error();
+  if (pm->control().abi_version != LV_ABI_VERSION)
+    return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", p.iface,
+                             pm->control().abi_version, LV_ABI_VERSION),
+                 0, fmt::format("detach and attach again: levee detach {}", p.iface)};
+  return pm;
+}
+
 }  // namespace levee

@@ -25,6 +25,7 @@
 
 #include "core/fd.hpp"
 #include "core/result.hpp"
+#include "bpf/policy_map.hpp"
 #include "levee_abi.h"
 
 namespace levee {
@@ -58,6 +59,12 @@ inline constexpr const char* kListPins[2][4] = {
 
 // Fails with a hint to attach first if the interface has no levee pins.
 Result<Pinned> open_pinned(const std::string& iface);
+
+// The pinned list maps as PolicyMap takes them.
+ListFds list_fds(const Pinned& p);
+// The pinned policy, mapped, after checking it was written with this LV_ABI_VERSION
+// (a controller touches no pinned state of another layout).
+Result<PolicyMap> map_pinned_policy(const Pinned& p);
 
 bool pin_dir_exists(const std::string& iface);
 

@@ -144,15 +144,8 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
   if (!lock) return lock.error();
   auto pins = open_pinned(iface);
   if (!pins) return pins.error();
-  ListFds lists{};
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) lists[slot][m] = pins->lists[slot][m].get();
-  auto pm = PolicyMap::map(pins->policy.get(), lists);
+  auto pm = map_pinned_policy(*pins);
   if (!pm) return pm.error();
-  if (pm->control().abi_version != LV_ABI_VERSION)
-    return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
-                             pm->control().abi_version, LV_ABI_VERSION),
-                 0, fmt::format("detach and attach again: levee detach {}", iface)};
   auto shared = SharedMap::map(pins->shared.get());
   if (!shared) return shared.error();
   auto seen = SeenMap::map(pins->seen.get());

@@ -152,15 +152,8 @@ Status top(const TopArgs& a) {
   LV_TRY(check_bpffs());
   auto p = open_pinned(a.iface);
   if (!p) return p.error();
-  ListFds lists{};
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) lists[slot][m] = p->lists[slot][m].get();
-  auto pm = PolicyMap::map(p->policy.get(), lists);
+  auto pm = map_pinned_policy(*p);
   if (!pm) return pm.error();
-  if (pm->control().abi_version != LV_ABI_VERSION)
-    return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", a.iface,
-                             pm->control().abi_version, LV_ABI_VERSION),
-                 0, fmt::format("detach and attach again: levee detach {}", a.iface)};
 
   std::optional<StopOnSignal> signals;
   if (a.watch) signals.emplace();

@@ -198,15 +198,8 @@ Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface)
     return Error{fmt::format("{} was attached by a levee without the event ring ({}/{} is missing)", iface,
                              pin_dir(iface), LV_MAP_EVENTS),
                  0, fmt::format("detach and attach again: levee detach {}", iface)};
-  ListFds lists{};
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) lists[slot][m] = pins->lists[slot][m].get();
-  auto pm = PolicyMap::map(pins->policy.get(), lists);
+  auto pm = map_pinned_policy(*pins);
   if (!pm) return pm.error();
-  if (pm->control().abi_version != LV_ABI_VERSION)
-    return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
-                             pm->control().abi_version, LV_ABI_VERSION),
-                 0, fmt::format("detach and attach again: levee detach {}", iface)};
   std::unique_ptr<EventSource> s(new EventSource());
   s->iface_ = iface;
   s->pins_ = std::move(pins.value());
