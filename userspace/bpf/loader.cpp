@@ -210,6 +210,16 @@ const char* mode_name(lv_attach_mode m) {
   }
 }
 
+AttachOptions attach_options(const std::string& iface, Policy p) {
+  AttachOptions o;
+  o.iface = iface;
+  if (p.iface.mode) o.mode = *p.iface.mode;
+  if (p.iface.max_sources) o.max_sources = *p.iface.max_sources;
+  if (p.iface.max_bans) o.max_bans = *p.iface.max_bans;
+  o.policy = std::move(p);
+  return o;
+}
+
 Result<AttachResult> attach(const AttachOptions& o) {
   const Clocks clocks = Clocks::read();
   LV_TRY(validate(o.policy, clocks.now_unix_ns));
@@ -224,7 +234,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
   if (fs::exists(dir, ec)) {
     auto p = open_pinned(o.iface);
     if (p) {
-      auto st = query_status(p.value());
+      auto st = query_status(p.value(), false);
       if (st && st->defunct)
         return Error{fmt::format("{} has levee pins left from an interface that is gone", o.iface), 0,
                      fmt::format("clear them with: levee detach {}", o.iface)};
@@ -356,7 +366,7 @@ Status detach(const std::string& iface) {
   return {};
 }
 
-Result<IfaceStatus> query_status(const Pinned& p) {
+Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   IfaceStatus s;
   s.iface = p.iface;
   bpf_link_info li{};
@@ -392,19 +402,20 @@ Result<IfaceStatus> query_status(const Pinned& p) {
   bpf_map_info mi{};
   len = sizeof mi;
   if (bpf_obj_get_info_by_fd(p.state.get(), &mi, &len) == 0) s.max_sources = mi.max_entries;
-  auto n = count_state(p.state.get());
-  if (!n) return n.error();
-  s.sources = n->sources;
-  s.networks = n->networks;
-
   mi = {};
   len = sizeof mi;
   if (bpf_obj_get_info_by_fd(p.bans.get(), &mi, &len) == 0) s.max_bans = mi.max_entries;
-  const uint64_t now = Clocks::read().now_mono_ns;
-  LV_TRY(for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
-    ++s.ban_records;
-    if (b.until_ns > now) ++s.bans_active;
-  }));
+  if (walk) {
+    auto n = count_state(p.state.get());
+    if (!n) return n.error();
+    s.sources = n->sources;
+    s.networks = n->networks;
+    const uint64_t now = Clocks::read().now_mono_ns;
+    LV_TRY(for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
+      ++s.ban_records;
+      if (b.until_ns > now) ++s.bans_active;
+    }));
+  }
   auto shared = SharedMap::map(p.shared.get());
   if (!shared) return shared.error();
   for (uint8_t id : s.class_ids) s.admitted.push_back(shared->admitted(id));

@@ -39,6 +39,10 @@ struct AttachResult {
   uint32_t prog_id = 0;
 };
 
+// Attach options from a config file's policy: its [interface] mode, max_sources and
+// max_bans where it sets them, the defaults elsewhere.
+AttachOptions attach_options(const std::string& iface, Policy p);
+
 Result<AttachResult> attach(const AttachOptions& o);
 Status detach(const std::string& iface);
 
@@ -69,7 +73,9 @@ struct IfaceStatus {
   std::vector<uint64_t> admitted;  // per class (in first-match order): new sources admitted
 };
 
-Result<IfaceStatus> query_status(const Pinned& p);
+// walk = false skips what needs a walk of lv_state and lv_bans (sources, networks,
+// bans_active, ban_records stay 0): what a metrics scrape reads at any map size.
+Result<IfaceStatus> query_status(const Pinned& p, bool walk = true);
 
 // `levee set`: change one class's limits live, and/or the interface's monitor switch,
 // in one publish; per-source state is kept. The class is named, or the only one. Unset

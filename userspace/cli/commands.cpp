@@ -90,19 +90,20 @@ Status readers_preflight(const char* action) {
 Status attach(const AttachArgs& a) {
   AttachOptions o;
   o.iface = a.iface;
-  o.mode = a.mode == "native" ? LV_MODE_NATIVE : a.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
+  const lv_attach_mode mode =
+      a.mode == "native" ? LV_MODE_NATIVE : a.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
+  o.mode = mode;
   std::optional<Limits> shorthand;
   if (!a.config.empty()) {
     if (!a.rate.empty() || !a.burst.empty())
       return usage_error("--config and --rate/--burst exclude each other", "the file's classes hold the limits");
     auto p = load_config(a.config);
     if (!p) return p.error();
-    o.policy = std::move(p.value());
-    if (o.policy.source.empty()) o.policy.source = a.config;
+    LV_TRY(check_config_iface(*p, a.iface));
+    if (p->source.empty()) p->source = a.config;
     // The file's [interface] settings, unless the command line says otherwise.
-    if (o.policy.iface.mode && !a.mode_given) o.mode = *o.policy.iface.mode;
-    if (o.policy.iface.max_sources) o.max_sources = *o.policy.iface.max_sources;
-    if (o.policy.iface.max_bans) o.max_bans = *o.policy.iface.max_bans;
+    o = attach_options(a.iface, std::move(p.value()));
+    if (a.mode_given) o.mode = mode;
   } else {
     if (a.rate.empty() && a.burst.empty())
       return usage_error("levee attach needs a policy", "give --config FILE, or --rate PPS and --burst PKTS");
@@ -143,6 +144,7 @@ Status attach(const AttachArgs& a) {
 Status reload(const ReloadArgs& a) {
   auto p = load_config(a.config);  // a bad file fails here, before anything is touched
   if (!p) return p.error();
+  LV_TRY(check_config_iface(*p, a.iface));
   if (p->source.empty()) p->source = a.config;
   auto r = levee::reload(a.iface, *p);
   if (!r) return r.error();

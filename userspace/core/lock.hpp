@@ -21,6 +21,9 @@ class IfaceLock {
   // error naming the holder's pid.
   static Result<IfaceLock> acquire(const std::string& iface,
                                    std::chrono::milliseconds patience = std::chrono::seconds(10));
+  // The lock `levee run` holds for its whole life, /run/levee/<iface>.daemon: a second
+  // daemon for the interface is refused at once, naming the first one's pid.
+  static Result<IfaceLock> daemon(const std::string& iface);
 
  private:
   explicit IfaceLock(Fd fd) : fd_(std::move(fd)) {}

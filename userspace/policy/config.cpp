@@ -324,7 +324,14 @@ class Reader {
 
   // ---- tables ----
   void interface(const toml::table& t, InterfaceSettings& s) {
-    known(t, "interface", {"mode", "max_sources", "when_full", "max_bans", "events_per_second"});
+    known(t, "interface", {"name", "mode", "max_sources", "when_full", "max_bans", "events_per_second"});
+    if (const toml::node* n = t.get("name"); n && string(*n, "interface.name")) {
+      const std::string v = *n->value<std::string>();
+      if (v.empty() || v.size() >= 16 || v.find_first_of("/: \t") != std::string::npos)
+        fail(*n, "interface.name", fmt::format("'{}' is not an interface name", v), "give e.g. eth0");
+      else
+        s.name = v;
+    }
     if (const toml::node* n = t.get("events_per_second")) {
       const auto* str = n->as_string();
       if (str && str->get() == "off")
@@ -679,6 +686,13 @@ Result<Policy> load_config(const std::string& path) {
   }
   if (std::ferror(f.get())) return Error{fmt::format("{}: cannot read the config file", path), errno, hint, true};
   return parse_config(text, path);
+}
+
+Status check_config_iface(const Policy& p, const std::string& iface) {
+  if (p.iface.name.empty() || p.iface.name == iface) return {};
+  return usage_error(fmt::format("{} is the config of {} ([interface] name), not of {}", p.source.empty() ? "the file" : p.source,
+                                 p.iface.name, iface),
+                     fmt::format("give {} or the config of {}", p.iface.name, iface));
 }
 
 }  // namespace levee

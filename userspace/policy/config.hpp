@@ -24,4 +24,8 @@ Result<Policy> parse_config(const std::string& text, const std::string& name);
 // and date-times before it are errors. parse_config above passes the current time.
 Result<Policy> parse_config(const std::string& text, const std::string& name, uint64_t now_unix_ns);
 
+// A config whose [interface] name is set applies to that interface only: attach,
+// reload and run on another one are usage errors.
+Status check_config_iface(const Policy& p, const std::string& iface);
+
 }  // namespace levee

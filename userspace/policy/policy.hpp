@@ -160,6 +160,7 @@ inline Rate events_rate(uint64_t per_second) {
 // things (used by attach; a reload cannot change them); refuse_full and
 // events_per_second are policy and a reload applies them.
 struct InterfaceSettings {
+  std::string name;  // the interface `levee run` keeps when none is given; "": any
   std::optional<lv_attach_mode> mode;
   std::optional<uint32_t> max_sources;
   std::optional<uint32_t> max_bans;
