@@ -1,5 +1,7 @@
 #include "bpf/maps.hpp"
 
+#include "limiter.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
@@ -180,6 +182,17 @@ uint64_t SharedMap::subtract_sources(uint64_t n) {
   do next = old > n ? old - n : 0;
   while (!count.compare_exchange_weak(old, next, std::memory_order_relaxed));
   return next;
+}
+
+bool SharedMap::take_event(const lv_limit& rate, uint64_t now) {
+  if (!rate.cost) return false;
+  std::atomic_ref ready(p_[LV_MAX_CLASSES].events_ready);
+  __u64 seen = ready.load(std::memory_order_relaxed);
+  do {
+    if (!lv_gcra_conforms(seen, now)) return false;
+  } while (!ready.compare_exchange_weak(seen, lv_gcra_after(seen, now, rate.cost, rate.tau_ns),
+                                        std::memory_order_relaxed));
+  return true;
 }
 
 Result<SeenMap> SeenMap::map(int fd) {

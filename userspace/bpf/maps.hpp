@@ -76,6 +76,11 @@ class SharedMap {
   // States removed by the controller: taken off the count with an atomic read-modify-
   // write (the datapath adds to it meanwhile), never below 0. Returns the new count.
   uint64_t subtract_sources(uint64_t n);
+  // One event through the interface's event rate (lv_policy.events), the GCRA the
+  // datapath's events take from: events the controller writes (ban ends) share the one
+  // budget, so the stream as a whole keeps to events_per_second. False: over the rate
+  // (or events are off, cost 0).
+  bool take_event(const lv_limit& rate, uint64_t now_ns);
 
  private:
   SharedMap(lv_shared* p, size_t len) : p_(p), len_(len) {}

@@ -204,6 +204,9 @@ Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface)
   s->iface_ = iface;
   s->pins_ = std::move(pins.value());
   s->policy_.emplace(std::move(pm.value()));
+  auto shared = SharedMap::map(s->pins_.shared.get());
+  if (!shared) return shared.error();
+  s->shared_.emplace(std::move(shared.value()));
   s->ring_ = ring_buffer__new(s->pins_.events.get(), &EventSource::on_sample, s.get(), nullptr);
   if (!s->ring_) return sys_error(fmt::format("open the event ring of {}", iface));
   s->clocks_ = ClockPair::read();
@@ -233,10 +236,22 @@ int EventSource::on_sample(void* ctx, void* data, size_t size) {
 Status EventSource::poll_bans(uint64_t now, const Sink& fn) {
   std::vector<std::pair<lv_key, lv_ban>> records;
   LV_TRY(for_each_ban(pins_.bans.get(), [&](const lv_key& k, const lv_ban& b) { records.emplace_back(k, b); }));
+  // Ban ends are events too, and a flood of banned sources must not become a flood of
+  // ban ends: they spend the interface's event rate ([interface] events_per_second)
+  // from the one budget the datapath's events take from (lv_shared), and carry what
+  // they suppressed like the datapath's do.
+  const lv_limit& rate = policy_->active().events;
   for (const BanEnds::Ended& e : bans_.update(records, now)) {
     if (stop_) break;  // the rest are lost: a caller that stops wants no more
+    if (!shared_->take_event(rate, now)) {
+      ++ban_suppressed_;
+      continue;
+    }
+    EventRecord r = decode_ban_end(e, policy_->active(), clocks_, iface_);
+    r.suppressed = static_cast<uint32_t>(std::min<uint64_t>(ban_suppressed_, UINT32_MAX));
+    ban_suppressed_ = 0;
     ++handed_;
-    stop_ = !fn(decode_ban_end(e, policy_->active(), clocks_, iface_));
+    stop_ = !fn(r);
   }
   return {};
 }

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/result.hpp"
@@ -100,7 +101,9 @@ class BanEnds {
 EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const ClockPair& clocks,
                            const std::string& iface);
 
-// Reads one interface's events: the ring buffer, and lv_bans once a second for ban ends.
+// Reads one interface's events: the ring buffer, and lv_bans once a second for ban ends
+// (within the interface's event rate, shared with the datapath's; their "suppressed" counts
+// the ban ends left out).
 class EventSource {
  public:
   static Result<std::unique_ptr<EventSource>> open(const std::string& iface);
@@ -125,6 +128,8 @@ class EventSource {
   ring_buffer* ring_ = nullptr;
   ClockPair clocks_;
   BanEnds bans_;
+  std::optional<SharedMap> shared_;  // the event rate's GCRA
+  uint64_t ban_suppressed_ = 0;  // ban ends over the event rate since the last one sent
   std::chrono::steady_clock::time_point next_ban_poll_;
   const Sink* sink_ = nullptr;  // during poll()
   size_t handed_ = 0;
