@@ -10,7 +10,8 @@ set -euo pipefail
 # The end-to-end flood tests (tests/e2e/issue5_test.cpp) run a private nginx in the
 # receiver's namespace and wrk as its load client in the sender's (each started by the
 # test on its own config; a system nginx service the package may start is not used).
-TEST_PACKAGES=(nginx wrk)
+# tests/e2e/daemon_test.cpp runs Debian's Prometheus server (and promtool) against `levee run`.
+TEST_PACKAGES=(nginx wrk prometheus)
 
 need_root
 ensure_packages "${LEVEE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"

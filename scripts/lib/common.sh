@@ -8,7 +8,7 @@ LEVEE_BUILD=${LEVEE_BUILD:-$LEVEE_ROOT/build}
 LEVEE_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
   iproute2 util-linux procps
 )
 

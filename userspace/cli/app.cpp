@@ -274,6 +274,26 @@ Parsed parse(int argc, const char* const* argv) {
                  "events_per_second (default 100); an event says how many were suppressed before it.\n"
                  "Events nobody read yet come first. Runs until --count, --duration, or Ctrl-C.");
 
+  RunArgs& rn = inv.run;
+  auto* run = app.add_subcommand("run", "keep an interface's filter as a service: metrics, events, reload on SIGHUP");
+  run->add_option("iface", rn.iface, "network interface (default: the config's [interface] name)");
+  run->add_option("--config", rn.config, "the policy file (TOML)")->required();
+  run->add_option("--metrics", rn.metrics, "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR default 127.0.0.1)");
+  run->add_option("--events", rn.events, "append the events as JSON lines to this file (default stdout)");
+  run->add_option("--mode", rn.mode, "XDP mode when it attaches: auto tries native, then generic")
+      ->check(CLI::IsMember({"auto", "native", "generic"}));
+  run->add_option("--prune-every", rn.prune_every, "how often the maps are walked: idle state pruned, gauges counted")
+      ->capture_default_str();
+  run->add_option("--idle", rn.idle, "state idle this long is pruned by the walk; off: only count")->capture_default_str();
+  run->add_flag("--detach-on-exit", rn.detach_on_exit, "detach on SIGTERM/SIGINT (default: the filter stays attached)");
+  run->footer("\nExamples: levee run eth0 --config /etc/levee/eth0.toml --metrics 9740\n"
+              "          levee run --config /etc/levee/eth0.toml --events /var/log/levee/eth0.events\n"
+              "Attaches the interface from the config, or adopts the filter already pinned there\n"
+              "(a restart keeps every bucket, ban and counter; the config is reloaded into it).\n"
+              "SIGHUP reloads the config atomically (a bad file changes nothing) and reopens the\n"
+              "events file. SIGTERM and SIGINT stop levee run and leave the filter attached.\n"
+              "One levee run per interface; CLI changes meanwhile are serialised with it.");
+
   Parsed out;
   try {
     app.parse(argc, argv);
@@ -304,6 +324,7 @@ Parsed parse(int argc, const char* const* argv) {
   else if (*prune) inv.command = Command::Prune;
   else if (*top) inv.command = Command::Top;
   else if (*events) inv.command = Command::Events;
+  else if (*run) inv.command = Command::Run;
   else if (*detach) inv.command = Command::Detach;
   for (const ListGroup& g : groups) {
     if (!*g.group) continue;
@@ -332,6 +353,7 @@ int run(const Invocation& inv) {
     case Command::Prune: r = prune(inv.prune); break;
     case Command::Top: r = top(inv.top); break;
     case Command::Events: r = events(inv.events); break;
+    case Command::Run: r = cli::run(inv.run); break;
   }
   if (!r) {
     std::fflush(stdout);

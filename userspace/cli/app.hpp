@@ -12,7 +12,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
-enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban, Prune, Top, Events };
+enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban, Prune, Top, Events, Run };
 
 struct Invocation {
   Command command = Command::Status;
@@ -29,6 +29,7 @@ struct Invocation {
   PruneArgs prune;
   TopArgs top;
   EventsArgs events;
+  RunArgs run;
 };
 
 struct Parsed {

@@ -2,7 +2,7 @@
 //
 // commands.cpp: attach, reload, set, stats, status, detach; lists.cpp: allow, deny and
 // override lists; show.cpp: show and unban; prune.cpp, top.cpp, events.cpp: the
-// operations on a running interface (prune, top, events). Each checks its values before anything touches the
+// operations on a running interface (prune, top, events); run.cpp: the daemon. Each checks its values before anything touches the
 // kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
 
@@ -102,7 +102,20 @@ struct EventsArgs {
   double duration = 0;    // stop after this many seconds; 0: no limit
 };
 
+// `levee run`: the daemon (daemon/daemon.hpp).
+struct RunArgs {
+  std::string iface;          // "": the config's [interface] name
+  std::string config;
+  std::string metrics;        // [ADDR:]PORT; "": no metrics server
+  std::string events;         // a file; "": stdout
+  std::string mode;           // "": the config's, else auto
+  std::string prune_every = "30s";
+  std::string idle = "10m";   // or "off"
+  bool detach_on_exit = false;
+};
+
 Status attach(const AttachArgs& a);
+Status run(const RunArgs& a);
 Status reload(const ReloadArgs& a);
 Status set(const SetArgs& a);
 Status stats(const StatsArgs& a);

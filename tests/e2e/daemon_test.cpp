@@ -1,0 +1,346 @@
+// daemon_test.cpp - `levee run` (issue 6) against real traffic: Debian's Prometheus
+// server scrapes it and reads back the drop rate a flood caused; a daemon killed with
+// -9 leaves the filter dropping and a new one adopts its bans and counters; the event
+// stream stays within its rate under a random-source flood and says what it suppressed.
+//
+// The daemon, Prometheus and every HTTP request run inside the sandbox's receiver
+// namespace, on its loopback: nothing listens or sends outside it.
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "e2e.hpp"
+#include "flood_harness.hpp"
+
+namespace lvt {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMetricsPort = 19740;
+constexpr int kPromPort = 19090;
+
+// GET http://127.0.0.1:port/path inside a namespace; status -1 if nothing answered.
+struct Http {
+  int status = -1;
+  std::string body;
+};
+Http http_get(const std::string& ns, int port, const std::string& path, const httplib::Params& params = {}) {
+  Http out;
+  in_netns(ns, [&] {
+    httplib::Client c("127.0.0.1", port);
+    c.set_connection_timeout(2);
+    c.set_read_timeout(10);
+    auto r = c.Get(path, params, httplib::Headers{});
+    if (r) out = {r->status, r->body};
+  });
+  return out;
+}
+
+// Polls until `ok` holds (every 100 ms), at most `ms`.
+bool eventually(const std::function<bool()>& ok, unsigned ms) {
+  for (unsigned waited = 0;; waited += 100) {
+    if (ok()) return true;
+    if (waited >= ms) return false;
+    usleep(100'000);
+  }
+}
+
+// The value of one sample of the exposition text ("name{labels}"), summed over the
+// samples whose label set contains every pair given; -1 if none.
+double metric(const std::string& text, const std::string& name, const std::map<std::string, std::string>& want = {}) {
+  std::stringstream ss(text);
+  std::string line;
+  double sum = 0;
+  bool any = false;
+  while (std::getline(ss, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto brace = line.find('{');
+    if (line.compare(0, brace, name) != 0 || brace != name.size()) continue;
+    bool match = true;
+    for (const auto& [k, v] : want)
+      match &= line.find(k + "=\"" + v + "\"") != std::string::npos;
+    if (!match) continue;
+    sum += std::stod(line.substr(line.rfind(' ') + 1));
+    any = true;
+  }
+  return any ? sum : -1;
+}
+
+// `levee run` in the receiver namespace, serving metrics on kMetricsPort.
+class Daemon {
+ public:
+  Daemon(Sandbox& sb, const std::vector<std::string>& extra) : sb_(sb) {
+    std::vector<std::string> args{"run", sb.rx_if(), "--metrics", std::to_string(kMetricsPort)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunOptions o;
+    o.die_with_parent = true;
+    o.timeout = std::chrono::milliseconds(120'000);
+    child_.emplace(sb.levee_start(args, o));
+  }
+  // The metrics endpoint answers (the filter is attached or adopted by then).
+  void wait_ready() {
+    ASSERT_TRUE(eventually([&] { return scrape().status == 200 || !child_->running(); }, 10'000));
+    ASSERT_TRUE(child_->running()) << "levee run ended: " << child_->stop().describe();
+  }
+  Http scrape() { return http_get(sb_.rx_ns(), kMetricsPort, "/metrics"); }
+  pid_t pid() const { return child_->pid(); }
+  RunResult stop() { return child_->stop(); }
+  RunResult kill9() {
+    ::kill(child_->pid(), SIGKILL);
+    return child_->wait();
+  }
+
+ private:
+  Sandbox& sb_;
+  std::optional<Child> child_;
+};
+
+// Debian's Prometheus server in a namespace, scraping levee run every second; its
+// storage in a TempDir.
+class Prometheus {
+ public:
+  Prometheus(const std::string& ns, const TempDir& dir) : ns_(ns) {
+    const std::string cfg = dir.write("prometheus.yml", "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                                        "scrape_configs:\n  - job_name: levee\n    static_configs:\n"
+                                                        "      - targets: ['127.0.0.1:" +
+                                                            std::to_string(kMetricsPort) + "']\n");
+    RunOptions o;
+    o.netns = ns;
+    o.die_with_parent = true;
+    o.timeout = std::chrono::milliseconds(300'000);
+    child_.emplace(std::vector<std::string>{"prometheus", "--config.file=" + cfg,
+                                            "--storage.tsdb.path=" + dir.path() + "/tsdb",
+                                            "--web.listen-address=127.0.0.1:" + std::to_string(kPromPort),
+                                            "--log.level=warn"},
+                   o);
+  }
+  bool ready() {
+    return eventually([&] { return http_get(ns_, kPromPort, "/-/ready").status == 200; }, 20'000);
+  }
+  // An instant query's single value; nullopt if the result is empty.
+  std::optional<double> query(const std::string& expr) {
+    Http h = http_get(ns_, kPromPort, "/api/v1/query", {{"query", expr}});
+    if (h.status != 200) throw std::runtime_error("prometheus query " + expr + ": " + std::to_string(h.status) + " " + h.body);
+    const json j = json::parse(h.body);
+    const auto& res = j.at("data").at("result");
+    if (res.empty()) return std::nullopt;
+    return std::stod(res.at(0).at("value").at(1).get<std::string>());
+  }
+  std::string stop() { return child_ ? child_->stop().describe() : ""; }
+
+ private:
+  std::string ns_;
+  std::optional<Child> child_;
+};
+
+std::vector<json> json_lines_of_file(const std::string& path) {
+  std::vector<json> v;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) v.push_back(json::parse(line));
+  return v;
+}
+
+class DaemonE2e : public E2e {
+ protected:
+  void SetUp() override {
+    E2e::SetUp();
+    if (IsSkipped()) return;
+    if (access("/usr/bin/prometheus", X_OK) != 0 || access("/usr/bin/promtool", X_OK) != 0)
+      GTEST_SKIP() << "needs Debian's prometheus package (scripts/test.sh installs it)";
+  }
+};
+
+TEST_F(DaemonE2e, PrometheusReadsBackTheDropRateOfAFlood) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 1000\nburst = 100\n");
+  Daemon d(sb(), {"--config", cfg, "--prune-every", "1s"});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+
+  // The exposition passes Prometheus's own linter.
+  const Http m = d.scrape();
+  const std::string file = dir.write("metrics.txt", m.body);
+  RunResult lint = run({"sh", "-c", "promtool check metrics < " + file});
+  EXPECT_EQ(lint.code, 0) << lint.describe();
+  EXPECT_EQ(lint.out + lint.err, "") << "promtool found problems";
+  EXPECT_EQ(metric(m.body, "levee_info", {{"xdp_mode", "native"}}), 1) << m.body;
+
+  Prometheus prom(sb().rx_ns(), dir);
+  ASSERT_TRUE(prom.ready()) << prom.stop();
+  const std::string dropped = "sum(levee_packets_total{job=\"levee\",verdict=\"dropped\"})";
+  std::optional<double> d0;
+  ASSERT_TRUE(eventually([&] { return (d0 = prom.query(dropped)).has_value(); }, 15'000)) << prom.stop();
+
+  UdpReceiver rx(sb().rx_ns(), AF_INET, kPort);
+  FloodSpec fs;
+  fs.ns = sb().tx_ns();
+  fs.dev = sb().tx_if();
+  fs.dst = Addrs::rx4;
+  fs.src = Addrs::tx4;
+  fs.dport = kPort;
+  fs.rate = 40'000;
+  fs.seconds = 6;
+  Flood flood(fs);
+  FloodResult f = flood.wait();
+  ASSERT_TRUE(f.run.code == 0) << f.describe();
+  rx.finish();
+  usleep(3'000'000);  // two scrapes after the last packet
+  const std::optional<double> d1 = prom.query(dropped);
+  ASSERT_TRUE(d1.has_value());
+
+  const double sent = static_cast<double>(f.packets);
+  const double received = static_cast<double>(rx.total());
+  const double want = (sent - received) / f.seconds;  // drops per second, by the traffic
+  const double got = (*d1 - *d0) / f.seconds;          // by Prometheus
+  report("flood_sent_pps", sent / f.seconds);
+  report("receiver_pps", received / f.seconds);
+  report("drop_rate_traffic_pps", want);
+  report("drop_rate_prometheus_pps", got);
+  ASSERT_GT(want, 20'000) << "the flood should mostly be dropped: " << f.describe();
+  EXPECT_NEAR(got, want, 0.05 * want);
+
+  // The daemon's gauges reach Prometheus too: the flooding source is tracked, the
+  // start's config load counted as a success.
+  EXPECT_GE(prom.query("levee_sources").value_or(-1), 1);
+  EXPECT_EQ(prom.query("levee_config_last_reload_success").value_or(-1), 1);
+  RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  prom.stop();
+}
+
+// Class default of `levee show --json` for `addr`: its ban fields are "banned",
+// "ban_remaining_ms", "offences" (null object if it has no state there).
+json ban_of(Sandbox& sb, const std::string& addr) {
+  const json c = show_class(sb.show(addr), "default");
+  return c.is_null() ? json::object() : c;
+}
+
+TEST_F(DaemonE2e, Kill9KeepsTheFilterDroppingAndANewDaemonAdoptsBansAndCounters) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\nban = \"1m\"\n");
+  const std::string banned = Addrs::src4()[0], other = Addrs::src4()[1];
+  Daemon a(sb(), {"--config", cfg, "--prune-every", "1s"});
+  a.wait_ready();
+  if (HasFatalFailure()) return;
+
+  // A source over its limit is banned for a minute.
+  Sender({.ns = sb().tx_ns(), .src = banned, .dst = Addrs::rx4, .pps = 2000, .seconds = 0.3}, start_soon(50)).join();
+  ASSERT_EQ(ban_of(sb(), banned).value("banned", false), true) << sb().show(banned).dump();
+  const double dropped_a = metric(a.scrape().body, "levee_packets_total", {{"verdict", "dropped"}});
+  ASSERT_GT(dropped_a, 0);
+
+  // kill -9 in the middle of another source's flood: the filter keeps limiting it.
+  UdpReceiver rx(sb().rx_ns(), AF_INET, kPort);
+  const json s0 = sb().stats();
+  Sender flood({.ns = sb().tx_ns(), .src = other, .dst = Addrs::rx4, .pps = 2000, .seconds = 4}, start_soon(50));
+  usleep(1'000'000);
+  RunResult killed = a.kill9();
+  EXPECT_EQ(killed.code, 128 + SIGKILL) << killed.describe();
+  const SendLog& log = flood.join();
+  rx.finish();
+  const json s1 = sb().stats();
+  EXPECT_TRUE(xdp_query(sb().rx_ns(), sb().rx_if()).any()) << "the filter went with the daemon";
+  // It went over at once and is banned too: its burst passed, nothing after it.
+  report("kill9_flood_sent", static_cast<double>(log.sent));
+  report("kill9_flood_received", static_cast<double>(rx.count(other)));
+  EXPECT_LE(rx.count(other), 10u + 2u) << rx.summary();
+  EXPECT_GE(ju(s1, "dropped_packets") - ju(s0, "dropped_packets"), log.sent - rx.count(other) - 20);
+  EXPECT_GT(stat_reason_delta(s0, s1, "dropped", "ban"), static_cast<int64_t>(log.sent / 2));
+
+  // A second daemon while none runs adopts: the ban is still there, counters go on.
+  Daemon b(sb(), {"--config", cfg, "--prune-every", "1s"});
+  b.wait_ready();
+  if (HasFatalFailure()) return;
+  const json ban = ban_of(sb(), banned);
+  EXPECT_EQ(ban.value("banned", false), true) << ban.dump();
+  EXPECT_GT(ban.value("ban_remaining_ms", 0), 40'000) << ban.dump();
+  UdpReceiver rx2(sb().rx_ns(), AF_INET, kPort + 1);
+  Sender({.ns = sb().tx_ns(), .src = banned, .dst = Addrs::rx4, .port = kPort + 1, .pps = 50, .seconds = 0.4},
+         start_soon(50))
+      .join();
+  rx2.finish();
+  EXPECT_EQ(rx2.count(banned), 0u) << "a banned source got through after the restart: " << rx2.summary();
+  const Http mb = b.scrape();
+  const double dropped_b = metric(mb.body, "levee_packets_total", {{"verdict", "dropped"}});
+  EXPECT_GE(dropped_b, static_cast<double>(ju(s1, "dropped_packets"))) << "counters restarted";
+  EXPECT_GT(dropped_b, dropped_a);
+  EXPECT_TRUE(eventually([&] { return metric(b.scrape().body, "levee_bans_active") >= 1; }, 5000));
+
+  // One daemon per interface.
+  RunResult second = sb().levee({"run", sb().rx_if(), "--config", cfg});
+  expect_error(second, 1, "already has a levee run");
+
+  RunResult r = b.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("adopted the running filter"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stays attached"), std::string::npos) << r.err;
+  EXPECT_TRUE(xdp_query(sb().rx_ns(), sb().rx_if()).any()) << "SIGTERM detached the filter";
+}
+
+TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppressed) {
+  TempDir dir;
+  // A random flood over a /17: 32,768 sources, each at ~150 pps over its 20, so each
+  // asks for a limited and a banned event in the flood's first second, and a ban_ended
+  // a second after the flood: about 100,000 events against a rate of 50 a second.
+  constexpr double kRate = 50;
+  const std::string cfg = dir.write("levee.toml",
+                                    "[interface]\nevents_per_second = 50\n"
+                                    "[default]\nrate = 20\nburst = 5\nban = \"1s\"\n");
+  const std::string events = dir.path() + "/events.jsonl";
+  const uint64_t t_start = now_ns();
+  Daemon d(sb(), {"--config", cfg, "--events", events, "--prune-every", "1s"});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+
+  FloodSpec fs;
+  fs.ns = sb().tx_ns();
+  fs.dev = sb().tx_if();
+  fs.dst = Addrs::rx4;
+  fs.random = "198.18.128.0/17";
+  fs.dport = kPort;
+  fs.seconds = 5;
+  fs.cpu = 0;
+  Flood flood(fs);
+  FloodResult f = flood.wait();
+  ASSERT_TRUE(f.ok) << f.describe();
+  usleep(1'500'000);
+  const Http m = d.scrape();
+  RunResult r = d.stop();
+  const double life = secs(now_ns() - t_start);
+  ASSERT_EQ(r.code, 0) << r.describe();
+
+  const std::vector<json> lines = json_lines_of_file(events);
+  std::map<std::string, uint64_t> by_type;
+  uint64_t suppressed = 0;
+  for (const json& l : lines) {
+    ++by_type[l.at("type").get<std::string>()];
+    suppressed += l.at("suppressed").get<uint64_t>();
+  }
+  // Over the daemon's life at most burst + rate * t events (the burst is a second's
+  // worth: policy.hpp, events_rate), the datapath's and the ban ends together.
+  report("flood_mpps", f.pps / 1e6);
+  report("events_written", static_cast<double>(lines.size()));
+  report("events_suppressed", static_cast<double>(suppressed));
+  report("events_per_second_over_the_flood", static_cast<double>(lines.size()) / (f.seconds + 1.5));
+  for (const auto& [t, n] : by_type) report("events_" + t, static_cast<double>(n));
+  report("daemon_life_s", life);
+  EXPECT_LE(static_cast<double>(lines.size()), kRate + kRate * life) << "the event stream went over its rate";
+  EXPECT_GE(static_cast<double>(lines.size()), kRate * f.seconds * 0.8) << "the flood should use the whole budget";
+  EXPECT_GT(suppressed, 10 * lines.size()) << "a random flood asks for far more events than the rate lets out";
+  EXPECT_GT(by_type["banned"], 0u);
+  EXPECT_GT(by_type["ban_ended"], 0u);
+  // The daemon's metrics count the same.
+  EXPECT_EQ(metric(m.body, "levee_events_suppressed_total"), static_cast<double>(suppressed)) << m.body;
+  EXPECT_EQ(metric(m.body, "levee_events_total"), static_cast<double>(lines.size()));
+}
+
+}  // namespace
+}  // namespace lvt

@@ -1,0 +1,50 @@
+// daemon.hpp - `levee run`: one interface's filter kept by a foreground process.
+//
+// Start: the config is read and checked, the daemon's lock taken (one `levee run` per
+// interface), the metrics address bound and the events file opened — all before the
+// kernel is touched, so a start that fails changes nothing. Then the interface is
+// attached from the config, or, when levee's pins are already there (a restart, an
+// upgrade, a daemon killed with -9), adopted: the config is reloaded into the pinned
+// maps with `levee reload`'s atomic flip, and every per-source bucket, ban and counter
+// stays as it was.
+//
+// Running: the datapath's events go out as JSON lines; every prune_every the map is
+// walked once (idle state pruned, the known-source filter refreshed, sources and bans
+// counted for the gauges); SIGHUP reloads the config (a bad file changes nothing and is
+// reported, the daemon keeps going) and reopens the events file (logrotate).
+//
+// Stop (SIGTERM, SIGINT): the filter stays attached, pinned, still dropping, unless
+// detach_on_exit. A `levee detach` by someone else ends the daemon too (exit 0: the
+// operator's choice, which systemd's Restart=on-failure respects).
+//
+// Changes race nothing: the daemon's reloads and prunes take the interface's lock like
+// every CLI command, so `levee set` or `levee deny add` meanwhile are serialised.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace levee {
+
+struct DaemonOptions {
+  std::string iface;   // from the command line, or the config's [interface] name
+  std::string config;  // the policy file
+  std::optional<std::string> mode;  // --mode: auto, native, generic (attach only)
+  std::optional<std::pair<std::string, uint16_t>> metrics;  // host, port
+  std::string events_path;          // "": stdout
+  bool detach_on_exit = false;
+  uint64_t prune_every_ns = 30ull * 1'000'000'000;
+  uint64_t idle_ns = 10ull * 60 * 1'000'000'000;  // 0: the walk only counts
+};
+
+// Runs until SIGTERM/SIGINT (returns success) or a fatal error.
+Status run_daemon(const DaemonOptions& o);
+
+// "9740", ":9740", "127.0.0.1:9740", "[::1]:9740", "0.0.0.0:9740": a host (default
+// 127.0.0.1: metrics are private unless asked) and a port.
+Result<std::pair<std::string, uint16_t>> parse_listen_address(const std::string& text);
+
+}  // namespace levee

@@ -1,0 +1,154 @@
+#include "export/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include "core/reasons.hpp"
+#include "export/format.hpp"
+
+namespace levee {
+
+std::string escape_label(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+namespace {
+
+using Labels = std::vector<std::pair<const char*, std::string>>;
+
+// Appends families in order; each family's HELP/TYPE once, then its samples.
+class Writer {
+ public:
+  explicit Writer(const std::string& iface) : iface_(escape_label(iface)) {}
+
+  void family(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    name_ = name;
+  }
+  // A sample of the current family; every sample carries iface first.
+  template <typename T>  // integers as they are; doubles in the shortest form that reads back
+  void sample(const Labels& labels, T v) {
+    line(labels, fmt::format("{}", v));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  void line(const Labels& labels, const std::string& value) {
+    out_ += name_;
+    out_ += "{iface=\"" + iface_ + "\"";
+    for (const auto& [k, v] : labels) out_ += fmt::format(",{}=\"{}\"", k, escape_label(v));
+    out_ += "} " + value + "\n";
+  }
+  std::string iface_, out_;
+  const char* name_ = "";
+};
+
+double seconds(uint64_t unix_ns) { return static_cast<double>(unix_ns) / 1e9; }
+
+}  // namespace
+
+std::string render_metrics(const MetricsSnapshot& s) {
+  Writer w(s.iface);
+  const Counters& c = s.counters;
+
+  // Every reason the datapath counts, zeros too: a series exists before its first packet,
+  // so rate() and alerts see it start at 0 instead of appearing mid-flood.
+  w.family("levee_packets_total", "counter",
+           "Packets the XDP program saw, by verdict and the reason for it (summed over CPUs).");
+  for (const ReasonInfo& r : kReasons)
+    w.sample({{"verdict", lv_reason_drops(r.id) ? "dropped" : "passed"}, {"reason", std::string(r.name)}},
+             c.by_reason[r.id].packets);
+  w.family("levee_bytes_total", "counter", "Bytes of those packets (frame length), by verdict and reason.");
+  for (const ReasonInfo& r : kReasons)
+    w.sample({{"verdict", lv_reason_drops(r.id) ? "dropped" : "passed"}, {"reason", std::string(r.name)}},
+             c.by_reason[r.id].bytes);
+
+  w.family("levee_would_drop_packets_total", "counter",
+           "Monitor mode: packets that would have been dropped (passed as reason monitored), by reason.");
+  for (const ReasonInfo& r : kReasons)
+    if (would_drop_reason(r.id)) w.sample({{"reason", std::string(r.name)}}, c.would[r.id].packets);
+  w.family("levee_would_drop_bytes_total", "counter", "Monitor mode: bytes that would have been dropped, by reason.");
+  for (const ReasonInfo& r : kReasons)
+    if (would_drop_reason(r.id)) w.sample({{"reason", std::string(r.name)}}, c.would[r.id].bytes);
+
+  w.family("levee_class_packets_total", "counter",
+           "Packets that reached a traffic class of the policy, by class and verdict.");
+  for (const ClassCounters& k : s.classes) {
+    w.sample({{"class", k.name}, {"verdict", "passed"}}, k.counters.passed.packets);
+    w.sample({{"class", k.name}, {"verdict", "dropped"}}, k.counters.dropped.packets);
+  }
+  w.family("levee_class_bytes_total", "counter", "Bytes of those packets, by class and verdict.");
+  for (const ClassCounters& k : s.classes) {
+    w.sample({{"class", k.name}, {"verdict", "passed"}}, k.counters.passed.bytes);
+    w.sample({{"class", k.name}, {"verdict", "dropped"}}, k.counters.dropped.bytes);
+  }
+  w.family("levee_class_admitted_sources_total", "counter",
+           "New sources a class with a new-source budget admitted (gave state to).");
+  for (size_t i = 0; i < s.classes.size() && i < s.status.admitted.size(); ++i)
+    w.sample({{"class", s.classes[i].name}}, s.status.admitted[i]);
+
+  const IfaceStatus& st = s.status;
+  w.family("levee_info", "gauge", "The attachment: levee version, XDP mode, program id (value 1).");
+  w.sample({{"version", s.version}, {"xdp_mode", st.mode.empty() ? "none" : st.mode},
+            {"program_id", std::to_string(st.prog_id)}},
+           uint64_t{1});
+  w.family("levee_monitor", "gauge", "1 when the interface's monitor switch is on (levee set --mode monitor).");
+  w.sample({}, uint64_t{(st.policy_flags & LV_POL_MONITOR) ? 1u : 0u});
+  w.family("levee_config_generation", "gauge", "Generation of the policy in force (each reload or change adds one).");
+  w.sample({}, st.generation);
+  w.family("levee_sources_max", "gauge", "Source states the per-source map holds at most (--max-sources).");
+  w.sample({}, uint64_t{st.max_sources});
+  w.family("levee_bans_max", "gauge", "Ban records the ban map holds at most ([interface] max_bans).");
+  w.sample({}, uint64_t{st.max_bans});
+
+  if (s.walk) {
+    const WalkCounts& k = *s.walk;
+    w.family("levee_sources", "gauge", "Sources with state, at the last maintenance walk.");
+    w.sample({}, k.sources);
+    w.family("levee_networks", "gauge", "Network states (network limits), at the last maintenance walk.");
+    w.sample({}, k.networks);
+    w.family("levee_state_fill_ratio", "gauge",
+             "Entries of the per-source map (sources and networks) over its size, at the last walk.");
+    w.sample({}, st.max_sources ? static_cast<double>(k.sources + k.networks) / st.max_sources : 0.0);
+    w.family("levee_bans_active", "gauge", "Ban records banning now, at the last maintenance walk.");
+    w.sample({}, k.bans_active);
+    w.family("levee_ban_records", "gauge", "Ban records (active, or kept for their offence count), at the last walk.");
+    w.sample({}, k.ban_records);
+    w.family("levee_state_walk_timestamp_seconds", "gauge", "When the last maintenance walk finished (Unix time).");
+    w.sample({}, seconds(k.at_unix_ns));
+    w.family("levee_state_walk_duration_seconds", "gauge", "How long the last maintenance walk took.");
+    w.sample({}, k.seconds);
+  }
+
+  if (s.daemon) {
+    const DaemonHealth& d = *s.daemon;
+    w.family("levee_daemon_start_time_seconds", "gauge", "When this levee run started (Unix time).");
+    w.sample({}, seconds(d.start_unix_ns));
+    w.family("levee_reloads_total", "counter", "Config loads by this levee run (the start's and SIGHUP's), by result.");
+    w.sample({{"result", "success"}}, d.reloads_ok);
+    w.sample({{"result", "failure"}}, d.reloads_failed);
+    w.family("levee_config_last_reload_success", "gauge", "1 if the last config load succeeded, 0 if it failed.");
+    w.sample({}, uint64_t{d.last_reload_ok ? 1u : 0u});
+    w.family("levee_config_last_reload_success_timestamp_seconds", "gauge",
+             "When the config was last loaded successfully (Unix time).");
+    w.sample({}, seconds(d.last_success_unix_ns));
+    w.family("levee_events_total", "counter", "Events this levee run wrote, by type.");
+    for (const char* type : {"limited", "banned", "ban_ended", "admission", "map_full"}) {
+      auto it = d.events.find(type);
+      w.sample({{"type", type}}, it == d.events.end() ? uint64_t{0} : it->second);
+    }
+    w.family("levee_events_suppressed_total", "counter",
+             "Events the datapath did not send (over [interface] events_per_second), as the events it sent report.");
+    w.sample({}, d.events_suppressed);
+  }
+  return w.take();
+}
+
+}  // namespace levee

@@ -1,0 +1,61 @@
+// metrics.hpp - Prometheus text exposition (format 0.0.4) of one interface.
+//
+// Rendering is a pure function of a snapshot, so its output is tested without a kernel
+// and `levee run` serves exactly what the tests check. What a scrape reads is cheap at
+// any number of sources: the per-CPU counters (one lookup), the policy (mapped) and the
+// link's info. The gauges that need a walk of the per-source map (sources, bans) come
+// from the daemon's periodic maintenance walk, with the time it ran beside them.
+//
+// Counters are kept by the datapath per reason and per class, not per (class, reason):
+// so packets by reason and packets by class are two families, each summing to every
+// packet seen (levee_packets_total) or every packet that reached a class
+// (levee_class_packets_total). One family with both labels would double count in any
+// sum() over it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpf/loader.hpp"
+#include "bpf/maps.hpp"
+
+namespace levee {
+
+// What the daemon's last walk of lv_state and lv_bans counted.
+struct WalkCounts {
+  uint64_t sources = 0, networks = 0;
+  uint64_t bans_active = 0, ban_records = 0;
+  uint64_t at_unix_ns = 0;  // when it finished
+  double seconds = 0;       // how long it took
+};
+
+// The daemon's own health.
+struct DaemonHealth {
+  uint64_t start_unix_ns = 0;
+  uint64_t reloads_ok = 0, reloads_failed = 0;
+  bool last_reload_ok = true;
+  uint64_t last_success_unix_ns = 0;  // the start's load counts
+  std::map<std::string, uint64_t> events;  // written, by type name
+  uint64_t events_suppressed = 0;          // the datapath's "suppressed" counts, summed
+};
+
+struct MetricsSnapshot {
+  std::string iface;
+  std::string version;
+  IfaceStatus status;  // from query_status(..., walk = false)
+  Counters counters;
+  std::vector<ClassCounters> classes;  // first-match order; status.admitted in the same order
+  std::optional<WalkCounts> walk;
+  std::optional<DaemonHealth> daemon;  // absent: no daemon families
+};
+
+// The text exposition: # HELP and # TYPE per family, every family once, labels escaped.
+std::string render_metrics(const MetricsSnapshot& s);
+
+// Label value escaping of the text format: backslash, double quote, newline.
+std::string escape_label(const std::string& v);
+
+}  // namespace levee
