@@ -91,6 +91,7 @@ class Daemon {
   Http scrape() { return http_get(sb_.rx_ns(), kMetricsPort, "/metrics"); }
   pid_t pid() const { return child_->pid(); }
   RunResult stop() { return child_->stop(); }
+  void signal(int sig) { ::kill(child_->pid(), sig); }
   RunResult kill9() {
     ::kill(child_->pid(), SIGKILL);
     return child_->wait();
@@ -340,6 +341,78 @@ TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppres
   // The daemon's metrics count the same.
   EXPECT_EQ(metric(m.body, "levee_events_suppressed_total"), static_cast<double>(suppressed)) << m.body;
   EXPECT_EQ(metric(m.body, "levee_events_total"), static_cast<double>(lines.size()));
+}
+
+// SIGHUP reloads the file atomically; a bad file changes nothing and says so.
+TEST_F(DaemonE2e, SighupReloadsTheConfigAndABadFileChangesNothing) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
+  Daemon d(sb(), {"--config", cfg});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  auto rate = [&] { return sb().status().at("classes").at(0).at("rate").get<uint64_t>(); };
+  ASSERT_EQ(rate(), 100u);
+  const uint64_t gen = sb().status().at("policy_generation").get<uint64_t>();
+
+  dir.write("levee.toml", "[default]\nrate = 250\nburst = 10\n");
+  d.signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return rate() == 250; }, 5000)) << sb().status().dump();
+  EXPECT_EQ(sb().status().at("policy_generation").get<uint64_t>(), gen + 1);
+  EXPECT_TRUE(eventually([&] { return metric(d.scrape().body, "levee_reloads_total", {{"result", "success"}}) == 2; },
+                         3000));
+
+  dir.write("levee.toml", "[default]\nrate = 250\nburst = 10\ntypo = 1\n");
+  d.signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return metric(d.scrape().body, "levee_config_last_reload_success") == 0; }, 5000));
+  EXPECT_EQ(metric(d.scrape().body, "levee_reloads_total", {{"result", "failure"}}), 1);
+  EXPECT_EQ(rate(), 250u);
+  EXPECT_EQ(sb().status().at("policy_generation").get<uint64_t>(), gen + 1);
+  RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("reload failed, the running policy is unchanged: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("typo"), std::string::npos) << r.err;
+}
+
+// Whatever stops a start stops it before the kernel is touched: one line, the exit code,
+// and nothing attached or pinned.
+TEST_F(E2e, RunRefusesABadStartWithOneLineAndLeavesNothing) {
+  TempDir dir;
+  const std::string good = dir.write("good.toml", "[default]\nrate = 100\nburst = 10\n");
+  const std::string& ifname = sb().rx_if();
+
+  expect_error(sb().levee({"run", "--config", good}), 2, "names no interface");
+  expect_error(sb().levee({"run", ifname, "--config", dir.write("bad.toml", "[default]\nrate = 0\nburst = 10\n")}), 2,
+               "bad.toml");
+  expect_error(sb().levee({"run", ifname, "--config", dir.write("other.toml", "[interface]\nname = \"eth7\"\n"
+                                                                               "[default]\nrate = 100\nburst = 10\n")}),
+               2, "not of " + ifname);
+  expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", "99999"}), 2, "no valid port");
+  expect_error(sb().levee({"run", ifname, "--config", good, "--idle", "soon"}), 2, "--idle");
+  expect_error(sb().levee({"run", ifname, "--config", good, "--events", "/nonexistent/dir/events"}), 1,
+               "open the events file");
+  // The metrics port is taken (here by a listener of our own in the namespace).
+  int fd = socket_in(sb().rx_ns(), AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(kMetricsPort);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", std::to_string(kMetricsPort)}), 1,
+               "cannot serve metrics on 127.0.0.1:" + std::to_string(kMetricsPort));
+  close(fd);
+  expect_nothing_left(sb(), sb().rx_ns(), ifname);
+
+  // The config's [interface] name stands for the command line's interface.
+  const std::string named = dir.write("named.toml", "[interface]\nname = \"" + ifname + "\"\n[default]\nrate = 100\nburst = 10\n");
+  RunOptions o;
+  o.die_with_parent = true;
+  Child c = sb().levee_start({"run", "--config", named, "--detach-on-exit"}, o);
+  EXPECT_TRUE(eventually([&] { return sb().pinned(ifname); }, 10'000));
+  RunResult r = c.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("detached (--detach-on-exit)"), std::string::npos) << r.err;
+  expect_nothing_left(sb(), sb().rx_ns(), ifname);
 }
 
 }  // namespace
