@@ -88,6 +88,7 @@ class Daemon {
   DaemonHealth health_;
   std::optional<WalkCounts> walk_;
 
+  std::atomic<bool> ready_{false};  // pins_ is set: scrapes may read it
   std::unique_ptr<httplib::Server> server_;
   std::thread server_thread_;
 };
@@ -107,6 +108,11 @@ Status Daemon::start_server() {
   if (!o_.metrics) return {};
   server_ = std::make_unique<httplib::Server>();
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    if (!ready_.load(std::memory_order_acquire)) {  // bound before the filter is attached
+      res.status = 503;
+      res.set_content("levee run is starting\n", "text/plain; charset=utf-8");
+      return;
+    }
     auto s = snapshot();
     if (!s) {
       res.status = 500;
@@ -285,6 +291,7 @@ Status Daemon::run() {
   auto pins = open_pinned(iface);
   if (!pins) return pins.error();
   pins_ = std::move(pins.value());
+  ready_.store(true, std::memory_order_release);
   if (auto ev = EventSource::open(iface))
     events_ = std::move(ev.value());
   else
