@@ -8,7 +8,8 @@
 #   3. accuracy        passed / (burst + rate x t) per source at 2x and 10x the limit,
 #                      1, 100 and 10,000 sources, one and two sending CPUs
 #   4. memory          kernel memory per tracked source (map memlock / max_entries)
-#   5. controller      wall time of `levee stats` and of `levee status` at 1M sources
+#   5. controller      wall time of `levee stats`, `levee status`, `levee top` and
+#                      `levee prune` at 1M sources
 # and writes bench/results.json, bench/results.png and the tables of BENCHMARKS.md.
 #
 #   scripts/bench.sh [--quick] [--rounds N]
@@ -33,6 +34,8 @@ ACC_SECONDS=10    # accuracy sender length
 ACC_TOTAL_PPS=200000
 STATS_RUNS=21
 STATUS_RUNS=7
+TOP_RUNS=7        # each of the two `levee top` commands
+PRUNE_RUNS=7
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "$QUICK" = 1 ]; then
-  ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3
+  ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3 TOP_RUNS=3 PRUNE_RUNS=3
 fi
 [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds takes 1 to 99"
 
@@ -405,13 +408,26 @@ memory_case ipv4 131072 --dst 198.18.0.1 --src-base 198.18.0.0
 levee_rx detach "$DEV_RX" >/dev/null
 levee_rx attach "$DEV_RX" --rate 10 --burst 10 --prefix6 128 >/dev/null
 memory_case ipv6 1000000 --dst 2001:db8::1 --src-base 2001:db8:1::
+busy=$(wait_quiet)
 stats_ms=$(time_runs "$STATS_RUNS" "$B/levee" stats "$DEV_RX" --json | jq -sc .)
 status_ms=$(time_runs "$STATUS_RUNS" "$B/levee" status --json | jq -sc .)
+top_ms=$(time_runs "$TOP_RUNS" "$B/levee" top "$DEV_RX" -n 10 | jq -sc .)
+top_bytes_ms=$(time_runs "$TOP_RUNS" "$B/levee" top "$DEV_RX" -n 10 --by bytes --json | jq -sc .)
+top=$(levee_rx top "$DEV_RX" -n 10 --json)
+# Last: prune walks every entry as top does, and also checks each for idleness, deletes
+# the idle ones and refills the known-source filter from the rest. Nothing of the fill
+# has been idle an hour, so every run walks the full map and deletes nothing.
+prune_ms=$(time_runs "$PRUNE_RUNS" "$B/levee" prune "$DEV_RX" --idle 1h --json | jq -sc .)
+prune=$(levee_rx prune "$DEV_RX" --idle 1h --json)
 tracked=$(levee_rx status --json | jq ".interfaces[] | select(.interface == \"$DEV_RX\") | .sources")
 levee_rx detach "$DEV_RX" >/dev/null
 record --argjson stats "$stats_ms" --argjson status "$status_ms" --argjson tracked "$tracked" \
-  '{kind: "controller", sources: $tracked, stats_ms: $stats, status_ms: $status}'
-jq -r 'select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | sort | .[length / 2 | floor]) ms, levee status \(.status_ms | sort | .[length / 2 | floor]) ms (medians)"' "$RAW"
+  --argjson top_ms "$top_ms" --argjson top_bytes_ms "$top_bytes_ms" --argjson top "$top" \
+  --argjson prune_ms "$prune_ms" --argjson prune "$prune" --argjson busy "$busy" \
+  '{kind: "controller", sources: $tracked, busy_before: $busy, stats_ms: $stats, status_ms: $status,
+    $top_ms, $top_bytes_ms, top_sources: $top.sources, top_walk_ms: $top.walk_ms, $prune_ms,
+    prune: ($prune | {sources_removed, sources_kept, networks_removed, filter_sources, seconds})}'
+jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))"' "$RAW"
 
 # ---- results ---------------------------------------------------------------------------
 say "results: bench/results.json, bench/results.png, BENCHMARKS.md"
