@@ -233,15 +233,27 @@ TEST_F(ProgTest, OverrideWithOnlyAByteLimitReplacesThePacketLimit) {
 
 // Clocks on which an entry expiring at now + 1 h (wall clock) compiles to a monotonic
 // time an hour in the past, and one at now + 3 h to an hour ahead.
-Clocks shifted_clocks() {
-  Clocks c = Clocks::read();
-  c.now_mono_ns -= 2 * 3600 * kSec;
-  return c;
+// The controller's clocks as if it had compiled the lists `shift` ago: expiries between
+// then and now are over when the packets come. The shift is two hours, or less on a
+// machine up for less (CLOCK_MONOTONIC counts from boot and must not go below 0).
+struct Shifted {
+  Clocks clk;
+  uint64_t shift;
+  uint64_t past() const { return clk.now_unix_ns + shift / 2; }        // over shift/2 ago
+  uint64_t later_past() const { return clk.now_unix_ns + shift * 3 / 4; }  // over shift/4 ago
+  uint64_t future() const { return clk.now_unix_ns + 3 * 3600 * kSec; }   // an hour or more ahead
+};
+Shifted shifted_clocks() {
+  Shifted s{Clocks::read(), 0};
+  s.shift = std::min<uint64_t>(2 * 3600 * kSec, s.clk.now_mono_ns / 2);
+  s.clk.now_mono_ns -= s.shift;
+  return s;
 }
 
 TEST_F(ProgTest, ExpiredDenyStopsMatchingAndItsCoveringEntryDecides) {
-  const Clocks clk = shifted_clocks();
-  const uint64_t past = clk.now_unix_ns + 3600 * kSec, future = clk.now_unix_ns + 3 * 3600 * kSec;
+  const Shifted sh = shifted_clocks();
+  const Clocks& clk = sh.clk;
+  const uint64_t past = sh.past(), future = sh.future();
   Policy p = base_policy();
   p.lists = {
       list_entry("198.18.20.0/24", LV_LIST_ALLOW),
@@ -316,8 +328,9 @@ TEST_F(ProgTest, DenyEntryExpiresInTheDatapathOnTime) {
 // expires, the /24 decides (after_*), and once that expires too, what covers both
 // (then_*). (Both once fell back to "no entry".)
 TEST_F(ProgTest, ExpiredDenyInsideALaterExpiringDenyIsStillDenied) {
-  const Clocks clk = shifted_clocks();
-  const uint64_t past = clk.now_unix_ns + 3600 * kSec, future = clk.now_unix_ns + 3 * 3600 * kSec;
+  const Shifted sh = shifted_clocks();
+  const Clocks& clk = sh.clk;
+  const uint64_t past = sh.past(), future = sh.future();
   Policy p = base_policy();
   p.lists = {list_entry("198.18.25.0/24", LV_LIST_DENY, {}, future),
              list_entry("198.18.25.7/32", LV_LIST_DENY, {}, past),
@@ -334,7 +347,7 @@ TEST_F(ProgTest, ExpiredDenyInsideALaterExpiringDenyIsStillDenied) {
 
   // Both expired (the /32 first, then the /24), under an allow /16 that never expires:
   // the second fallback level decides.
-  const uint64_t later_past = clk.now_unix_ns + 3600 * kSec + 600 * kSec;
+  const uint64_t later_past = sh.later_past();
   p.lists = {list_entry("198.18.0.0/16", LV_LIST_ALLOW), list_entry("198.18.25.0/24", LV_LIST_DENY, {}, later_past),
              list_entry("198.18.25.7/32", LV_LIST_DENY, {}, past)};
   ctl.publish(p, clk);
