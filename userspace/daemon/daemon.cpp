@@ -266,6 +266,18 @@ bool Daemon::write_event(const EventRecord& r) {
 
 Status Daemon::run() {
   const std::string& iface = o_.iface;
+  // Signals first: a SIGTERM while it attaches ends it after the attach, cleanly (the
+  // default action would kill it between the attach and its loop).
+  cli::StopOnSignal stop;
+  struct sigaction sa {}, old_hup {};
+  sa.sa_handler = on_hup;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGHUP, &sa, &old_hup);
+  g_hup = 0;
+  struct RestoreHup {
+    struct sigaction old;
+    ~RestoreHup() { sigaction(SIGHUP, &old, nullptr); }
+  } restore_hup{old_hup};
   LV_TRY(check_privileges("run"));
   LV_TRY(check_bpffs());
   // Everything that can fail without touching the kernel, first.
@@ -298,13 +310,6 @@ Status Daemon::run() {
     say(iface, "no events: {}", ev.error().message());
   if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
 
-  cli::StopOnSignal stop;
-  struct sigaction sa {}, old_hup {};
-  sa.sa_handler = on_hup;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGHUP, &sa, &old_hup);
-  g_hup = 0;
-
   const auto every = std::chrono::nanoseconds(o_.prune_every_ns);
   auto next_walk = Clock::now();
   bool detached_by_other = false;
@@ -331,7 +336,6 @@ Status Daemon::run() {
       cli::StopOnSignal::sleep_until(Clock::now() + wait);
     }
   }
-  sigaction(SIGHUP, &old_hup, nullptr);
   stop_server();
   events_.reset();
   pins_.reset();
