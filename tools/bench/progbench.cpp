@@ -147,18 +147,28 @@ void run_all(Bench& b) {
           [&] { return test_run(floor, frame, o.repeat, XDP_DROP); });
   }
 
-  // levee's own object, as the product embeds it.
-  auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict,
-                        const std::function<void(lv_class&)>& extra = {}) {
+  // levee's own object, as the product embeds it, with a policy as the controller
+  // compiles and publishes it (class table, event rate, flags).
+  auto run_levee = [&](const std::string& name, const std::string& what, levee::CompiledPolicy& c, uint64_t warm,
+                       uint32_t verdict) {
     SkelPtr<levee_bpf> sk{levee_bpf__open(), levee_bpf__destroy};
     if (!sk.s) throw std::runtime_error("open levee object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
     if (levee_bpf__load(sk.s)) throw std::runtime_error("load levee object");
-    set_policy(bpf_map__fd(sk.s->maps.lv_policy), l, extra);
+    auto pm = levee::PolicyMap::map(bpf_map__fd(sk.s->maps.lv_policy), levee::list_fds_of(sk.s));
+    if (!pm) throw std::runtime_error(pm.error().message());
+    auto st = pm->init(c.slot, levee::Lists{c.list4, c.list6}, 0, LV_MODE_AUTO);
+    if (!st) throw std::runtime_error(st.error().message());
     int fd = bpf_program__fd(sk.s->progs.levee_xdp);
     // Warm up: create the source's state and, for the drop cases, spend its burst.
-    test_run(fd, frame, std::min<uint64_t>(l.burst, 1000) + 1000, verdict);
+    test_run(fd, frame, warm, verdict);
     b.add(name, what, o.repeat, [&] { return test_run(fd, frame, o.repeat, verdict); });
+  };
+  auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict,
+                        const std::function<void(lv_class&)>& extra = {}) {
+    levee::CompiledPolicy c = levee::compile(levee::one_class_policy(l), levee::Clocks::read());
+    if (extra) extra(c.slot.classes[c.slot.order[0]]);
+    run_levee(name, what, c, std::min<uint64_t>(l.burst, 1000) + 1000, verdict);
   };
   levee_case("levee_pass", "known source under its limit (cached-clock check, fine clock, CAS)",
              Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS);
@@ -209,19 +219,7 @@ void run_all(Bench& b) {
     auto ok = levee::validate(pol, levee::Clocks::read().now_unix_ns);
     if (!ok) throw std::runtime_error(ok.error().message());
     levee::CompiledPolicy c = levee::compile(pol, levee::Clocks::read());
-
-    SkelPtr<levee_bpf> sk{levee_bpf__open(), levee_bpf__destroy};
-    if (!sk.s) throw std::runtime_error("open levee object");
-    bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
-    if (levee_bpf__load(sk.s)) throw std::runtime_error("load levee object");
-    const levee::ListFds fds = levee::list_fds_of(sk.s);
-    auto pm = levee::PolicyMap::map(bpf_map__fd(sk.s->maps.lv_policy), fds);
-    if (!pm) throw std::runtime_error(pm.error().message());
-    auto st = pm->init(c.slot, levee::Lists{c.list4, c.list6}, 0, LV_MODE_AUTO);
-    if (!st) throw std::runtime_error(st.error().message());
-    int fd = bpf_program__fd(sk.s->progs.levee_xdp);
-    test_run(fd, frame, std::min<uint64_t>(r.burst, 1000) + 1000, verdict);
-    b.add(name, what, o.repeat, [&] { return test_run(fd, frame, o.repeat, verdict); });
+    run_levee(name, what, c, std::min<uint64_t>(r.burst, 1000) + 1000, verdict);
   };
   policy_case("levee_pass_32c_100k", "levee_pass with 32 classes and 100k deny entries",
               levee::Rate{10'000'000, 1'000'000'000}, XDP_PASS);
