@@ -25,7 +25,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-BENCH_PACKAGES=(nftables iptables gnuplot-nox jq)
+BENCH_PACKAGES=(nftables iptables gnuplot-nox jq curl)
 
 QUICK=0 RENDER_ONLY=0
 ROUNDS=5          # end-to-end rounds (the median of per-round ratios is reported)
@@ -35,6 +35,7 @@ ACC_TOTAL_PPS=200000
 STATS_RUNS=21
 STATUS_RUNS=7
 TOP_RUNS=7        # each of the two `levee top` commands
+SCRAPE_RUNS=21    # GET /metrics of `levee run`
 PRUNE_RUNS=7
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "$QUICK" = 1 ]; then
-  ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3 TOP_RUNS=3 PRUNE_RUNS=3
+  ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3 TOP_RUNS=3 PRUNE_RUNS=3 SCRAPE_RUNS=5
 fi
 [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds takes 1 to 99"
 
@@ -148,6 +149,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 TMP=
 cleanup() {
   set +e
+  [ -z "${RUN_PID:-}" ] || { kill "$RUN_PID" 2>/dev/null; wait "$RUN_PID" 2>/dev/null; }
   if [ -e "/var/run/netns/$NS_RX" ]; then
     levee_rx detach "$DEV_RX" >/dev/null 2>&1
     benchrx detach "$DEV_RX" >/dev/null 2>&1
@@ -211,6 +213,7 @@ ip -n "$NS_TX" addr add 198.18.0.2/24 dev "$DEV_TX"
 ip -n "$NS_RX" addr add 198.18.0.1/24 dev "$DEV_RX"
 ip -n "$NS_TX" link set "$DEV_TX" up
 ip -n "$NS_RX" link set "$DEV_RX" up
+ip -n "$NS_RX" link set lo up  # `levee run`'s metrics listen on the namespace's loopback
 
 flood() { "$B/levee-flood" --netns "$NS_TX" --dev "$DEV_TX" --json "$@"; }
 
@@ -414,6 +417,24 @@ status_ms=$(time_runs "$STATUS_RUNS" "$B/levee" status --json | jq -sc .)
 top_ms=$(time_runs "$TOP_RUNS" "$B/levee" top "$DEV_RX" -n 10 | jq -sc .)
 top_bytes_ms=$(time_runs "$TOP_RUNS" "$B/levee" top "$DEV_RX" -n 10 --by bytes --json | jq -sc .)
 top=$(levee_rx top "$DEV_RX" -n 10 --json)
+# A Prometheus scrape of `levee run` at 1M sources: it adopts the attachment (a reload
+# into the same class keeps the sources) and serves the counters, the policy and the
+# counts of its maintenance walk, which is done once before the timing starts; a scrape
+# walks nothing. Timed with curl, whose own start-up is in the figure.
+printf '[default]\nrate = 10\nburst = 10\nprefix6 = 128\n' >"$TMP/run.toml"
+in_rx "$B/levee" run "$DEV_RX" --config "$TMP/run.toml" --metrics 19741 --idle off --prune-every 1h \
+  >"$TMP/run.out" 2>"$TMP/run.err" &
+RUN_PID=$!
+metrics_url=http://127.0.0.1:19741/metrics
+for _ in $(seq 100); do
+  in_rx curl -sf "$metrics_url" 2>/dev/null | grep -q '^levee_sources{' && break
+  sleep 0.1
+done
+in_rx curl -sf "$metrics_url" | grep -q '^levee_sources{' || die "levee run did not serve metrics: $(cat "$TMP/run.err")"
+scrape_ms=$(time_runs "$SCRAPE_RUNS" curl -sf -o /dev/null "$metrics_url" | jq -sc .)
+scrape_bytes=$(in_rx curl -sf "$metrics_url" | wc -c)
+kill "$RUN_PID"; wait "$RUN_PID" 2>/dev/null || true
+RUN_PID=
 # Last: prune walks every entry as top does, and also checks each for idleness, deletes
 # the idle ones and refills the known-source filter from the rest. Nothing of the fill
 # has been idle an hour, so every run walks the full map and deletes nothing.
@@ -424,10 +445,12 @@ levee_rx detach "$DEV_RX" >/dev/null
 record --argjson stats "$stats_ms" --argjson status "$status_ms" --argjson tracked "$tracked" \
   --argjson top_ms "$top_ms" --argjson top_bytes_ms "$top_bytes_ms" --argjson top "$top" \
   --argjson prune_ms "$prune_ms" --argjson prune "$prune" --argjson busy "$busy" \
+  --argjson scrape_ms "$scrape_ms" --argjson scrape_bytes "$scrape_bytes" \
   '{kind: "controller", sources: $tracked, busy_before: $busy, stats_ms: $stats, status_ms: $status,
     $top_ms, $top_bytes_ms, top_sources: $top.sources, top_walk_ms: $top.walk_ms, $prune_ms,
-    prune: ($prune | {sources_removed, sources_kept, networks_removed, filter_sources, seconds})}'
-jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))"' "$RAW"
+    prune: ($prune | {sources_removed, sources_kept, networks_removed, filter_sources, seconds}),
+    $scrape_ms, $scrape_bytes}'
+jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms, a metrics scrape \(.scrape_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))"' "$RAW"
 
 # ---- results ---------------------------------------------------------------------------
 say "results: bench/results.json, bench/results.png, BENCHMARKS.md"

@@ -71,7 +71,9 @@ def per_round($rows; $a; $b):
                top_bytes_ms_median: ($ctl.top_bytes_ms | median | rnd(1)), top_bytes_ms_runs: $ctl.top_bytes_ms,
                top_sources: $ctl.top_sources, top_walk_ms: $ctl.top_walk_ms,
                prune_ms_median: ($ctl.prune_ms | median | rnd(1)), prune_ms_runs: $ctl.prune_ms,
-               prune: $ctl.prune},
+               prune: $ctl.prune,
+               scrape_ms_median: (if $ctl.scrape_ms then $ctl.scrape_ms | median | rnd(2) else null end),
+               scrape_ms_runs: $ctl.scrape_ms, scrape_bytes: $ctl.scrape_bytes},
   goals: [
     {goal: "levee drop path (known source over its limit) vs the floor, program cost",
      target: "<= 1.3x", value: $prog.levee_drop.ratio_to_floor, pending: false,

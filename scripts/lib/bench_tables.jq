@@ -71,7 +71,8 @@ elif $s == "controller" then
      ["`levee status --json` (batch walk of every entry)", "status"],
      ["`levee top IFACE -n 10` (walk, rank by drops)", "top"],
      ["`levee top IFACE -n 10 --by bytes --json`", "top_bytes"],
-     ["`levee prune IFACE --idle 1h --json` (walk, deletes none here)", "prune"]][]
+     ["`levee prune IFACE --idle 1h --json` (walk, deletes none here)", "prune"],
+     ["`curl` of `levee run`'s `/metrics` (no walk)", "scrape"]][]
    | [.[0], $c["\(.[1])_ms_median"], $c["\(.[1])_ms_runs"]] | select(.[1] != null)
    | [.[0], ($c.sources | commas), "**\(.[1]) ms**", (.[2] | map(tostring) | join(" "))] | row),
   (.controller | select(.busy_before != null) | "", "Other work kept \(.busy_before * 100 | round) % of the CPUs busy just before these timings.")
