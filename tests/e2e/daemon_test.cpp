@@ -140,15 +140,6 @@ class Prometheus {
   std::optional<Child> child_;
 };
 
-std::vector<json> json_lines_of_file(const std::string& path) {
-  std::vector<json> v;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) v.push_back(json::parse(line));
-  return v;
-}
-
 class DaemonE2e : public E2e {
  protected:
   void SetUp() override {
@@ -318,7 +309,8 @@ TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppres
   const double life = secs(now_ns() - t_start);
   ASSERT_EQ(r.code, 0) << r.describe();
 
-  const std::vector<json> lines = json_lines_of_file(events);
+  std::ifstream in(events);
+  const std::vector<json> lines = json_lines(std::string(std::istreambuf_iterator<char>(in), {}));
   std::map<std::string, uint64_t> by_type;
   uint64_t suppressed = 0;
   for (const json& l : lines) {

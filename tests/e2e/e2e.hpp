@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "sandbox.hpp"
@@ -62,6 +63,16 @@ inline void expect_nothing_left(const Sandbox& sb, const std::string& ns, const 
   EXPECT_FALSE(sb.pinned(ifname)) << sb.pin_dir(ifname) << " exists";
   auto staging = pin_entries(ifname + ":");
   EXPECT_TRUE(staging.empty()) << "staging directory left: " << (staging.empty() ? "" : staging.front());
+}
+
+// Every JSON object of a text of JSON lines (a command's output, an events file).
+inline std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> v;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line))
+    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+  return v;
 }
 
 // One class's counters of `levee stats --json` ("classes"), as the difference s1 - s0.

@@ -33,16 +33,6 @@ json levee_json(Sandbox& sb, const std::vector<std::string>& args) {
   return json::parse(r.out);
 }
 
-// Every JSON line a command printed.
-std::vector<json> json_lines(const std::string& out) {
-  std::vector<json> v;
-  std::stringstream ss(out);
-  std::string line;
-  while (std::getline(ss, line))
-    if (!line.empty()) v.push_back(json::parse(line));
-  return v;
-}
-
 uint64_t realtime_now_ms() {
   timespec t{};
   clock_gettime(CLOCK_REALTIME, &t);
