@@ -158,6 +158,9 @@ Status Daemon::start_filter(Policy p) {
           st->prog_id, st->mode, r->generation, p.source);
       for (const auto& d : r->dropped) say(iface, "dropped {}", d);
       for (const auto& n : r->notes) say(iface, "note: {}", n);
+      if (o_.mode && *o_.mode != "auto" && *o_.mode != st->mode)
+        say(iface, "note: --mode {} applies when levee run attaches; the running filter stays in {} mode "
+                   "(levee detach {} first to change it)", *o_.mode, st->mode, iface);
       return {};
     }
     // The interface was removed and has come back (a driver reload, a recreated veth):
