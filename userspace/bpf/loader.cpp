@@ -339,7 +339,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
 
 Status detach(const std::string& iface) {
   LV_TRY(preflight("detach"));
-  if (iface.empty() || iface.size() >= 16 || iface.find_first_of("/: \t") != std::string::npos)
+  if (!valid_iface_name(iface))
     return usage_error(fmt::format("'{}' is not a valid interface name", iface));
   auto lock = IfaceLock::acquire(iface);
   if (!lock) return lock.error();
@@ -830,12 +830,18 @@ Result<Counters> interface_counters(const Pinned& p) {
 Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
   auto c = interface_counters(p);
   if (!c) return c.error();
-  auto pm = map_pinned_policy(p);
-  if (!pm) return pm.error();
-  const lv_policy& pol = pm->active();
+  auto s = query_status(p, false);
+  if (!s) return s.error();
+  return class_counters(*s, *c);
+}
+
+std::vector<ClassCounters> class_counters(const IfaceStatus& s, const Counters& c) {
   std::vector<ClassCounters> out;
-  for (uint8_t id : class_order(pol))
-    out.push_back({name_of(pol.classes[id].name), id, c->by_class[id], (pol.classes[id].flags & LV_CLASS_MONITOR) != 0});
+  for (size_t i = 0; i < s.classes.size() && i < s.class_ids.size(); ++i) {
+    const lv_class& k = s.classes[i];
+    const uint8_t id = s.class_ids[i];
+    out.push_back({name_of(k.name), id, c.by_class[id], (k.flags & LV_CLASS_MONITOR) != 0});
+  }
   return out;
 }
 

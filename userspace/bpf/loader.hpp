@@ -183,6 +183,8 @@ struct ClassCounters {
   bool monitor = false;  // the class monitors now (its own mode or the interface's)
 };
 Result<std::vector<ClassCounters>> class_counters(const Pinned& p);
+// The same from what the caller has read already (query_status, interface_counters).
+std::vector<ClassCounters> class_counters(const IfaceStatus& s, const Counters& c);
 
 const char* mode_name(lv_attach_mode m);
 

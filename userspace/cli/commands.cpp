@@ -90,17 +90,14 @@ Status readers_preflight(const char* action) {
 Status attach(const AttachArgs& a) {
   AttachOptions o;
   o.iface = a.iface;
-  const lv_attach_mode mode =
-      a.mode == "native" ? LV_MODE_NATIVE : a.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
+  const lv_attach_mode mode = parse_attach_mode(a.mode).value_or(LV_MODE_AUTO);  // CLI11 checked it
   o.mode = mode;
   std::optional<Limits> shorthand;
   if (!a.config.empty()) {
     if (!a.rate.empty() || !a.burst.empty())
       return usage_error("--config and --rate/--burst exclude each other", "the file's classes hold the limits");
-    auto p = load_config(a.config);
+    auto p = load_config(a.config, a.iface);
     if (!p) return p.error();
-    LV_TRY(check_config_iface(*p, a.iface));
-    if (p->source.empty()) p->source = a.config;
     // The file's [interface] settings, unless the command line says otherwise.
     o = attach_options(a.iface, std::move(p.value()));
     if (a.mode_given) o.mode = mode;
@@ -142,10 +139,8 @@ Status attach(const AttachArgs& a) {
 }
 
 Status reload(const ReloadArgs& a) {
-  auto p = load_config(a.config);  // a bad file fails here, before anything is touched
+  auto p = load_config(a.config, a.iface);  // a bad file fails here, before anything is touched
   if (!p) return p.error();
-  LV_TRY(check_config_iface(*p, a.iface));
-  if (p->source.empty()) p->source = a.config;
   auto r = levee::reload(a.iface, *p);
   if (!r) return r.error();
   fmt::print("{}: policy generation {} from {}: {} classes, {} list entries ({} of them added at run time, kept)\n{}",

@@ -5,6 +5,7 @@
 #include "core/units.hpp"
 #include "daemon/daemon.hpp"
 #include "policy/config.hpp"
+#include "policy/policy.hpp"
 
 namespace levee::cli {
 
@@ -13,7 +14,7 @@ Status run(const RunArgs& a) {
   o.config = a.config;
   o.events_path = a.events;
   o.detach_on_exit = a.detach_on_exit;
-  if (!a.mode.empty()) o.mode = a.mode;
+  if (!a.mode.empty()) o.mode = parse_attach_mode(a.mode).value_or(LV_MODE_AUTO);  // CLI11 checked it
   if (!a.metrics.empty()) {
     auto m = parse_listen_address(a.metrics);
     if (!m) return m.error();

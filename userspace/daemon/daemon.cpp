@@ -75,6 +75,7 @@ class Daemon {
   void stop_server();
   Status start_filter(Policy p);
   void reload();
+  void say_reload_notes(const ReloadResult& r);
   void maintain();
   Result<MetricsSnapshot> snapshot();
   bool write_event(const EventRecord& r);
@@ -156,11 +157,10 @@ Status Daemon::start_filter(Policy p) {
       if (!r) return r.error();
       say(iface, "adopted the running filter (program {}, {} mode): state and counters kept; policy generation {} from {}",
           st->prog_id, st->mode, r->generation, p.source);
-      for (const auto& d : r->dropped) say(iface, "dropped {}", d);
-      for (const auto& n : r->notes) say(iface, "note: {}", n);
-      if (o_.mode && *o_.mode != "auto" && *o_.mode != st->mode)
+      say_reload_notes(*r);
+      if (o_.mode && *o_.mode != LV_MODE_AUTO && mode_name(*o_.mode) != st->mode)
         say(iface, "note: --mode {} applies when levee run attaches; the running filter stays in {} mode "
-                   "(levee detach {} first to change it)", *o_.mode, st->mode, iface);
+                   "(levee detach {} first to change it)", mode_name(*o_.mode), st->mode, iface);
       return {};
     }
     // The interface was removed and has come back (a driver reload, a recreated veth):
@@ -170,7 +170,7 @@ Status Daemon::start_filter(Policy p) {
     LV_TRY(detach(iface));
   }
   AttachOptions a = attach_options(iface, std::move(p));
-  if (o_.mode) a.mode = *o_.mode == "native" ? LV_MODE_NATIVE : *o_.mode == "generic" ? LV_MODE_GENERIC : LV_MODE_AUTO;
+  if (o_.mode) a.mode = *o_.mode;
   auto r = attach(a);
   if (!r) return r.error();
   if (!r->fallback.empty()) say(iface, "{}; using generic mode", r->fallback);
@@ -179,11 +179,15 @@ Status Daemon::start_filter(Policy p) {
   return {};
 }
 
+// What a reload left out or could not change, as `levee reload` prints it.
+void Daemon::say_reload_notes(const ReloadResult& r) {
+  for (const auto& d : r.dropped) say(o_.iface, "dropped {}", d);
+  for (const auto& n : r.notes) say(o_.iface, "note: {}", n);
+}
+
 void Daemon::reload() {
-  auto p = load_config(o_.config);
-  Status st = p ? check_config_iface(*p, o_.iface) : Status(p.error());
-  if (st && p->source.empty()) p->source = o_.config;
-  Result<ReloadResult> r = st ? levee::reload(o_.iface, *p) : Result<ReloadResult>(st.error());
+  auto p = load_config(o_.config, o_.iface);
+  Result<ReloadResult> r = p ? levee::reload(o_.iface, *p) : Result<ReloadResult>(p.error());
   {
     std::lock_guard g(mu_);
     if (r) health_.last_success_unix_ns = unix_now_ns();
@@ -196,8 +200,7 @@ void Daemon::reload() {
   }
   say(o_.iface, "reloaded {}: policy generation {}, {} classes, {} list entries", o_.config, r->generation, r->classes,
       group_digits(r->list_entries));
-  for (const auto& d : r->dropped) say(o_.iface, "dropped {}", d);
-  for (const auto& n : r->notes) say(o_.iface, "note: {}", n);
+  say_reload_notes(*r);
   if (auto e = open_events_file(); !e) say(o_.iface, "{}", e.error().message());
 }
 
@@ -245,12 +248,7 @@ Result<MetricsSnapshot> Daemon::snapshot() {
   auto c = interface_counters(*pins_);
   if (!c) return c.error();
   s.counters = *c;
-  for (size_t i = 0; i < st->classes.size(); ++i) {
-    const lv_class& k = st->classes[i];
-    const unsigned id = st->class_ids[i];
-    s.classes.push_back({std::string(k.name, strnlen(k.name, sizeof k.name)), id, c->by_class[id],
-                         (k.flags & LV_CLASS_MONITOR) != 0});
-  }
+  s.classes = class_counters(*st, *c);
   s.status = std::move(st.value());
   std::lock_guard g(mu_);
   s.walk = walk_;
@@ -284,10 +282,8 @@ Status Daemon::run() {
   LV_TRY(check_privileges("run"));
   LV_TRY(check_bpffs());
   // Everything that can fail without touching the kernel, first.
-  auto p = load_config(o_.config);
+  auto p = load_config(o_.config, iface);
   if (!p) return p.error();
-  LV_TRY(check_config_iface(*p, iface));
-  if (p->source.empty()) p->source = o_.config;
   auto lock = IfaceLock::daemon(iface);
   if (!lock) return lock.error();
   LV_TRY(open_events_file());

@@ -26,13 +26,14 @@
 #include <string>
 
 #include "core/result.hpp"
+#include "levee_abi.h"
 
 namespace levee {
 
 struct DaemonOptions {
   std::string iface;   // from the command line, or the config's [interface] name
   std::string config;  // the policy file
-  std::optional<std::string> mode;  // --mode: auto, native, generic (attach only)
+  std::optional<lv_attach_mode> mode;  // --mode (attach only; the config's otherwise)
   std::optional<std::pair<std::string, uint16_t>> metrics;  // host, port
   std::string events_path;          // "": stdout
   bool detach_on_exit = false;

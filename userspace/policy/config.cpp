@@ -327,7 +327,7 @@ class Reader {
     known(t, "interface", {"name", "mode", "max_sources", "when_full", "max_bans", "events_per_second"});
     if (const toml::node* n = t.get("name"); n && string(*n, "interface.name")) {
       const std::string v = *n->value<std::string>();
-      if (v.empty() || v.size() >= 16 || v.find_first_of("/: \t") != std::string::npos)
+      if (!valid_iface_name(v))
         fail(*n, "interface.name", fmt::format("'{}' is not an interface name", v), "give e.g. eth0");
       else
         s.name = v;
@@ -345,12 +345,8 @@ class Reader {
       if (auto v = count(*n, "interface.max_bans", 1, kMaxBans)) s.max_bans = static_cast<uint32_t>(*v);
     if (const toml::node* n = t.get("mode"); n && string(*n, "interface.mode")) {
       const std::string m = *n->value<std::string>();
-      if (m == "auto")
-        s.mode = LV_MODE_AUTO;
-      else if (m == "native")
-        s.mode = LV_MODE_NATIVE;
-      else if (m == "generic")
-        s.mode = LV_MODE_GENERIC;
+      if (auto mode = parse_attach_mode(m))
+        s.mode = *mode;
       else
         fail(*n, "interface.mode", fmt::format("'{}' is not a mode", m), "give auto, native or generic");
     }
@@ -690,9 +686,15 @@ Result<Policy> load_config(const std::string& path) {
 
 Status check_config_iface(const Policy& p, const std::string& iface) {
   if (p.iface.name.empty() || p.iface.name == iface) return {};
-  return usage_error(fmt::format("{} is the config of {} ([interface] name), not of {}", p.source.empty() ? "the file" : p.source,
-                                 p.iface.name, iface),
+  return usage_error(fmt::format("{} is the config of {} ([interface] name), not of {}", p.source, p.iface.name, iface),
                      fmt::format("give {} or the config of {}", p.iface.name, iface));
+}
+
+Result<Policy> load_config(const std::string& path, const std::string& iface) {
+  auto p = load_config(path);
+  if (!p) return p;
+  LV_TRY(check_config_iface(*p, iface));
+  return p;
 }
 
 }  // namespace levee

@@ -15,6 +15,7 @@
 namespace levee {
 
 // Parse and validate `path` (validate(policy, now) included). Errors are usage errors.
+// The policy's source is the path.
 Result<Policy> load_config(const std::string& path);
 
 // The same from text, `name` standing for the file in errors (for tests).
@@ -27,5 +28,8 @@ Result<Policy> parse_config(const std::string& text, const std::string& name, ui
 // A config whose [interface] name is set applies to that interface only: attach,
 // reload and run on another one are usage errors.
 Status check_config_iface(const Policy& p, const std::string& iface);
+
+// load_config for one interface: also refuses a config that names another.
+Result<Policy> load_config(const std::string& path, const std::string& iface);
 
 }  // namespace levee

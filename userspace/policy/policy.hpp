@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -154,6 +155,20 @@ inline constexpr uint64_t kMaxEventsPerSecond = 100'000;
 inline constexpr uint64_t kMaxEventsBurst = 2'000;
 inline Rate events_rate(uint64_t per_second) {
   return per_second ? Rate{per_second, std::min(per_second, kMaxEventsBurst)} : Rate{};
+}
+
+// A name the kernel could give an interface (IFNAMSIZ, no '/', ':' or blanks): checked
+// before it names a pin directory or a lock file.
+inline bool valid_iface_name(std::string_view n) {
+  return !n.empty() && n.size() < 16 && n.find_first_of("/: \t") == std::string_view::npos;
+}
+
+// "auto", "native", "generic" (attach --mode, run --mode, [interface] mode).
+inline std::optional<lv_attach_mode> parse_attach_mode(std::string_view m) {
+  if (m == "auto") return LV_MODE_AUTO;
+  if (m == "native") return LV_MODE_NATIVE;
+  if (m == "generic") return LV_MODE_GENERIC;
+  return std::nullopt;
 }
 
 // Settings of the attachment itself. mode, max_sources and max_bans size or attach
