@@ -44,7 +44,7 @@ elif $s == "e2e" then
      ["levee random IPv6 sources, no admission budget ÷ one IPv6 source", $e.random_unadmitted_vs_one_source_v6]][]
    | [.[0], (.[1].median | x), (.[1].runs | map(tostring) | join(" "))] | row),
   "",
-  "¹ packets/s levee *received*: every packet of a random-source flood is a new source, and a new source's first packet conforms, so nothing is dropped (the rows with an admission budget show what issue 5 changed)."
+  "¹ packets/s levee *received*: every packet of a random-source flood is a new source, and a new source's first packet conforms, so nothing is dropped (the rows with an admission budget show what a budget changes)."
 
 elif $s == "accuracy" then
   "| sources | sender ÷ limit | sender threads | rate, burst per source | sent in t | passed | burst + rate·t | passed ÷ (burst + rate·t) | exact-limiter count | passed ÷ exact | frames seen per CPU |",
@@ -78,9 +78,9 @@ elif $s == "controller" then
   (.controller | select(.busy_before != null) | "", "Other work kept \(.busy_before * 100 | round) % of the CPUs busy just before these timings.")
 
 elif $s == "goals" then
-  "| goal (issue 3 unless marked) | target | measured | |",
+  "| goal | target | measured | |",
   "|---|---|---|---|",
-  (.goals[] | [.goal + (if .issue then " (issue \(.issue))" else "" end), .target, .measured,
+  (.goals[] | [.goal, .target, .measured,
      (if .met then "met" elif .pending then "not yet" else "**not met**" end)] | row)
 else
   error("unknown section \($s)")
