@@ -88,8 +88,7 @@ static __always_inline __u64 lv_clock_now(struct lv_clock *ck, __u64 cached)
 
 /* Pass one packet of `cost` ns through a GCRA whose state lives at *ready_p,
  * CPU-safely. Returns LV_R_CONFORMING or `over`. */
-static __always_inline __u32 lv_gcra_take(__u64 *ready_p, __u64 ready, __u64 now, __u64 cost,
-					  __u64 tau, __u32 over)
+static __always_inline __u32 lv_gcra_take(__u64 *ready_p, __u64 ready, __u64 now, __u64 cost, __u64 tau, __u32 over)
 {
 	for (int i = 0; i < LV_CAS_TRIES; i++) {
 		__u64 seen;
@@ -104,8 +103,8 @@ static __always_inline __u32 lv_gcra_take(__u64 *ready_p, __u64 ready, __u64 now
 	return LV_R_CONTENDED;
 }
 
-static __always_inline void lv_key_init(struct lv_key *key, const struct lv_packet *pkt,
-					const struct lv_class *cls, __u32 class_id)
+static __always_inline void lv_key_init(struct lv_key *key, const struct lv_packet *pkt, const struct lv_class *cls,
+					__u32 class_id)
 {
 	if (pkt->family == LV_AF_INET) {
 		key->addr[0] = 0;
@@ -148,7 +147,7 @@ struct lv_ctx {
 	struct lv_shared *sh; /* the class's shared budgets (lv_shared) */
 	const struct lv_control *ctl;
 	struct lv_limits lim;
-	__u64 now; /* the cached clock (lv_clock_cached()), read once per packet */
+	__u64 now;         /* the cached clock (lv_clock_cached()), read once per packet */
 	struct lv_key key; /* the source: address masked to the class's prefix */
 	__u64 len;
 	__u32 class_id;
@@ -273,8 +272,8 @@ static __always_inline int lv_hot_rejects(struct lv_ctx *c)
 	if (!hot->fast || hot->hits >= LV_HOT_MAX_HITS || hot->generation != pol->generation ||
 	    !lv_key_eq(&hot->key, &c->key))
 		return 0;
-	if (listed && (hot->addr[0] != pkt->addr[0] || hot->addr[1] != pkt->addr[1] ||
-		       hot->addr[2] != pkt->addr[2] || hot->addr[3] != pkt->addr[3]))
+	if (listed && (hot->addr[0] != pkt->addr[0] || hot->addr[1] != pkt->addr[1] || hot->addr[2] != pkt->addr[2] ||
+		       hot->addr[3] != pkt->addr[3]))
 		return 0;
 	if (lv_gcra_conforms(hot->ready_ns, c->now))
 		return 0;
@@ -354,8 +353,8 @@ static __always_inline int lv_create(struct lv_ctx *c, const struct lv_key *key,
  * neither (a packet refused by the byte limit gets its packet charge back). Returns
  * LV_R_CONFORMING, or the refusing reason with *ready the time it looks at. */
 static __always_inline __u32 lv_take_pair(struct lv_state *st, const struct lv_limit *p, const struct lv_limit *b,
-					  __u64 ready, __u64 ready_b, __u64 now, __u64 len, __u32 over_p,
-					  __u32 over_b, __u64 *hot_ready)
+					  __u64 ready, __u64 ready_b, __u64 now, __u64 len, __u32 over_p, __u32 over_b,
+					  __u64 *hot_ready)
 {
 	__u32 r;
 
@@ -786,8 +785,8 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 
 	/* A spoofed flood past the admission budget: refused on the filter, without the
 	 * lookup that would miss (struct lv_seen). */
-	if ((cls->flags & LV_CLASS_ADMIT) &&
-	    !lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now) && lv_seen_never(c))
+	if ((cls->flags & LV_CLASS_ADMIT) && !lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now) &&
+	    lv_seen_never(c))
 		return LV_R_ADMISSION;
 
 	st = bpf_map_lookup_elem(&lv_state, &c->key);
@@ -847,8 +846,7 @@ static __always_inline __u32 lv_mode(struct lv_ctx *c, __u32 reason)
 
 	if (!(c->cls->flags & LV_CLASS_MONITOR) || reason >= LV_REASON_MAX)
 		return reason;
-	if (!((LV_MONITORABLE >> reason) & 1) &&
-	    !(reason == LV_R_DENY && !(c->pol->flags & LV_POL_MONITOR_DENY)))
+	if (!((LV_MONITORABLE >> reason) & 1) && !(reason == LV_R_DENY && !(c->pol->flags & LV_POL_MONITOR_DENY)))
 		return reason;
 	w = &c->pc->would[reason];
 	w->packets++;
@@ -871,7 +869,7 @@ static __always_inline __u32 lv_classify(const struct lv_policy *pol, const stru
  * Either is skipped when the slot has no entries in it for the family.
  */
 static __always_inline const struct lv_list_value *lv_list_lookup(__u32 slot, const struct lv_policy *pol,
-								   const struct lv_packet *pkt)
+								  const struct lv_packet *pkt)
 {
 	const struct lv_list_value *v = NULL;
 

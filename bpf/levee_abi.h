@@ -59,17 +59,17 @@ enum lv_reason {
 			      * monitor mode: lv_percpu.would says for which reason */
 	LV_R_FIRST_DROP = 8,
 	/* dropped */
-	LV_R_RATE = 8,        /* over its per-source packet limit */
-	LV_R_MALFORMED = 9,   /* truncated or inconsistent L2/L3/L4 header */
-	LV_R_VLAN_DEPTH = 10, /* more than two VLAN tags: not parsed, so not let through */
-	LV_R_MAP_FULL = 11,   /* the kernel could not create state for a new source */
-	LV_R_CONTENDED = 12,  /* lost the compare-and-swap race too often (fails closed) */
-	LV_R_DENY = 13,       /* on the deny list */
-	LV_R_BYTES = 14,      /* over its per-source byte limit */
-	LV_R_EXT_DEPTH = 15,  /* more IPv6 extension headers than levee walks */
-	LV_R_BAN = 16,        /* its source is banned (struct lv_ban) */
-	LV_R_ADMISSION = 17,  /* a new source over its class's new-source budget */
-	LV_R_NETWORK = 18,    /* over the limit of its enclosing network (/24, /48, ...) */
+	LV_R_RATE = 8,         /* over its per-source packet limit */
+	LV_R_MALFORMED = 9,    /* truncated or inconsistent L2/L3/L4 header */
+	LV_R_VLAN_DEPTH = 10,  /* more than two VLAN tags: not parsed, so not let through */
+	LV_R_MAP_FULL = 11,    /* the kernel could not create state for a new source */
+	LV_R_CONTENDED = 12,   /* lost the compare-and-swap race too often (fails closed) */
+	LV_R_DENY = 13,        /* on the deny list */
+	LV_R_BYTES = 14,       /* over its per-source byte limit */
+	LV_R_EXT_DEPTH = 15,   /* more IPv6 extension headers than levee walks */
+	LV_R_BAN = 16,         /* its source is banned (struct lv_ban) */
+	LV_R_ADMISSION = 17,   /* a new source over its class's new-source budget */
+	LV_R_NETWORK = 18,     /* over the limit of its enclosing network (/24, /48, ...) */
 	LV_R_CLASS_LIMIT = 19, /* over the limit of its class as a whole */
 	/* 20..23 reserved */
 	LV_REASON_MAX = 24,
@@ -83,9 +83,9 @@ static inline int lv_reason_drops(unsigned int reason)
 /* Reasons a class in monitor mode counts (lv_percpu.would) instead of dropping: the
  * limiter's decisions. Malformed and unparsed frames are dropped in every mode; the
  * deny list only when the policy says so (LV_POL_MONITOR_DENY). */
-#define LV_MONITORABLE                                                                         \
-	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | \
-	 (1u << LV_R_BAN) | (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT))
+#define LV_MONITORABLE                                                                                                \
+	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | (1u << LV_R_BAN) | \
+	 (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT))
 
 /* ---- per-source state: LRU hash lv_state ---------------------------------------- */
 
@@ -181,21 +181,21 @@ enum lv_class_flags {
 	 * lose a packet to it, as it would to any jitter on the wire.
 	 */
 	LV_CLASS_FAST_REJECT = 1u << 0,
-	LV_CLASS_MONITOR = 1u << 1, /* count would-be drops (LV_MONITORABLE), drop nothing */
-	LV_CLASS_BAN = 1u << 2,     /* a source over its limit is banned (ban_ns) */
-	LV_CLASS_BAN_ALL = 1u << 3, /* ...in every class, not only this one */
-	LV_CLASS_ADMIT = 1u << 4,   /* new sources within the admit budget only */
-	LV_CLASS_NETWORK = 1u << 5, /* net_pkt or net_bytes set */
-	LV_CLASS_TOTAL = 1u << 6,   /* total_pkt or total_bytes set */
+	LV_CLASS_MONITOR = 1u << 1,     /* count would-be drops (LV_MONITORABLE), drop nothing */
+	LV_CLASS_BAN = 1u << 2,         /* a source over its limit is banned (ban_ns) */
+	LV_CLASS_BAN_ALL = 1u << 3,     /* ...in every class, not only this one */
+	LV_CLASS_ADMIT = 1u << 4,       /* new sources within the admit budget only */
+	LV_CLASS_NETWORK = 1u << 5,     /* net_pkt or net_bytes set */
+	LV_CLASS_TOTAL = 1u << 6,       /* total_pkt or total_bytes set */
 	LV_CLASS_MONITOR_OWN = 1u << 7, /* the class's own mode is monitor (LV_CLASS_MONITOR
 					 * is that or the interface's LV_POL_MONITOR) */
 };
 
 struct lv_class {
-	struct lv_limit pkt;   /* per source */
+	struct lv_limit pkt; /* per source */
 	struct lv_limit bytes;
-	struct lv_limit admit; /* new sources per second that may create state (per class) */
-	struct lv_limit net_pkt;   /* per enclosing network (net_mask*): all its sources */
+	struct lv_limit admit;   /* new sources per second that may create state (per class) */
+	struct lv_limit net_pkt; /* per enclosing network (net_mask*): all its sources */
 	struct lv_limit net_bytes;
 	struct lv_limit total_pkt; /* the class as a whole (struct lv_shared, lv_lease) */
 	struct lv_limit total_bytes;
@@ -207,12 +207,12 @@ struct lv_class {
 	__u32 mask6[4];   /* IPv6 source prefix mask, network byte order */
 	__u32 net_mask4;  /* the network limit's prefix masks */
 	__u32 net_mask6[4];
-	__u32 flags;      /* enum lv_class_flags */
-	__u8 prefix4;     /* for display */
+	__u32 flags;  /* enum lv_class_flags */
+	__u8 prefix4; /* for display */
 	__u8 prefix6;
 	__u8 net_prefix4;
 	__u8 net_prefix6;
-	__u8 epoch;       /* bumped when the id is given to a new class (struct lv_key) */
+	__u8 epoch; /* bumped when the id is given to a new class (struct lv_key) */
 	__u8 pad[7];
 	char name[LV_NAME_LEN];
 };
@@ -238,9 +238,9 @@ enum lv_l4_kind {
 	LV_L4_TCP = 1,     /* any other TCP */
 	LV_L4_UDP = 2,
 	LV_L4_PORTED = 3,
-	LV_L4_ICMP = 3,    /* ICMP over IPv4 */
-	LV_L4_ICMP6 = 4,   /* ICMPv6 over IPv6 */
-	LV_L4_OTHER = 5,   /* any other protocol */
+	LV_L4_ICMP = 3,  /* ICMP over IPv4 */
+	LV_L4_ICMP6 = 4, /* ICMPv6 over IPv6 */
+	LV_L4_OTHER = 5, /* any other protocol */
 	LV_L4_TCP_FRAG = 6,
 	LV_L4_UDP_FRAG = 7,
 	LV_L4_KINDS = 8,
@@ -271,20 +271,20 @@ enum lv_policy_flags {
 struct lv_policy {
 	__u32 nr_classes;
 	__u32 nr_overrides;
-	__u32 flags;      /* enum lv_policy_flags */
-	__u32 ban_mask4;  /* source prefix of bans in every class (LV_CLASS_BAN_ALL
+	__u32 flags;     /* enum lv_policy_flags */
+	__u32 ban_mask4; /* source prefix of bans in every class (LV_CLASS_BAN_ALL
 			   * classes share one prefix) */
 	__u32 ban_mask6[4];
-	__u64 full_at;    /* LV_POL_REFUSE_FULL: refuse once lv_shared's source count
+	__u64 full_at;          /* LV_POL_REFUSE_FULL: refuse once lv_shared's source count
 			   * reaches this (a little under the map's size: the LRU starts
 			   * evicting before it is full) */
 	struct lv_limit events; /* events into lv_events, all CPUs together; cost 0: none */
-	__u64 generation; /* bumped by every change the controller makes */
-	__u32 nr_list4;   /* entries in this slot's IPv4 list trie: 0 skips the lookup */
+	__u64 generation;       /* bumped by every change the controller makes */
+	__u32 nr_list4;         /* entries in this slot's IPv4 list trie: 0 skips the lookup */
 	__u32 nr_list6;
-	__u32 nr_host4;   /* entries in this slot's IPv4 host hash: 0 skips the lookup */
+	__u32 nr_host4; /* entries in this slot's IPv4 host hash: 0 skips the lookup */
 	__u32 nr_host6;
-	__u8 order[LV_MAX_CLASSES]; /* class ids in first-match order, nr_classes of them */
+	__u8 order[LV_MAX_CLASSES];              /* class ids in first-match order, nr_classes of them */
 	struct lv_class classes[LV_MAX_CLASSES]; /* by id; an unused id keeps its epoch */
 	/* The per-class counters (lv_percpu.by_class) when the id was given to its
 	 * current class: what the class has counted is the difference. */
@@ -360,11 +360,11 @@ enum lv_list_origin {
  * expiring entries skip to the nearest entry that never expires.
  */
 struct lv_list_value {
-	__u8 kind;              /* enum lv_list_kind */
-	__u8 origin;            /* enum lv_list_origin */
-	__u16 override_id;      /* LV_LIST_OVERRIDE: index into lv_policy.overrides */
-	__u8 after_kind;        /* once this entry expired: the covering entry's kind */
-	__u8 then_kind;         /* once that one expired too */
+	__u8 kind;         /* enum lv_list_kind */
+	__u8 origin;       /* enum lv_list_origin */
+	__u16 override_id; /* LV_LIST_OVERRIDE: index into lv_policy.overrides */
+	__u8 after_kind;   /* once this entry expired: the covering entry's kind */
+	__u8 then_kind;    /* once that one expired too */
 	__u16 after_override;
 	__u64 expires_ns;       /* CLOCK_MONOTONIC ns this entry stops matching at; 0 = never */
 	__u64 after_expires_ns; /* when the covering entry stops; 0 = never */
@@ -386,9 +386,9 @@ struct lv_shared {
 	__u64 admit_ready;
 	__u64 total_ready;
 	__u64 total_ready_bytes;
-	__u64 sources;  /* entry LV_MAX_CLASSES: states created (LV_POL_REFUSE_FULL);
+	__u64 sources;        /* entry LV_MAX_CLASSES: states created (LV_POL_REFUSE_FULL);
 			 * the controller subtracts what it removes */
-	__u64 admitted; /* new sources admitted (display) */
+	__u64 admitted;       /* new sources admitted (display) */
 	__u64 admit_event_ns; /* last LV_EV_ADMISSION of the class: one a second at most */
 	__u64 full_event_ns;  /* last LV_EV_MAP_FULL of the class */
 	__u64 events_ready;   /* entry LV_MAX_CLASSES: the event rate's GCRA */
@@ -416,12 +416,12 @@ enum lv_event_type {
 };
 
 struct lv_event {
-	__u64 time_ns;    /* CLOCK_MONOTONIC (the per-CPU cached clock: within a tick) */
-	__u32 addr[4];    /* the source as keyed (masked to its class prefix), IPv4-mapped */
-	__u8 type;        /* enum lv_event_type */
-	__u8 family;      /* enum lv_family */
+	__u64 time_ns; /* CLOCK_MONOTONIC (the per-CPU cached clock: within a tick) */
+	__u32 addr[4]; /* the source as keyed (masked to its class prefix), IPv4-mapped */
+	__u8 type;     /* enum lv_event_type */
+	__u8 family;   /* enum lv_family */
 	__u16 class_id;
-	__u8 reason;      /* enum lv_reason of the drop that caused it */
+	__u8 reason; /* enum lv_reason of the drop that caused it */
 	__u8 pad[3];
 	__u32 count;
 	__u32 suppressed; /* events this CPU could not send since the last one it sent */
@@ -443,10 +443,10 @@ struct lv_ban {
 	__u64 duration_ns; /* this ban's length */
 	__u64 shadow_ns;   /* the packet limit's ready time, measured while banned */
 	__u64 shadow_bytes_ns;
-	__u64 since_ns;    /* when this ban began */
-	__u32 offences;    /* bans since the last quiet period of forget_ns */
-	__u16 class_id;    /* the class that imposed it */
-	__u8 epoch;        /* ...and its epoch (a class given that id later is another) */
+	__u64 since_ns; /* when this ban began */
+	__u32 offences; /* bans since the last quiet period of forget_ns */
+	__u16 class_id; /* the class that imposed it */
+	__u8 epoch;     /* ...and its epoch (a class given that id later is another) */
 	__u8 pad;
 };
 
@@ -463,7 +463,7 @@ struct lv_ban {
  * set on every creation: the controller may clear the inactive half, refill it from
  * the map and flip lv_control.seen_active to drop stale bits.
  */
-#define LV_SEEN_LOG2 23                       /* bits per half: 1 MB */
+#define LV_SEEN_LOG2 23                          /* bits per half: 1 MB */
 #define LV_SEEN_WORDS (1u << (LV_SEEN_LOG2 - 6)) /* u64 words per half */
 
 static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
@@ -570,8 +570,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 56, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 88 + 32 * LV_REASON_MAX + 64 * LV_MAX_CLASSES,
-		 "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 88 + 32 * LV_REASON_MAX + 64 * LV_MAX_CLASSES, "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

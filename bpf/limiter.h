@@ -47,8 +47,8 @@ LV_INLINE int lv_gcra_conforms(__u64 ready, __u64 now)
 /* The state after passing a packet of `cost` ns at `now` through a limit of `tau`. */
 LV_INLINE __u64 lv_gcra_after(__u64 ready, __u64 now, __u64 cost, __u64 tau)
 {
-	__u64 queued = ready + cost;      /* behind earlier packets */
-	__u64 full = now - tau + cost;    /* the bucket was full: credit capped at tau */
+	__u64 queued = ready + cost;   /* behind earlier packets */
+	__u64 full = now - tau + cost; /* the bucket was full: credit capped at tau */
 	return (__s64)(queued - full) > 0 ? queued : full;
 }
 

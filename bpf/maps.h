@@ -81,13 +81,13 @@ struct {
  * same flip of `active` that switches the classes switches the lists (struct
  * lv_list_value). Both allocate per entry; max_entries is only a cap.
  */
-#define LV_LIST_TRIE(name, keytype)                              \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_LPM_TRIE);             \
-		__uint(max_entries, LV_MAX_LIST_ENTRIES);        \
-		__uint(map_flags, BPF_F_NO_PREALLOC);            \
-		__type(key, keytype);                            \
-		__type(value, struct lv_list_value);             \
+#define LV_LIST_TRIE(name, keytype)                       \
+	struct {                                          \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);      \
+		__uint(max_entries, LV_MAX_LIST_ENTRIES); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);     \
+		__type(key, keytype);                     \
+		__type(value, struct lv_list_value);      \
 	} name SEC(".maps")
 
 LV_LIST_TRIE(lv_list4_0, struct lv_lpm4);
@@ -95,13 +95,13 @@ LV_LIST_TRIE(lv_list4_1, struct lv_lpm4);
 LV_LIST_TRIE(lv_list6_0, struct lv_lpm6);
 LV_LIST_TRIE(lv_list6_1, struct lv_lpm6);
 
-#define LV_HOST_HASH(name, keytype)                              \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_HASH);                 \
-		__uint(max_entries, LV_MAX_LIST_ENTRIES);        \
-		__uint(map_flags, BPF_F_NO_PREALLOC);            \
-		__type(key, keytype);                            \
-		__type(value, struct lv_list_value);             \
+#define LV_HOST_HASH(name, keytype)                       \
+	struct {                                          \
+		__uint(type, BPF_MAP_TYPE_HASH);          \
+		__uint(max_entries, LV_MAX_LIST_ENTRIES); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);     \
+		__type(key, keytype);                     \
+		__type(value, struct lv_list_value);      \
 	} name SEC(".maps")
 
 /* Host entries, by address (network order): IPv4 one word, IPv6 four. */

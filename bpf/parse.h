@@ -172,8 +172,7 @@ static __always_inline int lv_parse_ipv4(struct lv_cursor *c, struct lv_packet *
 	pkt->addr[1] = 0;
 	pkt->addr[2] = bpf_htonl(0xffff);
 	pkt->addr[3] = iph->saddr;
-	return lv_parse_l4(c, iph->protocol, tot_len - hdr_len,
-			   (bpf_ntohs(iph->frag_off) & 0x1fff) != 0, pkt);
+	return lv_parse_l4(c, iph->protocol, tot_len - hdr_len, (bpf_ntohs(iph->frag_off) & 0x1fff) != 0, pkt);
 }
 
 /* IPv6 extension headers levee walks to find the transport header. */

@@ -202,13 +202,9 @@ void attach_over_foreign(Sandbox& sb, uint32_t flags) {
   EXPECT_EQ(xdp_query(sb.rx_ns(), sb.rx_if()).prog_id, foreign.prog_id());
 }
 
-TEST_F(E2e, AttachOverForeignGenericProgramFails) {
-  attach_over_foreign(sb(), XDP_FLAGS_SKB_MODE);
-}
+TEST_F(E2e, AttachOverForeignGenericProgramFails) { attach_over_foreign(sb(), XDP_FLAGS_SKB_MODE); }
 
-TEST_F(E2e, AttachOverForeignNativeProgramFails) {
-  attach_over_foreign(sb(), XDP_FLAGS_DRV_MODE);
-}
+TEST_F(E2e, AttachOverForeignNativeProgramFails) { attach_over_foreign(sb(), XDP_FLAGS_DRV_MODE); }
 
 // 8. Two levee set racing on one interface both complete, serialised: the result is
 // one of the two requests, whole, and each published exactly once.
@@ -244,8 +240,8 @@ TEST_F(E2e, ConcurrentSetsSerialise) {
 TEST_F(E2e, StatsJsonFollowsTheContract) {
   attach(kLimits);
   auto s = sb().stats();
-  for (const char* k : {"rx_packets", "rx_bytes", "passed_packets", "passed_bytes", "dropped_packets",
-                        "dropped_bytes"}) {
+  for (const char* k :
+       {"rx_packets", "rx_bytes", "passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes"}) {
     ASSERT_TRUE(s.contains(k)) << k << " missing: " << s.dump();
     EXPECT_TRUE(s.at(k).is_number_unsigned()) << k << ": " << s.dump();
   }
@@ -265,9 +261,9 @@ TEST_F(E2e, StatsJsonFollowsTheContract) {
 
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
-  for (const char* k : {"interface", "ifindex", "attached", "mode", "prog_id", "link_id", "rate", "burst",
-                        "effective_rate", "prefix4", "prefix6", "fast_reject", "policy_generation", "max_sources",
-                        "sources"})
+  for (const char* k :
+       {"interface", "ifindex", "attached", "mode", "prog_id", "link_id", "rate", "burst", "effective_rate", "prefix4",
+        "prefix6", "fast_reject", "policy_generation", "max_sources", "sources"})
     EXPECT_TRUE(st.contains(k)) << k << " missing: " << st.dump();
   EXPECT_EQ(st.at("interface"), sb().rx_if());
   EXPECT_EQ(st.at("attached"), true);

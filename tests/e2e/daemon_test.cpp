@@ -63,8 +63,7 @@ double metric(const std::string& text, const std::string& name, const std::map<s
     const auto brace = line.find('{');
     if (line.compare(0, brace, name) != 0 || brace != name.size()) continue;
     bool match = true;
-    for (const auto& [k, v] : want)
-      match &= line.find(k + "=\"" + v + "\"") != std::string::npos;
+    for (const auto& [k, v] : want) match &= line.find(k + "=\"" + v + "\"") != std::string::npos;
     if (!match) continue;
     sum += std::stod(line.substr(line.rfind(' ') + 1));
     any = true;
@@ -107,19 +106,19 @@ class Daemon {
 class Prometheus {
  public:
   Prometheus(const std::string& ns, const TempDir& dir) : ns_(ns) {
-    const std::string cfg = dir.write("prometheus.yml", "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                                        "scrape_configs:\n  - job_name: levee\n    static_configs:\n"
-                                                        "      - targets: ['127.0.0.1:" +
-                                                            std::to_string(kMetricsPort) + "']\n");
+    const std::string cfg = dir.write("prometheus.yml",
+                                      "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                      "scrape_configs:\n  - job_name: levee\n    static_configs:\n"
+                                      "      - targets: ['127.0.0.1:" +
+                                          std::to_string(kMetricsPort) + "']\n");
     RunOptions o;
     o.netns = ns;
     o.die_with_parent = true;
     o.timeout = std::chrono::milliseconds(300'000);
-    child_.emplace(std::vector<std::string>{"prometheus", "--config.file=" + cfg,
-                                            "--storage.tsdb.path=" + dir.path() + "/tsdb",
-                                            "--web.listen-address=127.0.0.1:" + std::to_string(kPromPort),
-                                            "--log.level=warn"},
-                   o);
+    child_.emplace(
+        std::vector<std::string>{"prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + dir.path() + "/tsdb",
+                                 "--web.listen-address=127.0.0.1:" + std::to_string(kPromPort), "--log.level=warn"},
+        o);
   }
   bool ready() {
     return eventually([&] { return http_get(ns_, kPromPort, "/-/ready").status == 200; }, 20'000);
@@ -127,7 +126,8 @@ class Prometheus {
   // An instant query's single value; nullopt if the result is empty.
   std::optional<double> query(const std::string& expr) {
     Http h = http_get(ns_, kPromPort, "/api/v1/query", {{"query", expr}});
-    if (h.status != 200) throw std::runtime_error("prometheus query " + expr + ": " + std::to_string(h.status) + " " + h.body);
+    if (h.status != 200)
+      throw std::runtime_error("prometheus query " + expr + ": " + std::to_string(h.status) + " " + h.body);
     const json j = json::parse(h.body);
     const auto& res = j.at("data").at("result");
     if (res.empty()) return std::nullopt;
@@ -191,7 +191,7 @@ TEST_F(DaemonE2e, PrometheusReadsBackTheDropRateOfAFlood) {
   const double sent = static_cast<double>(f.packets);
   const double received = static_cast<double>(rx.total());
   const double want = (sent - received) / f.seconds;  // drops per second, by the traffic
-  const double got = (*d1 - *d0) / f.seconds;          // by Prometheus
+  const double got = (*d1 - *d0) / f.seconds;         // by Prometheus
   report("flood_sent_pps", sent / f.seconds);
   report("receiver_pps", received / f.seconds);
   report("drop_rate_traffic_pps", want);
@@ -353,8 +353,11 @@ TEST_F(DaemonE2e, SighupReloadsTheConfigAndABadFileChangesNothing) {
   d.signal(SIGHUP);
   EXPECT_TRUE(eventually([&] { return rate() == 250; }, 5000)) << sb().status().dump();
   EXPECT_EQ(sb().status().at("policy_generation").get<uint64_t>(), gen + 1);
-  EXPECT_TRUE(eventually([&] { return metric(d.scrape().body, "levee_reloads_total", {{"result", "success"}}) == 2; },
-                         3000));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return metric(d.scrape().body, "levee_reloads_total", {{"result", "success"}}) == 2;
+      },
+      3000));
 
   dir.write("levee.toml", "[default]\nrate = 250\nburst = 10\ntypo = 1\n");
   d.signal(SIGHUP);
@@ -378,8 +381,10 @@ TEST_F(E2e, RunRefusesABadStartWithOneLineAndLeavesNothing) {
   expect_error(sb().levee({"run", "--config", good}), 2, "names no interface");
   expect_error(sb().levee({"run", ifname, "--config", dir.write("bad.toml", "[default]\nrate = 0\nburst = 10\n")}), 2,
                "bad.toml");
-  expect_error(sb().levee({"run", ifname, "--config", dir.write("other.toml", "[interface]\nname = \"eth7\"\n"
-                                                                               "[default]\nrate = 100\nburst = 10\n")}),
+  expect_error(sb().levee({"run", ifname, "--config",
+                           dir.write("other.toml",
+                                     "[interface]\nname = \"eth7\"\n"
+                                     "[default]\nrate = 100\nburst = 10\n")}),
                2, "not of " + ifname);
   expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", "99999"}), 2, "no valid port");
   expect_error(sb().levee({"run", ifname, "--config", good, "--idle", "soon"}), 2, "--idle");
@@ -399,7 +404,8 @@ TEST_F(E2e, RunRefusesABadStartWithOneLineAndLeavesNothing) {
   expect_nothing_left(sb(), sb().rx_ns(), ifname);
 
   // The config's [interface] name stands for the command line's interface.
-  const std::string named = dir.write("named.toml", "[interface]\nname = \"" + ifname + "\"\n[default]\nrate = 100\nburst = 10\n");
+  const std::string named =
+      dir.write("named.toml", "[interface]\nname = \"" + ifname + "\"\n[default]\nrate = 100\nburst = 10\n");
   RunOptions o;
   o.die_with_parent = true;
   Child c = sb().levee_start({"run", "--config", named, "--detach-on-exit"}, o);

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -84,8 +84,9 @@ inline ClassCounts class_delta(const nlohmann::json& s0, const nlohmann::json& s
     const auto& c = s.at("classes");
     return c.contains(name) ? static_cast<double>(c.at(name).at(k).get<uint64_t>()) : 0.0;
   };
-  return {get(s1, "passed_packets") - get(s0, "passed_packets"), get(s1, "dropped_packets") - get(s0, "dropped_packets"),
-          get(s1, "passed_bytes") - get(s0, "passed_bytes"), get(s1, "dropped_bytes") - get(s0, "dropped_bytes")};
+  return {get(s1, "passed_packets") - get(s0, "passed_packets"),
+          get(s1, "dropped_packets") - get(s0, "dropped_packets"), get(s1, "passed_bytes") - get(s0, "passed_bytes"),
+          get(s1, "dropped_bytes") - get(s0, "dropped_bytes")};
 }
 
 // The object of one class (by name) in `levee show --json`, or null.

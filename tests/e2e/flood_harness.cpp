@@ -30,9 +30,7 @@ namespace fs = std::filesystem;
 namespace lvt {
 namespace {
 
-[[noreturn]] void sys_fail(const std::string& what) {
-  throw std::runtime_error(what + ": " + std::strerror(errno));
-}
+[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
 
 std::string fmt(const char* f, double v) {
   char b[64];
@@ -105,9 +103,9 @@ std::string Flood::binary() { return LEVEE_FLOOD_BIN; }
 Flood::Flood(const FloodSpec& s) : spec_(s) {
   std::vector<std::string> argv;
   if (s.cpu >= 0) argv = {"taskset", "-c", std::to_string(s.cpu)};
-  argv.insert(argv.end(), {LEVEE_FLOOD_BIN, "--dev", s.dev, "--dst", s.dst, "--proto", s.proto, "--dport",
-                           std::to_string(s.dport), "--duration", fmt("%.3f", s.seconds), "--threads",
-                           std::to_string(s.threads), "--json"});
+  argv.insert(argv.end(),
+              {LEVEE_FLOOD_BIN, "--dev", s.dev, "--dst", s.dst, "--proto", s.proto, "--dport", std::to_string(s.dport),
+               "--duration", fmt("%.3f", s.seconds), "--threads", std::to_string(s.threads), "--json"});
   if (!s.random.empty()) {
     argv.insert(argv.end(), {"--random", s.random});
   } else if (s.sources > 0) {
@@ -152,8 +150,8 @@ FloodResult Flood::wait() {
 }
 
 std::string FloodResult::describe() const {
-  std::string s = "levee-flood: " + std::to_string(packets) + " packets in " + fmt("%.3f", seconds) + " s = " +
-                  fmt("%.2f", pps / 1e6) + " Mpps, dev_tx_dropped " + std::to_string(dev_tx_dropped);
+  std::string s = "levee-flood: " + std::to_string(packets) + " packets in " + fmt("%.3f", seconds) +
+                  " s = " + fmt("%.2f", pps / 1e6) + " Mpps, dev_tx_dropped " + std::to_string(dev_tx_dropped);
   if (!ok) s += "; FAILED: " + run.describe();
   return s;
 }
@@ -181,27 +179,41 @@ Nginx::Nginx(const std::string& ns, const std::vector<std::string>& listen, size
       "# levee e2e: a private nginx, one process, in the receiver's namespace\n"
       "master_process off;\n"
       "worker_processes 1;\n"
-      "pid " + d + "/nginx.pid;\n"
-      "error_log " + d + "/logs/error.log warn;\n"
+      "pid " +
+      d +
+      "/nginx.pid;\n"
+      "error_log " +
+      d +
+      "/logs/error.log warn;\n"
       "events { worker_connections 4096; }\n"
       "http {\n"
       "  access_log off;\n"
       "  default_type text/plain;\n"
-      "  client_body_temp_path " + d + "/tmp/body;\n"
-      "  proxy_temp_path " + d + "/tmp/proxy;\n"
-      "  fastcgi_temp_path " + d + "/tmp/fastcgi;\n"
-      "  uwsgi_temp_path " + d + "/tmp/uwsgi;\n"
-      "  scgi_temp_path " + d + "/tmp/scgi;\n"
+      "  client_body_temp_path " +
+      d +
+      "/tmp/body;\n"
+      "  proxy_temp_path " +
+      d +
+      "/tmp/proxy;\n"
+      "  fastcgi_temp_path " +
+      d +
+      "/tmp/fastcgi;\n"
+      "  uwsgi_temp_path " +
+      d +
+      "/tmp/uwsgi;\n"
+      "  scgi_temp_path " +
+      d +
+      "/tmp/scgi;\n"
       "  server {\n";
   for (const auto& a : listen) {
     const bool v6 = a.find(':') != std::string::npos;
     conf += "    listen " + (v6 ? "[" + a + "]" : a) + ":80 backlog=4096;\n";
   }
-  conf +=
-      "    root " + d + "/html;\n"
-      "    location / { }\n"
-      "  }\n"
-      "}\n";
+  conf += "    root " + d +
+          "/html;\n"
+          "    location / { }\n"
+          "  }\n"
+          "}\n";
   dir_.write("nginx.conf", conf);
 
   RunOptions o;
@@ -285,7 +297,8 @@ bool Wrk::available() { return in_path("wrk"); }
 
 namespace {
 
-constexpr const char* kWrkScript = R"(-- levee e2e: one new TCP connection per request, paced; the summary as one JSON line
+constexpr const char* kWrkScript =
+    R"(-- levee e2e: one new TCP connection per request, paced; the summary as one JSON line
 wrk.method = "GET"
 wrk.headers["Connection"] = "close"
 local threads = {}
@@ -322,10 +335,10 @@ Wrk::Wrk(const WrkSpec& s) : spec_(s) {
   t_start_ = now_ns();
   std::vector<std::string> argv;
   if (s.cpu >= 0) argv = {"taskset", "-c", std::to_string(s.cpu)};
-  argv.insert(argv.end(), {which("wrk"), "-t1", "-c" + std::to_string(s.connections),
-                           "-d" + std::to_string(s.seconds) + "s", "--timeout", std::to_string(s.timeout_s) + "s",
-                           "-s", script, s.url, "--", std::to_string(s.delay_ms),
-                           std::to_string(s.body_bytes ? static_cast<long>(s.body_bytes) : -1L)});
+  argv.insert(argv.end(),
+              {which("wrk"), "-t1", "-c" + std::to_string(s.connections), "-d" + std::to_string(s.seconds) + "s",
+               "--timeout", std::to_string(s.timeout_s) + "s", "-s", script, s.url, "--", std::to_string(s.delay_ms),
+               std::to_string(s.body_bytes ? static_cast<long>(s.body_bytes) : -1L)});
   child_.emplace(argv, o);
 }
 
@@ -360,12 +373,11 @@ WrkResult Wrk::wait() {
 
 std::string WrkResult::describe() const {
   if (!ok) return "wrk failed: " + run.describe();
-  return "wrk: " + std::to_string(requests) + " responses (" + std::to_string(good) + " good, " +
-         std::to_string(bad) + " bad) in " + fmt("%.2f", duration_s) + " s; errors connect " +
-         std::to_string(connect) + " read " + std::to_string(read) + " write " + std::to_string(write) + " status " +
-         std::to_string(status) + " timeout " + std::to_string(timeout) + "; latency mean " +
-         fmt("%.2f", lat_mean_ms) + " ms p99 " + fmt("%.2f", lat_p99_ms) + " ms max " + fmt("%.1f", lat_max_ms) +
-         " ms";
+  return "wrk: " + std::to_string(requests) + " responses (" + std::to_string(good) + " good, " + std::to_string(bad) +
+         " bad) in " + fmt("%.2f", duration_s) + " s; errors connect " + std::to_string(connect) + " read " +
+         std::to_string(read) + " write " + std::to_string(write) + " status " + std::to_string(status) + " timeout " +
+         std::to_string(timeout) + "; latency mean " + fmt("%.2f", lat_mean_ms) + " ms p99 " + fmt("%.2f", lat_p99_ms) +
+         " ms max " + fmt("%.1f", lat_max_ms) + " ms";
 }
 
 void set_rps(const std::string& ns, const std::string& ifname, unsigned cpu_mask) {
@@ -574,14 +586,12 @@ std::string SeqLoss::describe() const {
   return std::to_string(lost + refused) + " of " + std::to_string(tried()) + " lost in the window (" +
          fmt("%.3f", 100.0 * loss()) + "%: " + std::to_string(lost) + " sent but not received, " +
          std::to_string(refused) + " refused by the sender's kernel (ENOBUFS: the veth's ring full)); " +
-         std::to_string(received_total) + " of " + std::to_string(sent_total + refused_total) +
-         " received overall";
+         std::to_string(received_total) + " of " + std::to_string(sent_total + refused_total) + " received overall";
 }
 
 // ---- SourceTap ----------------------------------------------------------------------
 
-SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix,
-                     int source_bits) {
+SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits) {
   const auto slash = prefix.find('/');
   const std::string addr = prefix.substr(0, slash);
   plen_ = slash == std::string::npos ? -1 : std::stoi(prefix.substr(slash + 1));
@@ -781,8 +791,7 @@ int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, co
 }
 
 std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict) {
-  if (!stats.is_object() || !stats.contains(verdict) || !stats.at(verdict).is_object())
-    return verdict + ": (absent)";
+  if (!stats.is_object() || !stats.contains(verdict) || !stats.at(verdict).is_object()) return verdict + ": (absent)";
   std::string s = verdict + ":";
   for (const auto& [k, v] : stats.at(verdict).items()) s += " " + k + "=" + v.dump();
   return s;

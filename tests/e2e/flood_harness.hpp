@@ -44,11 +44,11 @@ struct FloodSpec {
   std::string src_base;
   std::string proto = "udp";
   uint16_t dport = 9;
-  double rate = 0;       // 0: full speed (live frames); else paced (AF_PACKET)
-  double seconds = 30;   // --duration
+  double rate = 0;      // 0: full speed (live frames); else paced (AF_PACKET)
+  double seconds = 30;  // --duration
   int threads = 1;
-  size_t size = 0;       // frame bytes; 0: the generator's default (64)
-  int cpu = -1;          // >= 0: run the generator on this CPU only (taskset)
+  size_t size = 0;  // frame bytes; 0: the generator's default (64)
+  int cpu = -1;     // >= 0: run the generator on this CPU only (taskset)
 };
 
 struct FloodResult {
@@ -105,7 +105,7 @@ class Nginx {
 // ---- wrk ----------------------------------------------------------------------------
 
 struct WrkSpec {
-  std::string ns;          // client namespace
+  std::string ns;  // client namespace
   std::string url;
   int connections = 4;
   int seconds = 30;        // -d (whole seconds)
@@ -117,10 +117,10 @@ struct WrkSpec {
 
 struct WrkResult {
   RunResult run;
-  bool ok = false;  // exit 0 and its summary parsed
-  uint64_t requests = 0;  // responses received
-  uint64_t good = 0;      // 200 with the expected body
-  uint64_t bad = 0;       // any other response
+  bool ok = false;                                                     // exit 0 and its summary parsed
+  uint64_t requests = 0;                                               // responses received
+  uint64_t good = 0;                                                   // 200 with the expected body
+  uint64_t bad = 0;                                                    // any other response
   uint64_t connect = 0, read = 0, write = 0, status = 0, timeout = 0;  // wrk's error counts
   double duration_s = 0, lat_mean_ms = 0, lat_p99_ms = 0, lat_max_ms = 0;
   uint64_t t_start = 0, t_end = 0;  // CLOCK_MONOTONIC ns around the run
@@ -195,9 +195,7 @@ struct SeqLoss {
   uint64_t refused = 0;                       // sends that failed in the window
   uint64_t sent_total = 0, received_total = 0, refused_total = 0;
   uint64_t tried() const { return sent + refused; }
-  double loss() const {
-    return tried() ? static_cast<double>(lost + refused) / static_cast<double>(tried()) : 0.0;
-  }
+  double loss() const { return tried() ? static_cast<double>(lost + refused) / static_cast<double>(tried()) : 0.0; }
   std::string describe() const;
 };
 SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint64_t from, uint64_t to);

@@ -71,8 +71,7 @@ nlohmann::json stats_or_fail(const Sandbox& sb) {
 // object that has it. Null if levee does not report it.
 nlohmann::json ban_field(const nlohmann::json& show, const std::string& key) {
   if (show.contains(key)) return show.at(key);
-  if (show.contains("ban") && show.at("ban").is_object() && show.at("ban").contains(key))
-    return show.at("ban").at(key);
+  if (show.contains("ban") && show.at("ban").is_object() && show.at("ban").contains(key)) return show.at("ban").at(key);
   if (show.contains("classes"))
     for (const auto& c : show.at("classes"))
       if (c.contains(key)) return c.at(key);
@@ -128,10 +127,10 @@ struct ScenarioSpec {
   std::string flood_prefix;  // --random
   double flood_seconds = 30;
   int flood_threads = 1;
-  double client_pps = 200;  // the paced UDP client
-  bool web = true;          // nginx in the receiver namespace, wrk in the sender's
-  bool tap = true;          // count the flood sources that got through
-  int source_bits = -1;     // what one source is (levee's prefix4/prefix6); -1: an address
+  double client_pps = 200;    // the paced UDP client
+  bool web = true;            // nginx in the receiver namespace, wrk in the sender's
+  bool tap = true;            // count the flood sources that got through
+  int source_bits = -1;       // what one source is (levee's prefix4/prefix6); -1: an address
   unsigned status_ms = 3000;  // levee status --json every ... (0: never)
   // CPU placement: the generator, the UDP client and wrk (the traffic arriving on the
   // wire) on one CPU, -1 to leave them to the scheduler. See flood_cpu().
@@ -141,8 +140,8 @@ struct ScenarioSpec {
 struct ScenarioResult {
   FloodResult flood;
   SendLog client;
-  SeqLoss loss;          // the client's, over the flood
-  double coverage = 0;   // share of the flood's span the client covered
+  SeqLoss loss;         // the client's, over the flood
+  double coverage = 0;  // share of the flood's span the client covered
   int64_t client_socket_drops = 0;
   WrkResult wrk;
   int64_t syn_retrans = 0, retrans_segs = 0, listen_drops = 0;
@@ -202,14 +201,24 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
   // a loaded machine.
   const double lead = 1.0, tail = 5.0;
   const uint64_t t0 = start_soon(50);
-  Sender client({.ns = sb.tx_ns(), .src = src, .dst = dst, .pps = spec.client_pps,
-                 .seconds = lead + spec.flood_seconds + tail, .seq = true, .cpu = spec.wire_cpu},
+  Sender client({.ns = sb.tx_ns(),
+                 .src = src,
+                 .dst = dst,
+                 .pps = spec.client_pps,
+                 .seconds = lead + spec.flood_seconds + tail,
+                 .seq = true,
+                 .cpu = spec.wire_cpu},
                 t0);
   std::optional<Wrk> wrk;
   if (spec.web)
-    wrk.emplace(WrkSpec{.ns = sb.tx_ns(), .url = Nginx::url(dst), .connections = 4,
+    wrk.emplace(WrkSpec{.ns = sb.tx_ns(),
+                        .url = Nginx::url(dst),
+                        .connections = 4,
                         .seconds = static_cast<int>(std::ceil(lead + spec.flood_seconds + tail - 0.5)),
-                        .delay_ms = 20, .timeout_s = 2, .body_bytes = nginx->body_bytes(), .cpu = spec.wire_cpu});
+                        .delay_ms = 20,
+                        .timeout_s = 2,
+                        .body_bytes = nginx->body_bytes(),
+                        .cpu = spec.wire_cpu});
   // The client and wrk have been running for a second: known sources now.
   while (now_ns() < t0 + static_cast<uint64_t>(lead * 1e9)) usleep(5'000);
   r.s0 = stats_or_fail(sb);
@@ -223,8 +232,13 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
   std::optional<StatusPoller> poller;
   if (spec.status_ms) poller.emplace(sb, spec.status_ms);
 
-  Flood flood({.ns = sb.tx_ns(), .dev = sb.tx_if(), .dst = dst, .random = spec.flood_prefix, .dport = 9,
-               .seconds = spec.flood_seconds, .threads = spec.flood_threads,
+  Flood flood({.ns = sb.tx_ns(),
+               .dev = sb.tx_if(),
+               .dst = dst,
+               .random = spec.flood_prefix,
+               .dport = 9,
+               .seconds = spec.flood_seconds,
+               .threads = spec.flood_threads,
                .cpu = spec.flood_threads == 1 ? spec.wire_cpu : -1});
   r.flood = flood.wait();
   if (poller) {
@@ -353,8 +367,11 @@ std::string admission_config(const Budget& b) {
          "[default]\n"
          "rate = \"5k\"\n"
          "burst = \"1k\"\n"
-         "new_sources = " + std::to_string(static_cast<long>(b.rate)) + "\n"
-         "new_sources_burst = " + std::to_string(static_cast<long>(b.burst)) + "\n";
+         "new_sources = " +
+         std::to_string(static_cast<long>(b.rate)) +
+         "\n"
+         "new_sources_burst = " +
+         std::to_string(static_cast<long>(b.burst)) + "\n";
 }
 
 // Acceptance 1 for one family.
@@ -414,14 +431,14 @@ void random_flood_acceptance(Sandbox& sb, int family, const std::string& prefix,
       << " s): the generator stalled, or levee stopped admitting";
   EXPECT_LE(d(r.admitted), budget_total * (1 + kTol))
       << "distinct flood sources that got through: " << r.admitted << ", more than the admission budget "
-      << num(budget.burst) << " + " << num(budget.rate) << "/s x " << num(r.flood.seconds) << " s = "
-      << num(budget_total) << " (+5%)";
+      << num(budget.burst) << " + " << num(budget.rate) << "/s x " << num(r.flood.seconds)
+      << " s = " << num(budget_total) << " (+5%)";
   EXPECT_NEAR(d(r.admitted), adm.expected, kTol * adm.expected)
       << "distinct flood sources that got through: " << r.admitted << ", expected the admission budget "
-      << num(budget.burst) << " + " << num(budget.rate) << "/s x " << num(r.flood.seconds) << " s = "
-      << num(budget_total) << ", less " << num(budget_total - adm.expected) << " for "
-      << num(adm.stalled_s) << " s the generator stalled = " << num(adm.expected) << " (+-5%); flood frames through "
-      << r.flood_frames_passed << ", tap drops " << r.tap_drops;
+      << num(budget.burst) << " + " << num(budget.rate) << "/s x " << num(r.flood.seconds)
+      << " s = " << num(budget_total) << ", less " << num(budget_total - adm.expected) << " for " << num(adm.stalled_s)
+      << " s the generator stalled = " << num(adm.expected) << " (+-5%); flood frames through " << r.flood_frames_passed
+      << ", tap drops " << r.tap_drops;
   if (family == AF_INET6) {
     // Every flood frame that got through is an admission, or a repeat of an admitted
     // /64: the flood's frames that reached the filter, a share 2^-(64 - prefix length)
@@ -456,8 +473,8 @@ void random_flood_acceptance(Sandbox& sb, int family, const std::string& prefix,
   if (family == AF_INET6 && admission >= 0) {
     const double reached = d(r.flood.packets) - d(std::max<int64_t>(0, r.flood.dev_tx_dropped));
     EXPECT_NEAR(d(admission) + d(r.flood_frames_passed), reached, 0.02 * reached)
-        << "flood frames that reached the filter (" << num(reached) << ") should be admitted ("
-        << r.flood_frames_passed << ") or dropped as admission (" << admission << ")";
+        << "flood frames that reached the filter (" << num(reached) << ") should be admitted (" << r.flood_frames_passed
+        << ") or dropped as admission (" << admission << ")";
   }
 
   // (d) The per-source map never holds more than the sources admitted: every sample of
@@ -471,12 +488,12 @@ void random_flood_acceptance(Sandbox& sb, int family, const std::string& prefix,
     const double since = s.t1 > r.flood.t_start ? secs(std::min(s.t1, r.flood.t_end) - r.flood.t_start) : 0.0;
     const double bound = d(r.sources_before) + budget.at(since) * (1 + kTol) + 16;
     EXPECT_LE(d(s.sources), bound) << "levee status: " << s.sources << " sources tracked " << num(since)
-                                   << " s into the flood; admitted by then at most " << num(budget.at(since))
-                                   << " (+" << r.sources_before << " known before, +5%)";
+                                   << " s into the flood; admitted by then at most " << num(budget.at(since)) << " (+"
+                                   << r.sources_before << " known before, +5%)";
   }
   EXPECT_LE(d(r.sources_after), d(r.sources_before) + d(r.admitted) * (1 + kTol) + 16)
-      << "levee status after the flood: " << r.sources_after << " sources tracked; known before "
-      << r.sources_before << ", flood sources admitted (seen through) " << r.admitted;
+      << "levee status after the flood: " << r.sources_after << " sources tracked; known before " << r.sources_before
+      << ", flood sources admitted (seen through) " << r.admitted;
 }
 
 TEST_F(FloodE2e, RandomIpv4FloodIsHeldToTheAdmissionBudgetClientAndNginxUnharmed) {
@@ -546,8 +563,14 @@ void network_limit(Sandbox& sb, int family) {
   const auto s0 = stats_or_fail(sb);
   Sender calm({.ns = sb.tx_ns(), .src = other, .dst = dst, .pps = 150, .seconds = 4.5}, start_soon(50));
   usleep(300'000);
-  Flood flood({.ns = sb.tx_ns(), .dev = sb.tx_if(), .dst = dst, .sources = 200, .src_base = base,
-               .dport = kPort, .rate = 10000, .seconds = 3.5});
+  Flood flood({.ns = sb.tx_ns(),
+               .dev = sb.tx_if(),
+               .dst = dst,
+               .sources = 200,
+               .src_base = base,
+               .dport = kPort,
+               .rate = 10000,
+               .seconds = 3.5});
   const FloodResult f = flood.wait();
   const SendLog& c = calm.join();
   rx.finish();
@@ -627,9 +650,9 @@ forget_after = "3s"
 )";
 
 struct BanSeen {
-  double measured = -1;       // first probe passed after the offence, s after the last flood send
-  uint64_t passed_inside = 0; // probes passed well inside the expected ban
-  uint64_t lost_after = 0;    // probes lost well after it (before the next flood)
+  double measured = -1;        // first probe passed after the offence, s after the last flood send
+  uint64_t passed_inside = 0;  // probes passed well inside the expected ban
+  uint64_t lost_after = 0;     // probes lost well after it (before the next flood)
   uint64_t inside = 0, after = 0;
 };
 
@@ -666,9 +689,9 @@ TEST_F(E2e, BanLastsAfterTheLastOffenceDoublesWithinForgetAfterResetsAfterIt) {
   SeqReceiver probe_rx(sb().rx_ns(), AF_INET, kProbePort);
   const auto s0 = stats_or_fail(sb());
   const uint64_t t0 = start_soon(50);
-  Sender probe({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .port = kProbePort, .pps = 50, .seconds = 17.5,
-                .seq = true},
-               t0);
+  Sender probe(
+      {.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .port = kProbePort, .pps = 50, .seconds = 17.5, .seq = true},
+      t0);
   auto flood_at = [&](uint64_t at) {
     return std::make_unique<Sender>(
         Flow{.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 1000, .seconds = 0.5}, at);
@@ -755,11 +778,10 @@ ban = "20s"
   const std::string src = Addrs::src4()[0];
   SeqReceiver probe_rx(sb().rx_ns(), AF_INET, kProbePort);
   const uint64_t t0 = start_soon(50);
-  Sender probe({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .port = kProbePort, .pps = 50, .seconds = 3.0,
-                .seq = true},
-               t0);
-  Sender flood({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 1000, .seconds = 0.5},
-               t0 + 200'000'000ull);
+  Sender probe(
+      {.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .port = kProbePort, .pps = 50, .seconds = 3.0, .seq = true},
+      t0);
+  Sender flood({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 1000, .seconds = 0.5}, t0 + 200'000'000ull);
   const SendLog& f = flood.join();
   usleep(500'000);
   RunResult r = sb().levee({"show", sb().rx_if(), src, "--json"});
@@ -826,11 +848,22 @@ Replay replay(Sandbox& sb) {
   UdpReceiver rx(sb.rx_ns(), AF_INET);
   usleep(50'000);
   r.s0 = stats_or_fail(sb);
-  Flood heavy({.ns = sb.tx_ns(), .dev = sb.tx_if(), .dst = Addrs::rx4, .src = "198.18.10.1", .dport = kPort,
-               .rate = 2000, .seconds = 3.3});
+  Flood heavy({.ns = sb.tx_ns(),
+               .dev = sb.tx_if(),
+               .dst = Addrs::rx4,
+               .src = "198.18.10.1",
+               .dport = kPort,
+               .rate = 2000,
+               .seconds = 3.3});
   usleep(300'000);
-  Flood crowd({.ns = sb.tx_ns(), .dev = sb.tx_if(), .dst = Addrs::rx4, .sources = 1000, .src_base = "198.18.6.1",
-               .dport = kPort, .rate = 10000, .seconds = 3.0});
+  Flood crowd({.ns = sb.tx_ns(),
+               .dev = sb.tx_if(),
+               .dst = Addrs::rx4,
+               .sources = 1000,
+               .src_base = "198.18.6.1",
+               .dport = kPort,
+               .rate = 10000,
+               .seconds = 3.0});
   r.heavy = heavy.wait();
   r.crowd = crowd.wait();
   rx.finish();
@@ -895,8 +928,8 @@ TEST_F(E2e, MonitorModeDropsNothingAndWouldDropMatchesEnforce) {
     report(name + "_sent", sent);
     report(name + "_received", d(m.received));
     // Nothing dropped: the receiver got every datagram; levee dropped nothing for these reasons.
-    EXPECT_EQ(d(m.received), sent) << name << ": sent " << num(sent) << ", the receiver got " << m.received
-                                   << "; " << stat_reasons_text(m.s1, "dropped");
+    EXPECT_EQ(d(m.received), sent) << name << ": sent " << num(sent) << ", the receiver got " << m.received << "; "
+                                   << stat_reasons_text(m.s1, "dropped");
     double would_total = 0;
     for (const char* reason : kReasons) {
       const int64_t dropped = stat_reason_delta(m.s0, m.s1, "dropped", reason);
@@ -989,8 +1022,10 @@ TEST_F(E2e, DenyInMonitorCountsOrDrops) {
   const std::string src = Addrs::src4()[0];
   for (const std::string how : {"count", "drop"}) {
     SCOPED_TRACE("deny_in_monitor = " + how);
-    attach({"--config", dir.write("levee.toml", "[default]\nrate = 100\nburst = 20\nmode = \"monitor\"\n[lists]\n"
-                                                "deny = [\"" + src + "\"]\ndeny_in_monitor = \"" + how + "\"\n")});
+    attach({"--config", dir.write("levee.toml",
+                                  "[default]\nrate = 100\nburst = 20\nmode = \"monitor\"\n[lists]\n"
+                                  "deny = [\"" +
+                                      src + "\"]\ndeny_in_monitor = \"" + how + "\"\n")});
     UdpReceiver rx(sb().rx_ns(), AF_INET);
     usleep(50'000);
     const auto s0 = stats_or_fail(sb());

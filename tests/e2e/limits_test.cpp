@@ -135,8 +135,7 @@ TEST_F(E2e, BurstOneUsesTheExactPath) {
   ASSERT_FALSE(st.is_null());
   EXPECT_EQ(st.at("fast_reject"), false) << st.dump();
   UdpReceiver rx(sb().rx_ns(), AF_INET);
-  Sender s({.ns = sb().tx_ns(), .src = Addrs::src4()[0], .dst = Addrs::rx4, .pps = 2000, .seconds = 2.5},
-           start_soon());
+  Sender s({.ns = sb().tx_ns(), .src = Addrs::src4()[0], .dst = Addrs::rx4, .pps = 2000, .seconds = 2.5}, start_soon());
   const SendLog& l = s.join();
   rx.finish();
   // With no tolerance a pass waits for the first packet at or after the eligible time,
@@ -163,8 +162,10 @@ TEST_F(E2e, SetChangesTheLimitLiveWithoutFreshBurst) {
   UdpReceiver rx(sb().rx_ns(), AF_INET);
   const uint64_t t0 = start_soon();
   Sender flood({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 2000, .seconds = 4.0}, t0);
-  struct timespec at{static_cast<time_t>((t0 + 2'000'000'000ull) / 1'000'000'000ull),
-                     static_cast<long>((t0 + 2'000'000'000ull) % 1'000'000'000ull)};
+  struct timespec at {
+    static_cast<time_t>((t0 + 2'000'000'000ull) / 1'000'000'000ull),
+        static_cast<long>((t0 + 2'000'000'000ull) % 1'000'000'000ull)
+  };
   clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
   const uint64_t set_start = now_ns();
   RunResult r = sb().levee({"set", sb().rx_if(), "--rate", "1000", "--burst", "100"});
@@ -233,8 +234,8 @@ TEST_F(E2e, SetChangesTheLimitLiveWithoutFreshBurst) {
 // filter; every frame the filter passed).
 TEST_F(E2e, StatsAgreeWithIndependentCounts) {
   attach({"--rate", "500", "--burst", "100"});
-  FrameTap wire(sb().tx_ns(), sb().tx_if(), FrameTap::Out);  // into the filter
-  FrameTap passed(sb().rx_ns(), sb().rx_if(), FrameTap::In); // out of the filter
+  FrameTap wire(sb().tx_ns(), sb().tx_if(), FrameTap::Out);   // into the filter
+  FrameTap passed(sb().rx_ns(), sb().rx_if(), FrameTap::In);  // out of the filter
   UdpReceiver rx(sb().rx_ns(), AF_INET);
   usleep(100'000);
   const auto s0 = sb().stats();
@@ -318,11 +319,10 @@ TEST_F(E2e, AutoModeIsNativeOnVeth) {
 // 9. A VLAN-tagged flow through VLAN subinterfaces is limited like an untagged one.
 TEST_F(E2e, VlanSubinterfaceFlowIsLimited) {
   const std::string txv = sb().ifname("v"), rxv = sb().ifname("w");
-  RunResult probe = run({"ip", "-n", sb().tx_ns(), "link", "add", "link", sb().tx_if(), "name", txv, "type", "vlan",
-                         "id", "100"});
+  RunResult probe =
+      run({"ip", "-n", sb().tx_ns(), "link", "add", "link", sb().tx_if(), "name", txv, "type", "vlan", "id", "100"});
   if (probe.code != 0)
-    GTEST_SKIP() << "VLAN devices are unavailable (kernel without CONFIG_VLAN_8021Q, no modules): "
-                 << probe.err
+    GTEST_SKIP() << "VLAN devices are unavailable (kernel without CONFIG_VLAN_8021Q, no modules): " << probe.err
                  << "tagged frames are covered by VlanTaggedFramesAreLimitedLikeUntagged (raw frames)";
   sb().ip_rx({"link", "add", "link", sb().rx_if(), "name", rxv, "type", "vlan", "id", "100"});
   sb().ip_tx({"addr", "add", "198.19.100.1/24", "dev", txv});
@@ -362,8 +362,13 @@ TEST_F(E2e, VlanTaggedFramesAreLimitedLikeUntagged) {
   const auto s0 = sb().stats();
   const uint64_t t0 = start_soon();
   auto raw = [&](const std::string& src, std::vector<std::pair<uint16_t, uint16_t>> tags) {
-    return Flow{.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 1500, .seconds = 3,
-                .frame = frame(src, std::move(tags)), .dev = sb().tx_if()};
+    return Flow{.ns = sb().tx_ns(),
+                .src = src,
+                .dst = Addrs::rx4,
+                .pps = 1500,
+                .seconds = 3,
+                .frame = frame(src, std::move(tags)),
+                .dev = sb().tx_if()};
   };
   Sender s_plain(raw(plain, {}), t0);
   Sender s_q(raw(q, {{100, 0x8100}}), t0);
@@ -383,7 +388,12 @@ TEST_F(E2e, VlanTaggedFramesAreLimitedLikeUntagged) {
     ++got[fr.src];
     tags_seen[fr.src] = fr.tags;
   }
-  struct Case { const char* name; const std::string& src; const SendLog& log; int tags; };
+  struct Case {
+    const char* name;
+    const std::string& src;
+    const SendLog& log;
+    int tags;
+  };
   for (const Case& c : {Case{"untagged", plain, lp, 0}, Case{"dot1q", q, lq, 1}, Case{"qinq", qinq, lqq, 2}}) {
     const double expected = gcra_expected(kRate, kBurst, c.log);
     report(std::string(c.name) + "_expected", expected);
@@ -393,8 +403,8 @@ TEST_F(E2e, VlanTaggedFramesAreLimitedLikeUntagged) {
     EXPECT_EQ(tags_seen[c.src], c.tags) << c.name << ": frames did not carry the tags on the wire";
   }
   EXPECT_EQ(got[deep], 0u) << "three VLAN tags must not pass";
-  const double vlan_depth = static_cast<double>(ju(s1, "dropped", "vlan_depth")) -
-                            static_cast<double>(ju(s0, "dropped", "vlan_depth"));
+  const double vlan_depth =
+      static_cast<double>(ju(s1, "dropped", "vlan_depth")) - static_cast<double>(ju(s0, "dropped", "vlan_depth"));
   report("triple_tag_sent", static_cast<double>(ld.sent));
   report("stats_dropped_vlan_depth", vlan_depth);
   EXPECT_EQ(vlan_depth, static_cast<double>(ld.sent));

@@ -61,8 +61,7 @@ bool has_state(Sandbox& sb, const std::string& address) {
 TEST_F(E2e, PruneRemovesIdleSourcesAndKeepsActiveAndBannedOnes) {
   TempDir dir;
   // tau = 4 * 10 ms: a source quiet for --idle 1s plus 40 ms is idle.
-  attach({"--config", dir.write("levee.toml",
-                                "[default]\nrate = 100\nburst = 5\nban = \"30s\"\n")});
+  attach({"--config", dir.write("levee.toml", "[default]\nrate = 100\nburst = 5\nban = \"30s\"\n")});
   const std::string idle1 = Addrs::src4()[0], idle2 = Addrs::src4()[1], active = Addrs::src4()[2],
                     banned = Addrs::src4()[3];
   send(sb(), idle1, 20, 0.2);
@@ -116,9 +115,9 @@ TEST_F(E2e, PruneGivesARefusingMapItsRoomBack) {
   ASSERT_LT(full_at, 1024u);
   // Round-robin sources past full_at, a few packets each.
   const uint64_t n = full_at + 200;
-  RunResult f = run({LEVEE_FLOOD_BIN, "--netns", sb().tx_ns(), "--dev", sb().tx_if(), "--dst", Addrs::rx4,
-                     "--sources", std::to_string(n), "--src-base", "198.19.0.0", "--count", std::to_string(4 * n),
-                     "--method", "packet", "--rate", "20000", "--json"},
+  RunResult f = run({LEVEE_FLOOD_BIN, "--netns", sb().tx_ns(), "--dev", sb().tx_if(), "--dst", Addrs::rx4, "--sources",
+                     std::to_string(n), "--src-base", "198.19.0.0", "--count", std::to_string(4 * n), "--method",
+                     "packet", "--rate", "20000", "--json"},
                     RunOptions{.timeout = std::chrono::seconds(30)});
   ASSERT_EQ(f.code, 0) << f.describe();
   const json s0 = sb().stats();
@@ -158,8 +157,8 @@ TEST_F(E2e, PruneGivesARefusingMapItsRoomBack) {
 // refill that missed it would refuse it as a new source over the budget).
 TEST_F(E2e, PruneRefillsTheKnownSourceFilter) {
   TempDir dir;
-  attach({"--config", dir.write("levee.toml",
-                                "[default]\nrate = 1000\nburst = 100\nnew_sources = 10\nnew_sources_burst = 1\n")});
+  attach({"--config",
+          dir.write("levee.toml", "[default]\nrate = 1000\nburst = 100\nnew_sources = 10\nnew_sources_burst = 1\n")});
   const std::string client = Addrs::src4()[0];
   {
     UdpReceiver rx(sb().rx_ns(), AF_INET);
@@ -246,7 +245,7 @@ TEST_F(E2e, EventsReportLimitedBannedAndBanEnded) {
   const uint64_t t0 = realtime_now_ms();
   send(sb(), src, 2000, 0.5);
   send(sb(), Addrs::src4()[1], 20, 0.2);  // within its limit: no event
-  usleep(3'000'000);  // the ban ends 1 s after the flood's last packet; polled every second
+  usleep(3'000'000);                      // the ban ends 1 s after the flood's last packet; polled every second
   RunResult r = ev.stop();
   EXPECT_EQ(r.code, 0) << "SIGTERM should end it cleanly: " << r.describe();
   const auto lines = json_lines(r.out);

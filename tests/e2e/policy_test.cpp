@@ -73,8 +73,13 @@ TEST_F(E2e, UdpFloodDoesNotSpendTheSynBudget) {
 
   const uint64_t t0 = start_soon();
   Sender udp({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 2000, .seconds = 3}, t0);
-  Sender syn({.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 1000, .seconds = 3,
-              .frame = syn_frame(src, Addrs::rx4, 80), .dev = sb().tx_if()},
+  Sender syn({.ns = sb().tx_ns(),
+              .src = src,
+              .dst = Addrs::rx4,
+              .pps = 1000,
+              .seconds = 3,
+              .frame = syn_frame(src, Addrs::rx4, 80),
+              .dev = sb().tx_if()},
              t0);
   const SendLog& lu = udp.join();
   const SendLog& ls = syn.join();
@@ -443,8 +448,13 @@ TEST_F(E2e, OverrideReplacesTheClassLimitOnlyInItsClasses) {
     return Flow{.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .pps = 1500, .seconds = 3};
   };
   Sender ss(flow(stranger), t0), sp(flow(partner), t0), sa(flow(added), t0);
-  Sender syn({.ns = sb().tx_ns(), .src = partner, .dst = Addrs::rx4, .pps = 1000, .seconds = 3,
-              .frame = syn_frame(partner, Addrs::rx4, 443), .dev = sb().tx_if()},
+  Sender syn({.ns = sb().tx_ns(),
+              .src = partner,
+              .dst = Addrs::rx4,
+              .pps = 1000,
+              .seconds = 3,
+              .frame = syn_frame(partner, Addrs::rx4, 443),
+              .dev = sb().tx_if()},
              t0);
   const SendLog &ls = ss.join(), &lp = sp.join(), &la = sa.join(), &lsyn = syn.join();
   rx.finish();
@@ -544,7 +554,8 @@ TEST_F(E2e, ShowWaitMatchesTheLimiter) {
   constexpr int kRounds = 4;
   auto ms = [](uint64_t a, uint64_t b) { return (static_cast<double>(a) - static_cast<double>(b)) / 1e6; };
   std::map<std::string, uint64_t> sent;
-  for (const Case& c : {Case{"tight", kPort, Addrs::src4()[0], 2, 1, rx1}, Case{"tight3", kPort2, Addrs::src4()[1], 4, 3, rx3}}) {
+  for (const Case& c :
+       {Case{"tight", kPort, Addrs::src4()[0], 2, 1, rx1}, Case{"tight3", kPort2, Addrs::src4()[1], 4, 3, rx3}}) {
     SCOPED_TRACE(c.cls);
     const uint64_t T = static_cast<uint64_t>(1e9 / c.rate);
     // Spend the burst (every packet passes), then two more that are dropped.
@@ -596,8 +607,8 @@ TEST_F(E2e, ShowWaitMatchesTheLimiter) {
         }
         continue;
       }
-      EXPECT_EQ(c.rx.count(c.src), expect) << "a packet sent " << ms(s0 + wait, early)
-                                           << " ms before the reported wait passed";
+      EXPECT_EQ(c.rx.count(c.src), expect)
+          << "a packet sent " << ms(s0 + wait, early) << " ms before the reported wait passed";
       // Just after it: passes.
       const uint64_t late = send_at(c, s1 + wait + 5 * kMs);
       ++sent[c.cls];
@@ -605,8 +616,7 @@ TEST_F(E2e, ShowWaitMatchesTheLimiter) {
       report(tag + "_late_after_wait_ms", ms(late, s1 + wait));
       ++expect;
       EXPECT_TRUE(wait_count(c.rx, c.src, expect, 300))
-          << "a packet sent " << ms(late, s1 + wait) << " ms after the reported wait was dropped; "
-          << c.rx.summary();
+          << "a packet sent " << ms(late, s1 + wait) << " ms after the reported wait was dropped; " << c.rx.summary();
       expect = c.rx.count(c.src);
       last_pass = late;
       ++judged;
@@ -615,7 +625,8 @@ TEST_F(E2e, ShowWaitMatchesTheLimiter) {
   }
   // levee's class counters: what the receivers got passed, the rest was dropped.
   const auto s = sb().stats();
-  for (const auto& [cls, rx, src] : {std::tuple{"tight", &rx1, Addrs::src4()[0]}, std::tuple{"tight3", &rx3, Addrs::src4()[1]}}) {
+  for (const auto& [cls, rx, src] :
+       {std::tuple{"tight", &rx1, Addrs::src4()[0]}, std::tuple{"tight3", &rx3, Addrs::src4()[1]}}) {
     EXPECT_EQ(s.at("classes").at(cls).at("passed_packets"), rx->count(src)) << cls;
     EXPECT_EQ(s.at("classes").at(cls).at("dropped_packets"), sent[cls] - rx->count(src)) << cls;
   }

@@ -139,9 +139,8 @@ TEST_F(E2e, ReloadRejectsTwentyBrokenFilesAndKeepsThePolicy) {
       EXPECT_NE(r.err.find(where + " " + b.key + ":"), std::string::npos)
           << "expected '" << where << " " << b.key << ": ...'" << r.describe();
     } else {
-      EXPECT_TRUE(std::regex_search(r.err, std::regex(std::regex_replace(where, std::regex(R"([.^$|()\[\]{}*+?\\])"),
-                                                                         R"(\$&)") +
-                                                      "[0-9]+: ")))
+      EXPECT_TRUE(std::regex_search(
+          r.err, std::regex(std::regex_replace(where, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + "[0-9]+: ")))
           << "expected FILE:LINE:COLUMN" << r.describe();
     }
     EXPECT_TRUE(r.out.empty()) << r.describe();
@@ -454,8 +453,8 @@ TEST_F(E2e, ReloadInsertingAClassKeepsPerSourceState) {
   EXPECT_GE(ba.at("passed_packets").get<uint64_t>(), bb.at("passed_packets").get<uint64_t>())
       << "b's per-source state was reset by the reload";
   // Limited: at most the one token accrued since its last pass (a fresh bucket: ~100).
-  EXPECT_LE(ba.at("tokens").get<uint64_t>(), 1u) << "the limited source has tokens right after the reload: "
-                                                 << after.dump();
+  EXPECT_LE(ba.at("tokens").get<uint64_t>(), 1u)
+      << "the limited source has tokens right after the reload: " << after.dump();
 }
 
 constexpr const char* kOld = R"(# class "old": one packet a second

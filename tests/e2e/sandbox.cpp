@@ -46,9 +46,7 @@ bool running_as_root() { return geteuid() == 0; }
 
 namespace {
 
-[[noreturn]] void sys_fail(const std::string& what) {
-  throw std::runtime_error(what + ": " + std::strerror(errno));
-}
+[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
 
 // Async-signal-safe failure in a forked child.
 [[noreturn]] void child_fail(const char* what) {
@@ -345,7 +343,7 @@ ForeignXdp::~ForeignXdp() {
 // ---- bpffs --------------------------------------------------------------------------
 
 void ensure_bpffs() {
-  struct statfs st{};
+  struct statfs st {};
   if (statfs("/sys/fs/bpf", &st) == 0 && static_cast<unsigned long>(st.f_type) == BPF_FS_MAGIC) return;
   if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") != 0) sys_fail("mount -t bpf bpf /sys/fs/bpf");
 }
@@ -418,15 +416,15 @@ std::string TempDir::write(const std::string& name, const std::string& text) con
 // ---- the sandbox --------------------------------------------------------------------
 
 const std::vector<std::string>& Addrs::src4() {
-  static const std::vector<std::string> v{"198.18.0.11", "198.18.0.12", "198.18.0.13", "198.18.0.14",
-                                          "198.18.0.15", "198.18.0.16"};
+  static const std::vector<std::string> v{"198.18.0.11", "198.18.0.12", "198.18.0.13",
+                                          "198.18.0.14", "198.18.0.15", "198.18.0.16"};
   return v;
 }
 
 const std::vector<std::string>& Addrs::src6() {
   // [0..3] each in its own /64; [4] shares 2001:db8:1::/64 with [0].
-  static const std::vector<std::string> v{"2001:db8:1::11", "2001:db8:2::12", "2001:db8:3::13",
-                                          "2001:db8:4::14", "2001:db8:1::99"};
+  static const std::vector<std::string> v{"2001:db8:1::11", "2001:db8:2::12", "2001:db8:3::13", "2001:db8:4::14",
+                                          "2001:db8:1::99"};
   return v;
 }
 
@@ -487,12 +485,12 @@ void Sandbox::setup() {
   }
 
   if (queues_ == 1) {
-    ip_tx({"link", "add", tx_if_, "address", kTxMac, "type", "veth", "peer", "name", rx_if_, "address", kRxMac,
-           "netns", rx_ns_});
+    ip_tx({"link", "add", tx_if_, "address", kTxMac, "type", "veth", "peer", "name", rx_if_, "address", kRxMac, "netns",
+           rx_ns_});
   } else {
     const std::string q = std::to_string(queues_);
-    ip_tx({"link", "add", tx_if_, "address", kTxMac, "numtxqueues", q, "numrxqueues", q, "type", "veth", "peer",
-           "name", rx_if_, "address", kRxMac, "numtxqueues", q, "numrxqueues", q, "netns", rx_ns_});
+    ip_tx({"link", "add",  tx_if_, "address", kTxMac, "numtxqueues", q, "numrxqueues", q, "type",  "veth",
+           "peer", "name", rx_if_, "address", kRxMac, "numtxqueues", q, "numrxqueues", q, "netns", rx_ns_});
   }
   ip_tx({"addr", "add", std::string(Addrs::tx4) + "/24", "dev", tx_if_});
   ip_tx({"addr", "add", std::string(Addrs::tx6) + "/64", "dev", tx_if_, "nodad"});
@@ -513,8 +511,7 @@ void Sandbox::setup() {
   std::vector<std::string> senders{Addrs::tx4, Addrs::tx6};
   for (const auto& a : Addrs::src4()) senders.push_back(a);
   for (const auto& a : Addrs::src6()) senders.push_back(a);
-  for (const auto& a : senders)
-    ip_rx({"neigh", "replace", a, "lladdr", kTxMac, "dev", rx_if_, "nud", "permanent"});
+  for (const auto& a : senders) ip_rx({"neigh", "replace", a, "lladdr", kTxMac, "dev", rx_if_, "nud", "permanent"});
 }
 
 void Sandbox::teardown() noexcept {

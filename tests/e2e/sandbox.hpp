@@ -38,11 +38,11 @@ inline double secs(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 // ---- processes ----------------------------------------------------------------------
 
 struct RunOptions {
-  std::string netns;            // join /var/run/netns/<netns> (network namespace only)
-  bool drop_root = false;       // become uid/gid 65534 (nobody) before exec
-  bool hide_bpffs = false;      // private mount namespace with /sys/fs/bpf unmounted
-  bool die_with_parent = false; // SIGKILL when the thread that started it ends (servers:
-                                // nothing outlives a killed test)
+  std::string netns;             // join /var/run/netns/<netns> (network namespace only)
+  bool drop_root = false;        // become uid/gid 65534 (nobody) before exec
+  bool hide_bpffs = false;       // private mount namespace with /sys/fs/bpf unmounted
+  bool die_with_parent = false;  // SIGKILL when the thread that started it ends (servers:
+                                 // nothing outlives a killed test)
   std::chrono::milliseconds timeout{30000};
 };
 
@@ -92,7 +92,7 @@ void enter_netns(const std::string& ns);
 
 // XDP attachment of an interface in a namespace, as the kernel reports it.
 struct XdpInfo {
-  bool exists = false;     // the interface exists
+  bool exists = false;       // the interface exists
   unsigned attach_mode = 0;  // XDP_ATTACHED_*
   uint32_t prog_id = 0, drv_prog_id = 0, skb_prog_id = 0;
   bool any() const { return attach_mode != 0 || prog_id || drv_prog_id || skb_prog_id; }

@@ -23,9 +23,7 @@
 namespace lvt {
 namespace {
 
-[[noreturn]] void sys_fail(const std::string& what) {
-  throw std::runtime_error(what + ": " + std::strerror(errno));
-}
+[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
 
 sockaddr_storage make_addr(const std::string& ip, uint16_t port, socklen_t& len) {
   sockaddr_storage ss{};
@@ -291,8 +289,7 @@ void Sender::body() {
       const uint64_t index = log_.sent;
       std::memcpy(payload.data(), &index, sizeof index);
     }
-    ssize_t r = raw ? send(fd, flow_.frame.data(), flow_.frame.size(), 0)
-                    : send(fd, payload.data(), payload.size(), 0);
+    ssize_t r = raw ? send(fd, flow_.frame.data(), flow_.frame.size(), 0) : send(fd, payload.data(), payload.size(), 0);
     if (r >= 0) {
       if (log_.sent == 0) log_.t_first = t;
       log_.t_last = t;

@@ -28,9 +28,9 @@ struct SendLog {
   uint64_t sent = 0;    // successful sends
   uint64_t errors = 0;  // failed sends (not counted in sent)
   int last_errno = 0;
-  uint64_t t_first = 0, t_last = 0;  // CLOCK_MONOTONIC ns of the first and last successful send
-  std::vector<uint64_t> times;       // every successful send
-  std::vector<uint64_t> error_times; // every failed send (ENOBUFS: the veth's ring was full)
+  uint64_t t_first = 0, t_last = 0;   // CLOCK_MONOTONIC ns of the first and last successful send
+  std::vector<uint64_t> times;        // every successful send
+  std::vector<uint64_t> error_times;  // every failed send (ENOBUFS: the veth's ring was full)
   double span() const { return t_last > t_first ? secs(t_last - t_first) : 0.0; }
   // Successful sends with t in [from, to).
   uint64_t sent_between(uint64_t from, uint64_t to) const;
@@ -44,9 +44,9 @@ struct SendLog {
 SendLog merged(std::initializer_list<const SendLog*> logs);
 
 struct Flow {
-  std::string ns;    // sender namespace
-  std::string src;   // source address (bound), IPv4 or IPv6
-  std::string dst;   // destination address
+  std::string ns;   // sender namespace
+  std::string src;  // source address (bound), IPv4 or IPv6
+  std::string dst;  // destination address
   uint16_t port = kPort;
   double pps = 1000;
   double seconds = 1;
@@ -114,12 +114,12 @@ class UdpReceiver {
 struct TapFrame {
   uint64_t t = 0;
   size_t len = 0;
-  int tags = 0;          // VLAN tags (in the frame or stripped into metadata)
-  uint16_t ethertype = 0; // innermost
-  std::string src;       // IP source, empty if not IP
-  uint8_t l4 = 0;        // IP protocol
-  uint16_t dport = 0;    // UDP or TCP destination port
-  uint8_t tcp_flags = 0; // TCP flags byte (kTcpSyn = 0x02, ACK = 0x10, RST = 0x04)
+  int tags = 0;            // VLAN tags (in the frame or stripped into metadata)
+  uint16_t ethertype = 0;  // innermost
+  std::string src;         // IP source, empty if not IP
+  uint8_t l4 = 0;          // IP protocol
+  uint16_t dport = 0;      // UDP or TCP destination port
+  uint8_t tcp_flags = 0;   // TCP flags byte (kTcpSyn = 0x02, ACK = 0x10, RST = 0x04)
   bool tcp_syn() const { return l4 == 6 && (tcp_flags & 0x12) == 0x02; }  // SYN without ACK
 };
 
@@ -155,15 +155,14 @@ class FrameTap {
 struct ModelLimit {
   double rate, burst;
 };
-std::vector<uint64_t> gcra_model(const std::vector<uint64_t>& sends, ModelLimit before,
-                                 uint64_t t_change = UINT64_MAX, ModelLimit after = {0, 0});
+std::vector<uint64_t> gcra_model(const std::vector<uint64_t>& sends, ModelLimit before, uint64_t t_change = UINT64_MAX,
+                                 ModelLimit after = {0, 0});
 uint64_t count_between(const std::vector<uint64_t>& sorted, uint64_t from, uint64_t to);
 
 // A raw frame for Flow::frame, from the sender's MAC to the receiver's (Sandbox::kTxMac,
 // kRxMac), IPv4 or IPv6 after the addresses: a TCP SYN without ACK, padded to the
 // Ethernet minimum of 60 bytes like a real one.
-std::vector<uint8_t> syn_frame(const std::string& src, const std::string& dst, uint16_t dport,
-                               uint16_t sport = 40000);
+std::vector<uint8_t> syn_frame(const std::string& src, const std::string& dst, uint16_t dport, uint16_t sport = 40000);
 
 // Frames a GCRA of (rate, burst) passes from a source that floods over
 // [t_first, t_last]: burst + rate * (t_last - t_first), never more than were sent.

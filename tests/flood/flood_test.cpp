@@ -113,9 +113,7 @@ Result flood(const std::string& args) {
   return r;
 }
 
-int run_rc(const std::string& args) {
-  return sh(kFlood + " " + args);
-}
+int run_rc(const std::string& args) { return sh(kFlood + " " + args); }
 
 class Flood : public ::testing::Test {
  protected:
@@ -275,8 +273,9 @@ TEST_F(Flood, LiveRoundRobinIpv6WithVlanTag) {
   for (int attempt = 1;; ++attempt) {
     Receiver rx;
     uint64_t tagged = rx_frames(1);
-    auto r = flood("--dst 2001:db8::1 --src-base 2001:db8:1::10 --sources 100 --vlan 100 --size 128 "
-                   "--count 20000 --method live");
+    auto r = flood(
+        "--dst 2001:db8::1 --src-base 2001:db8:1::10 --sources 100 --vlan 100 --size 128 "
+        "--count 20000 --method live");
     ASSERT_EQ(r.rc, 0);
     rx.drain(20000);
     if (retry_lossy(rx.count, 20000, r.j, attempt)) continue;

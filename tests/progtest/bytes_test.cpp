@@ -42,7 +42,9 @@ struct ByteCase {
   bool fast;
 };
 
-void PrintTo(const ByteCase& c, std::ostream* os) { *os << c.size << " bytes, fast reject " << (c.fast ? "on" : "off"); }
+void PrintTo(const ByteCase& c, std::ostream* os) {
+  *os << c.size << " bytes, fast reject " << (c.fast ? "on" : "off");
+}
 
 class BytesOnly : public ProgTest, public ::testing::WithParamInterface<ByteCase> {};
 

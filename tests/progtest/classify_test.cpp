@@ -35,7 +35,19 @@ constexpr Rate kRoomy{1000, 1000};  // every packet of a case passes its limit
 
 // Table A: every kind of match, overlaps, and port-less classes for fragments.
 enum ClassA : int {
-  kDns, kSshSyn, kSsh, kRange, kEarly, kLate, kIcmp, kIcmp6, kOther, kSynAny, kUdpAny, kTcpAny, kDefaultA,
+  kDns,
+  kSshSyn,
+  kSsh,
+  kRange,
+  kEarly,
+  kLate,
+  kIcmp,
+  kIcmp6,
+  kOther,
+  kSynAny,
+  kUdpAny,
+  kTcpAny,
+  kDefaultA,
 };
 
 Policy table_a() {
@@ -153,8 +165,7 @@ std::vector<ClassCase> class_cases() {
   // --- protocols without ports ---------------------------------------------------------
   A("Ipv4IcmpIsIcmp", Frame().eth().ipv4(kSrc4, kDst4).icmp_echo().payload(56).bytes(), kIcmp);
   A("Ipv6Icmp6IsIcmp6", Frame().eth().ipv6(kSrc6, kDst6).icmp6_echo().payload(56).bytes(), kIcmp6, kSrc6);
-  A("Ipv6Icmp6AfterHopByHopIsIcmp6", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(0).icmp6_echo().bytes(), kIcmp6,
-    kSrc6);
+  A("Ipv6Icmp6AfterHopByHopIsIcmp6", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(0).icmp6_echo().bytes(), kIcmp6, kSrc6);
   A("Ipv4GreIsOther", ip_proto_from(kSrc4, 47), kOther);
   A("Ipv6GreIsOther", ip_proto_from(kSrc6, 47), kOther, kSrc6);
   A("Ipv4EspIsOther", ip_proto_from(kSrc4, 50), kOther);
@@ -166,8 +177,8 @@ std::vector<ClassCase> class_cases() {
   // --- fragments -------------------------------------------------------------------------
   A("Ipv4FirstFragmentIsClassifiedByPorts",
     Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(0, true).udp(40000, 53).payload(64).bytes(), kDns);
-  A("Ipv4FirstFragmentSynTo22", Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(0, true).tcp(40000, 22).payload(16).bytes(),
-    kSshSyn);
+  A("Ipv4FirstFragmentSynTo22",
+    Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(0, true).tcp(40000, 22).payload(16).bytes(), kSshSyn);
   // A later fragment's first bytes look like a UDP header to 53: they are data, not ports.
   A("Ipv4LaterUdpFragmentIsUdpAny",
     Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(185, false).udp(40000, 53).payload(16).bytes(), kUdpAny);
@@ -178,15 +189,16 @@ std::vector<ClassCase> class_cases() {
     Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(100, true).tcp(40000, 22).payload(16).bytes(), kTcpAny);
   A("Ipv4LaterIcmpFragmentIsIcmp",
     Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(100, false).icmp_echo().payload(16).bytes(), kIcmp);
-  A("Ipv4LaterGreFragmentIsOther",
-    [] {
-      Frame f = Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(100, false).payload(24);
-      Bytes b = f.bytes();
-      b[f.layer(pkt::Layer::Ipv4) + 9] = 47;
-      fix_ipv4_checksum(b, f);
-      return b;
-    }(),
-    kOther);
+  A(
+      "Ipv4LaterGreFragmentIsOther",
+      [] {
+        Frame f = Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(100, false).payload(24);
+        Bytes b = f.bytes();
+        b[f.layer(pkt::Layer::Ipv4) + 9] = 47;
+        fix_ipv4_checksum(b, f);
+        return b;
+      }(),
+      kOther);
   A("Ipv6FragmentOffset0IsClassifiedByPorts",
     Frame().eth().ipv6(kSrc6, kDst6).ipv6_frag(0, true).udp(40000, 53).payload(64).bytes(), kDns, kSrc6);
   A("Ipv6AtomicFragmentIsClassifiedByPorts",
@@ -206,15 +218,15 @@ std::vector<ClassCase> class_cases() {
   A("Ipv6TwoExtensionHeaders", ipv6_exts_udp53({IPPROTO_HOPOPTS, IPPROTO_DSTOPTS}), kDns, kSrc6);
   A("Ipv6AuthHeader", ipv6_exts_udp53({IPPROTO_AH}), kDns, kSrc6);
   const std::vector<uint8_t> eight = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_FRAGMENT,
-                                      IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_AH,       IPPROTO_DSTOPTS};
+                                      IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_AH,      IPPROTO_DSTOPTS};
   A("Ipv6EightExtensionHeaders", ipv6_exts_udp53(eight), kDns, kSrc6);
   {
     std::vector<uint8_t> nine = eight;
     nine.push_back(IPPROTO_DSTOPTS);
     A_drop("Ipv6NineExtensionHeadersIsExtDepth", ipv6_exts_udp53(nine), LV_R_EXT_DEPTH, kSrc6);
-    std::vector<uint8_t> nine_frag = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS,
-                                      IPPROTO_ROUTING, IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS,
-                                      IPPROTO_FRAGMENT};
+    std::vector<uint8_t> nine_frag = {IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
+                                      IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS,
+                                      IPPROTO_ROUTING, IPPROTO_DSTOPTS, IPPROTO_FRAGMENT};
     A_drop("Ipv6NinthHeaderAFragmentIsExtDepth", ipv6_exts_udp53(nine_frag), LV_R_EXT_DEPTH, kSrc6);
   }
   {
@@ -431,8 +443,8 @@ INSTANTIATE_TEST_SUITE_P(Classes, ManyClasses, ::testing::Values(size_t{2}, size
                          [](const ::testing::TestParamInfo<size_t>& info) { return std::to_string(info.param); });
 
 // The per-packet cost does not depend on the number of classes (one table load): the
-// kernel's average over many repetitions of one passing packet, for 1 and 32 classes. Printed for the record; asserted only loosely (a loaded machine
-// makes the figures noisy).
+// kernel's average over many repetitions of one passing packet, for 1 and 32 classes. Printed for the record; asserted
+// only loosely (a loaded machine makes the figures noisy).
 TEST_F(ProgTest, CostWithThirtyTwoClassesIsTheCostWithOne) {
   auto measure = [](const Policy& p, const Bytes& f) {
     Datapath d;

@@ -33,7 +33,6 @@ struct FloodCase {
 
 void PrintTo(const FloodCase& c, std::ostream* os) { *os << c.name; }
 
-
 class ConcurrentFlood : public ProgTest, public ::testing::WithParamInterface<FloodCase> {};
 
 TEST_P(ConcurrentFlood, TwoCpusOnOneSourceStayWithinBurstPlusRateTimesT) {
@@ -62,30 +61,29 @@ TEST_P(ConcurrentFlood, TwoCpusOnOneSourceStayWithinBurstPlusRateTimesT) {
   // Thread i flooded the source for at least duration * repeat ns of its own CPU time.
   const uint64_t lower = std::max<uint64_t>(fc.burst, two.busy_ns() / cls.pkt.cost / 2);
 
-  std::cout << fc.name << ": fast_reject=" << bool(cls.flags & LV_CLASS_FAST_REJECT) << " sent " << sent
-            << " in " << elapsed / 1000 << " us (per-packet " << two.run[0].duration << " / "
-            << two.run[1].duration << " ns); passed " << passed << ", bound " << upper << ", lower "
-            << lower << "; contended " << contended << "\n";
+  std::cout << fc.name << ": fast_reject=" << bool(cls.flags & LV_CLASS_FAST_REJECT) << " sent " << sent << " in "
+            << elapsed / 1000 << " us (per-packet " << two.run[0].duration << " / " << two.run[1].duration
+            << " ns); passed " << passed << ", bound " << upper << ", lower " << lower << "; contended " << contended
+            << "\n";
   EXPECT_LE(passed, upper);
   EXPECT_GE(passed, lower);
   EXPECT_LE(contended * 10, passed) << "lost CAS races must stay rare";
   EXPECT_EQ(c[LV_R_MAP_FULL].packets, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Flood, ConcurrentFlood,
-    ::testing::Values(
-        // The brief's case: the burst is below two ticks, so the fine clock decides.
-        FloodCase{"Rate100kBurst100", 100'000, 100, std::nullopt, 4'000'000},
-        FloodCase{"Rate100kBurst100FastRejectForced", 100'000, 100, true, 4'000'000},
-        // A burst that covers two ticks: compile_class turns the fast reject on.
-        FloodCase{"Rate100kBurst1000", 100'000, 1000, std::nullopt, 4'000'000},
-        FloodCase{"Rate100kBurst1000FastRejectOff", 100'000, 1000, false, 4'000'000},
-        // One packet per second: what passes is the burst, to the packet, even though
-        // both CPUs race to create the source's state.
-        FloodCase{"Rate1Burst1000", 1, 1000, std::nullopt, 2'000'000},
-        FloodCase{"Rate1Burst1000FastRejectOff", 1, 1000, false, 2'000'000}),
-    [](const ::testing::TestParamInfo<FloodCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Flood, ConcurrentFlood,
+                         ::testing::Values(
+                             // The brief's case: the burst is below two ticks, so the fine clock decides.
+                             FloodCase{"Rate100kBurst100", 100'000, 100, std::nullopt, 4'000'000},
+                             FloodCase{"Rate100kBurst100FastRejectForced", 100'000, 100, true, 4'000'000},
+                             // A burst that covers two ticks: compile_class turns the fast reject on.
+                             FloodCase{"Rate100kBurst1000", 100'000, 1000, std::nullopt, 4'000'000},
+                             FloodCase{"Rate100kBurst1000FastRejectOff", 100'000, 1000, false, 4'000'000},
+                             // One packet per second: what passes is the burst, to the packet, even though
+                             // both CPUs race to create the source's state.
+                             FloodCase{"Rate1Burst1000", 1, 1000, std::nullopt, 2'000'000},
+                             FloodCase{"Rate1Burst1000FastRejectOff", 1, 1000, false, 2'000'000}),
+                         [](const ::testing::TestParamInfo<FloodCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace levee::progtest

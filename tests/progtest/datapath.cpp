@@ -1,13 +1,13 @@
 #include "datapath.hpp"
 
 #include <arpa/inet.h>
-#include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <sys/mman.h>
-#include <time.h>
+#include <linux/bpf.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -103,8 +103,10 @@ Outcome Datapath::send(std::span<const uint8_t> frame) const {
 }
 
 void PrintTo(const Outcome& o, std::ostream* os) {
-  *os << (o.verdict == XDP_PASS ? "PASS" : o.verdict == XDP_DROP ? "DROP" : "XDP?") << "/"
-      << (o.reason == LV_REASON_MAX ? "no-single-reason" : reason_name(o.reason));
+  *os << (o.verdict == XDP_PASS   ? "PASS"
+          : o.verdict == XDP_DROP ? "DROP"
+                                  : "XDP?")
+      << "/" << (o.reason == LV_REASON_MAX ? "no-single-reason" : reason_name(o.reason));
 }
 
 std::vector<lv_percpu> Datapath::percpu() const {
@@ -126,7 +128,8 @@ void Datapath::put_percpu(const lv_percpu& value) {
   if (ncpus <= 0) throw failure("count possible CPUs", ncpus);
   const size_t stride = percpu_value_size();
   std::vector<uint8_t> buf(stride * static_cast<size_t>(ncpus));
-  for (size_t cpu = 0; cpu < static_cast<size_t>(ncpus); ++cpu) std::memcpy(buf.data() + stride * cpu, &value, sizeof(value));
+  for (size_t cpu = 0; cpu < static_cast<size_t>(ncpus); ++cpu)
+    std::memcpy(buf.data() + stride * cpu, &value, sizeof(value));
   uint32_t zero = 0;
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_percpu), &zero, buf.data(), BPF_ANY))
     throw failure("write lv_percpu", errno);
@@ -446,23 +449,40 @@ uint64_t TwoCpuRun::busy_ns() const {
 
 const char* reason_name(uint32_t reason) {
   switch (reason) {
-    case LV_R_CONFORMING: return "CONFORMING";
-    case LV_R_NOT_IP: return "NOT_IP";
-    case LV_R_ALLOW: return "ALLOW";
-    case LV_R_RATE: return "RATE";
-    case LV_R_MALFORMED: return "MALFORMED";
-    case LV_R_VLAN_DEPTH: return "VLAN_DEPTH";
-    case LV_R_MAP_FULL: return "MAP_FULL";
-    case LV_R_CONTENDED: return "CONTENDED";
-    case LV_R_DENY: return "DENY";
-    case LV_R_BYTES: return "BYTES";
-    case LV_R_EXT_DEPTH: return "EXT_DEPTH";
-    case LV_R_MONITORED: return "MONITORED";
-    case LV_R_BAN: return "BAN";
-    case LV_R_ADMISSION: return "ADMISSION";
-    case LV_R_NETWORK: return "NETWORK";
-    case LV_R_CLASS_LIMIT: return "CLASS_LIMIT";
-    default: return "reason?";
+    case LV_R_CONFORMING:
+      return "CONFORMING";
+    case LV_R_NOT_IP:
+      return "NOT_IP";
+    case LV_R_ALLOW:
+      return "ALLOW";
+    case LV_R_RATE:
+      return "RATE";
+    case LV_R_MALFORMED:
+      return "MALFORMED";
+    case LV_R_VLAN_DEPTH:
+      return "VLAN_DEPTH";
+    case LV_R_MAP_FULL:
+      return "MAP_FULL";
+    case LV_R_CONTENDED:
+      return "CONTENDED";
+    case LV_R_DENY:
+      return "DENY";
+    case LV_R_BYTES:
+      return "BYTES";
+    case LV_R_EXT_DEPTH:
+      return "EXT_DEPTH";
+    case LV_R_MONITORED:
+      return "MONITORED";
+    case LV_R_BAN:
+      return "BAN";
+    case LV_R_ADMISSION:
+      return "ADMISSION";
+    case LV_R_NETWORK:
+      return "NETWORK";
+    case LV_R_CLASS_LIMIT:
+      return "CLASS_LIMIT";
+    default:
+      return "reason?";
   }
 }
 

@@ -63,8 +63,8 @@ class Datapath {
 
   Counters counters() const;  // summed over possible CPUs
   using ClassCounters = std::array<lv_class_counters, LV_MAX_CLASSES>;
-  ClassCounters class_counters() const;  // lv_percpu.by_class summed over possible CPUs
-  std::vector<lv_percpu> percpu() const;  // one per possible CPU
+  ClassCounters class_counters() const;     // lv_percpu.by_class summed over possible CPUs
+  std::vector<lv_percpu> percpu() const;    // one per possible CPU
   void put_percpu(const lv_percpu& value);  // the same on every CPU
   std::optional<lv_state> state(const lv_key& key) const;
   // Writes the state and bumps the active slot's generation (invalidating lv_hot).

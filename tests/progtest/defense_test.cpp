@@ -6,8 +6,8 @@
 // that a test cannot wait for (a 2 s ban ending) is moved by rewriting the state and
 // the ban record, as the controller's `levee unban` does.
 #include <arpa/inet.h>
-#include <sched.h>
 #include <linux/bpf.h>
+#include <sched.h>
 
 #include <chrono>
 #include <iostream>
@@ -256,9 +256,8 @@ TEST_F(ProgTest, ClassTotalOnTwoCpusStaysWithinBurstPlusRateTimesTPlusLeases) {
   const uint64_t upper = 1000 + (two.end - two.begin) / c.total_pkt.cost + 1 + leases;
   const uint64_t lower = std::max<uint64_t>(1000, two.busy_ns() / c.total_pkt.cost / 2);
   std::cout << "class total on two CPUs: sent " << 2 * kRepeat << " in " << (two.end - two.begin) / 1000
-            << " us (per-packet " << two.run[0].duration << " / " << two.run[1].duration << " ns); passed "
-            << passed << ", bound " << upper << ", lower " << lower << "; contended "
-            << n[LV_R_CONTENDED].packets << "\n";
+            << " us (per-packet " << two.run[0].duration << " / " << two.run[1].duration << " ns); passed " << passed
+            << ", bound " << upper << ", lower " << lower << "; contended " << n[LV_R_CONTENDED].packets << "\n";
   EXPECT_EQ(passed + n[LV_R_CLASS_LIMIT].packets + n[LV_R_CONTENDED].packets, 2u * kRepeat);
   EXPECT_LE(passed, upper);
   EXPECT_GE(passed, lower);

@@ -77,18 +77,15 @@ std::vector<FrameCase> frame_cases() {
   add("Ipv4Udp", udp4().bytes(), P, LV_R_CONFORMING);
   add("Ipv4Tcp", Frame().eth().ipv4(kSrc4, kDst4).tcp(40000, 80).bytes(), P, LV_R_CONFORMING);
   add("Ipv4Icmp", Frame().eth().ipv4(kSrc4, kDst4).icmp_echo().payload(56).bytes(), P, LV_R_CONFORMING);
-  add("Ipv4PaddedToEthernetMinimum", Frame().eth().ipv4(kSrc4, kDst4).udp(1, 2).pad_to(60).bytes(), P,
-      LV_R_CONFORMING);
+  add("Ipv4PaddedToEthernetMinimum", Frame().eth().ipv4(kSrc4, kDst4).udp(1, 2).pad_to(60).bytes(), P, LV_R_CONFORMING);
   add("Ipv4HeaderOnlyPadded", Frame().eth().ipv4(kSrc4, kDst4).pad_to(60).bytes(), P, LV_R_CONFORMING);
   add("Ipv4BadChecksumIsStillJustLimited",
-      edited(udp4(), [](Bytes& b, const Frame& f) { b[f.layer(Layer::Ipv4) + 10] ^= 0xff; }), P,
-      LV_R_CONFORMING);
-  add("Ipv4Options", Frame().eth().ipv4(kSrc4, kDst4, {0x94, 0x04, 0x00, 0x00}).udp(1, 2).bytes(), P,
-      LV_R_CONFORMING);
+      edited(udp4(), [](Bytes& b, const Frame& f) { b[f.layer(Layer::Ipv4) + 10] ^= 0xff; }), P, LV_R_CONFORMING);
+  add("Ipv4Options", Frame().eth().ipv4(kSrc4, kDst4, {0x94, 0x04, 0x00, 0x00}).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Ipv4FortyBytesOfOptions", Frame().eth().ipv4(kSrc4, kDst4, Bytes(40, 0x01)).udp(1, 2).bytes(), P,
       LV_R_CONFORMING);
-  add("Ipv4FirstFragment", Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(0, true).udp(1, 2).payload(32).bytes(),
-      P, LV_R_CONFORMING);
+  add("Ipv4FirstFragment", Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(0, true).udp(1, 2).payload(32).bytes(), P,
+      LV_R_CONFORMING);
   add("Ipv4LaterFragment", Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(5, false).payload(24).bytes(), P,
       LV_R_CONFORMING);
   add("Ipv6Udp", udp6().bytes(), P, LV_R_CONFORMING);
@@ -101,8 +98,7 @@ std::vector<FrameCase> frame_cases() {
       D, LV_R_MALFORMED);
   add("Ipv6HopByHop", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(0).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Ipv6Routing", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(43).udp(1, 2).bytes(), P, LV_R_CONFORMING);
-  add("Ipv6DestinationOptions", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(60).udp(1, 2).bytes(), P,
-      LV_R_CONFORMING);
+  add("Ipv6DestinationOptions", Frame().eth().ipv6(kSrc6, kDst6).ipv6_ext(60).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Ipv6FirstFragment", Frame().eth().ipv6(kSrc6, kDst6).ipv6_frag(0, true).udp(1, 2).payload(32).bytes(), P,
       LV_R_CONFORMING);
   add("Ipv6LaterFragment", Frame().eth().ipv6(kSrc6, kDst6).ipv6_frag(5, false).payload(24).bytes(), P,
@@ -115,17 +111,14 @@ std::vector<FrameCase> frame_cases() {
   add("Dot1qIpv4", Frame().eth().vlan(100).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Dot1qIpv6", Frame().eth().vlan(100).ipv6(kSrc6, kDst6).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Dot1qPriorityTagIpv4", Frame().eth().vlan(0).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), P, LV_R_CONFORMING);
-  add("QinQIpv4", Frame().eth().vlan(100, 0x88a8).vlan(200).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), P,
-      LV_R_CONFORMING);
-  add("QinQIpv6", Frame().eth().vlan(100, 0x88a8).vlan(200).ipv6(kSrc6, kDst6).udp(1, 2).bytes(), P,
-      LV_R_CONFORMING);
+  add("QinQIpv4", Frame().eth().vlan(100, 0x88a8).vlan(200).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), P, LV_R_CONFORMING);
+  add("QinQIpv6", Frame().eth().vlan(100, 0x88a8).vlan(200).ipv6(kSrc6, kDst6).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("TwoDot1qTags", Frame().eth().vlan(100).vlan(200).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), P, LV_R_CONFORMING);
   add("Dot1qOuterDot1adInner", Frame().eth().vlan(100).vlan(200, 0x88a8).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), P,
       LV_R_CONFORMING);
   add("ThreeTags", Frame().eth().vlan(100, 0x88a8).vlan(200).vlan(300).ipv4(kSrc4, kDst4).udp(1, 2).bytes(), D,
       LV_R_VLAN_DEPTH);
-  add("ThreeDot1qTags", Frame().eth().vlan(1).vlan(2).vlan(3).ipv6(kSrc6, kDst6).udp(1, 2).bytes(), D,
-      LV_R_VLAN_DEPTH);
+  add("ThreeDot1qTags", Frame().eth().vlan(1).vlan(2).vlan(3).ipv6(kSrc6, kDst6).udp(1, 2).bytes(), D, LV_R_VLAN_DEPTH);
   add("FourTags", Frame().eth().vlan(1, 0x88a8).vlan(2, 0x88a8).vlan(3).vlan(4).ipv4(kSrc4, kDst4).bytes(), D,
       LV_R_VLAN_DEPTH);
   add("ThreeTagsAroundArp", Frame().eth().vlan(1, 0x88a8).vlan(2).vlan(3).arp_request(kSrc4, kDst4).bytes(), D,
@@ -149,8 +142,8 @@ std::vector<FrameCase> frame_cases() {
   add("PartialSecondVlanTag", cut(Frame().eth().vlan(100, 0x88a8).vlan(200).ipv4(kSrc4, kDst4), 14 + 4 + 3), D,
       LV_R_MALFORMED);
   add("PartialIpv4Header", cut(udp4(), 14 + 19), D, LV_R_MALFORMED);
-  add("PartialIpv4HeaderAfterQinQ", cut(Frame().eth().vlan(1, 0x88a8).vlan(2).ipv4(kSrc4, kDst4).udp(1, 2), 22 + 12),
-      D, LV_R_MALFORMED);
+  add("PartialIpv4HeaderAfterQinQ", cut(Frame().eth().vlan(1, 0x88a8).vlan(2).ipv4(kSrc4, kDst4).udp(1, 2), 22 + 12), D,
+      LV_R_MALFORMED);
   add("PartialIpv6Header", cut(udp6(), 14 + 39), D, LV_R_MALFORMED);
   add("PartialIpv6HeaderAfterDot1q", cut(Frame().eth().vlan(5).ipv6(kSrc6, kDst6).udp(1, 2), 18 + 24), D,
       LV_R_MALFORMED);
@@ -174,7 +167,9 @@ std::vector<FrameCase> frame_cases() {
   add("Ipv4TotLenBelowIhlWithOptions",
       edited(Frame().eth().ipv4(kSrc4, kDst4, {1, 1, 1, 1}).udp(1, 2), ipv4_tot_len(23)), D, LV_R_MALFORMED);
   add("Ipv4TotLenOnePastFrame",
-      edited(udp4(), [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv4) + 2, get16(b, f.layer(Layer::Ipv4) + 2) + 1); }),
+      edited(
+          udp4(),
+          [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv4) + 2, get16(b, f.layer(Layer::Ipv4) + 2) + 1); }),
       D, LV_R_MALFORMED);
   add("Ipv4TotLenMax", edited(udp4(), ipv4_tot_len(0xffff)), D, LV_R_MALFORMED);
   add("Ipv4TotLenPastFrameBehindVlan",
@@ -185,10 +180,12 @@ std::vector<FrameCase> frame_cases() {
   add("Ipv6Version4", edited(udp6(), [](Bytes& b, const Frame& f) { b[f.layer(Layer::Ipv6)] = 0x40; }), D,
       LV_R_MALFORMED);
   add("Ipv6PayloadOnePastFrame",
-      edited(udp6(), [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv6) + 4, get16(b, f.layer(Layer::Ipv6) + 4) + 1); }),
+      edited(
+          udp6(),
+          [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv6) + 4, get16(b, f.layer(Layer::Ipv6) + 4) + 1); }),
       D, LV_R_MALFORMED);
-  add("Ipv6PayloadMax", edited(udp6(), [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv6) + 4, 0xffff); }),
-      D, LV_R_MALFORMED);
+  add("Ipv6PayloadMax", edited(udp6(), [](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv6) + 4, 0xffff); }), D,
+      LV_R_MALFORMED);
   return c;
 }
 

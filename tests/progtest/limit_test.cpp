@@ -25,7 +25,9 @@ using Bytes = std::vector<uint8_t>;
 constexpr uint32_t kPass = XDP_PASS, kDrop = XDP_DROP;
 constexpr uint64_t kSec = LV_NSEC_PER_SEC;
 
-Bytes udp4_from(const std::string& src) { return Frame().eth().ipv4(src, "198.19.0.1").udp(1000, 53).payload(18).bytes(); }
+Bytes udp4_from(const std::string& src) {
+  return Frame().eth().ipv4(src, "198.19.0.1").udp(1000, 53).payload(18).bytes();
+}
 Bytes udp6_from(const std::string& src) {
   return Frame().eth().ipv6(src, "2001:db8:ffff::1").udp(1000, 53).payload(18).bytes();
 }
@@ -129,7 +131,8 @@ TEST_F(ProgTest, OptionsFragmentsExtensionHeadersAndTagsShareTheSourceBucket) {
     EXPECT_EQ(verdict(dp(), udp4_from(t)), kDrop) << v.name << ": plain after the variant's burst";
   }
   for (int i = 0; i < 8; ++i) {
-    const std::string s = "2001:db8:1:" + std::to_string(i + 1) + "::1", t = "2001:db8:2:" + std::to_string(i + 1) + "::1";
+    const std::string s = "2001:db8:1:" + std::to_string(i + 1) + "::1",
+                      t = "2001:db8:2:" + std::to_string(i + 1) + "::1";
     const Variant v = variants6(s)[static_cast<size_t>(i)];
     const Bytes again = variants6(t)[static_cast<size_t>(i)].frame;
     check(udp6_from(s), v, again);
@@ -393,8 +396,10 @@ TEST_F(ProgTest, FastRejectTrustsTheCachedClockOnlyToReject) {
         if (!fast && refreshed >= 3) break;
       }
     }
-    if (fast) EXPECT_EQ(trusted, 3) << "could not catch jiffies still in 200 tries";
-    else EXPECT_EQ(trusted, 0);
+    if (fast)
+      EXPECT_EQ(trusted, 3) << "could not catch jiffies still in 200 tries";
+    else
+      EXPECT_EQ(trusted, 0);
 
     // A fresh cache that says eligible: the fine clock confirms and the packet passes.
     const uint64_t now = monotonic_ns();

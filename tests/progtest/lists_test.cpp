@@ -5,8 +5,8 @@
 #include <linux/bpf.h>
 
 #include <algorithm>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -239,9 +239,9 @@ TEST_F(ProgTest, OverrideWithOnlyAByteLimitReplacesThePacketLimit) {
 struct Shifted {
   Clocks clk;
   uint64_t shift;
-  uint64_t past() const { return clk.now_unix_ns + shift / 2; }        // over shift/2 ago
+  uint64_t past() const { return clk.now_unix_ns + shift / 2; }            // over shift/2 ago
   uint64_t later_past() const { return clk.now_unix_ns + shift * 3 / 4; }  // over shift/4 ago
-  uint64_t future() const { return clk.now_unix_ns + 3 * 3600 * kSec; }   // an hour or more ahead
+  uint64_t future() const { return clk.now_unix_ns + 3 * 3600 * kSec; }    // an hour or more ahead
 };
 Shifted shifted_clocks() {
   Shifted s{Clocks::read(), 0};

@@ -3,8 +3,8 @@
 // at 1M instructions processed the kernel refuses the program outright (E2BIG), as it
 // did once when a change took the count from 957k over the edge. This test fails
 // while there is still room to restructure.
-#include <linux/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include <cstdlib>
 #include <iostream>

@@ -36,8 +36,7 @@ TEST(ClassIds, FirstCompileNumbersClassesInOrder) {
 
 TEST(ClassIds, AClassInsertedInTheMiddleLeavesTheOthersTheirIds) {
   auto before = compile(policy_of({udp_class("a", 1), udp_class("b", 2)}), kClocks);
-  auto after = compile(policy_of({udp_class("a", 1), udp_class("new", 3), udp_class("b", 2)}), kClocks,
-                       &before.slot);
+  auto after = compile(policy_of({udp_class("a", 1), udp_class("new", 3), udp_class("b", 2)}), kClocks, &before.slot);
   const ClassIds ids = class_ids(after.slot);
   EXPECT_EQ(ids.at("a"), 0);
   EXPECT_EQ(ids.at("b"), 1);
@@ -66,7 +65,8 @@ TEST(ClassIds, ANewClassDoesNotTakeAnIdJustFreed) {
 
 TEST(ClassIds, WhenOnlyFreedIdsAreLeftOneIsReused) {
   std::vector<ClassSpec> full;
-  for (unsigned i = 0; i < LV_MAX_CLASSES - 1; ++i) full.push_back(udp_class("c" + std::to_string(i), static_cast<uint16_t>(i)));
+  for (unsigned i = 0; i < LV_MAX_CLASSES - 1; ++i)
+    full.push_back(udp_class("c" + std::to_string(i), static_cast<uint16_t>(i)));
   auto before = compile(policy_of(full), kClocks);
   full[10] = udp_class("replacement", 10);  // the only free id is the one just freed
   auto after = compile(policy_of(full), kClocks, &before.slot);

@@ -49,8 +49,8 @@ std::array<uint8_t, N> bytes_of(const void* p) {
 
 TEST(Durations, MillisecondsSecondsMinutesHoursDays) {
   const std::pair<const char*, uint64_t> cases[] = {
-      {"500ms", 500 * kMs}, {"2s", 2 * kSec}, {"1m", 60 * kSec},       {"1h", 3600 * kSec},
-      {"7d", 7 * 86400 * kSec}, {"1m30s", 90 * kSec}, {"1s500ms", 1500 * kMs}, {"0s", 0},
+      {"500ms", 500 * kMs},      {"2s", 2 * kSec},     {"1m", 60 * kSec},       {"1h", 3600 * kSec},
+      {"7d", 7 * 86400 * kSec},  {"1m30s", 90 * kSec}, {"1s500ms", 1500 * kMs}, {"0s", 0},
       {"36500d", kMaxDurationNs}};
   for (auto [text, ns] : cases) EXPECT_EQ(parse_duration_ns(text), ns) << text;
   for (const char* bad : {"", "5", "ms", "1.5s", "2 s", "-1s", "1w", "5us", "1h30", "36501d", "1msx", "s5"})
@@ -125,8 +125,9 @@ bytes_burst = "1M"
 }
 
 TEST(ConfigTotal, PacketsAndBytes) {
-  Policy p = parse_ok("[default]\nrate = 10\nburst = 5\ntotal = { rate = \"50k\", burst = \"5k\", bytes_rate = \"1G\", "
-                      "bytes_burst = \"10M\" }\n");
+  Policy p = parse_ok(
+      "[default]\nrate = 10\nburst = 5\ntotal = { rate = \"50k\", burst = \"5k\", bytes_rate = \"1G\", "
+      "bytes_burst = \"10M\" }\n");
   EXPECT_EQ(p.classes[0].total.packets, (Rate{50'000, 5'000}));
   EXPECT_EQ(p.classes[0].total.bytes, (Rate{1'000'000'000, 10'000'000}));
   // A class may have no per-source limit when it has a total or network limit.
@@ -145,11 +146,11 @@ TEST(ConfigBans, DurationsAndDefaults) {
   EXPECT_EQ(b.where.key, "default.ban");
   EXPECT_EQ(b.where.line, 4u);
 
-  const BanSpec& c =
-      parse_ok("[default]\nrate = 10\nburst = 5\nban = \"500ms\"\nban_max = \"1m\"\nforget_after = \"10m\"\n"
-               "ban_scope = \"all\"\n")
-          .classes[0]
-          .ban;
+  const BanSpec& c = parse_ok(
+                         "[default]\nrate = 10\nburst = 5\nban = \"500ms\"\nban_max = \"1m\"\nforget_after = \"10m\"\n"
+                         "ban_scope = \"all\"\n")
+                         .classes[0]
+                         .ban;
   EXPECT_EQ(c.ban_ns, 500 * kMs);
   EXPECT_EQ(c.max_or_default(), 60 * kSec);
   EXPECT_EQ(c.forget_or_default(), 600 * kSec);
@@ -274,8 +275,9 @@ std::vector<Broken> broken() {
        "default.forget_after", "no time at all"},
       {"ban_max shorter than ban", "[default]\nrate = 1\nburst = 1\nban = \"10m\"\nban_max = \"5m\"\n", 5,
        "default.ban_max", "5m is shorter than the first ban, 10m; give ban_max at least as long as ban"},
-      {"ban_max from [defaults] shorter than a class's ban", "[defaults]\nban_max = \"1m\"\n" + c + "ban = \"2m\"\n" + kDefault,
-       2, "defaults.ban_max", "is shorter than the first ban"},
+      {"ban_max from [defaults] shorter than a class's ban",
+       "[defaults]\nban_max = \"1m\"\n" + c + "ban = \"2m\"\n" + kDefault, 2, "defaults.ban_max",
+       "is shorter than the first ban"},
       {"ban_max without ban", "[default]\nrate = 1\nburst = 1\nban_max = \"5m\"\n", 4, "default.ban_max",
        "given without ban"},
       {"ban_scope without ban", c + "ban_scope = \"all\"\n" + kDefault, 6, "class[0].ban_scope", "given without ban"},
@@ -283,15 +285,15 @@ std::vector<Broken> broken() {
        "'global' is not a valid ban_scope; give \"class\" or \"all\""},
       {"bad mode", c + "mode = \"dry-run\"\n" + kDefault, 6, "class[0].mode",
        "'dry-run' is not a valid mode; give \"enforce\" or \"monitor\""},
-      {"bad mode in [defaults]", "[defaults]\nmode = \"monitoring\"\n" + kDefault, 2, "defaults.mode", "'monitoring' is not a valid mode"},
-      {"ban without a limit per source", "[default]\ntotal = { rate = 5, burst = 5 }\nban = \"1s\"\n", 3,
-       "default.ban", "class 'default' bans sources (ban) but has no limit per source to be over"},
+      {"bad mode in [defaults]", "[defaults]\nmode = \"monitoring\"\n" + kDefault, 2, "defaults.mode",
+       "'monitoring' is not a valid mode"},
+      {"ban without a limit per source", "[default]\ntotal = { rate = 5, burst = 5 }\nban = \"1s\"\n", 3, "default.ban",
+       "class 'default' bans sources (ban) but has no limit per source to be over"},
       {"ban from [defaults] in a class without a limit per source",
        "[defaults]\nban = \"1s\"\n[default] #<\ntotal = { rate = 5, burst = 5 }\n", 3, "default",
        "bans sources (ban from [defaults])"},
       {"network prefix4 longer than the source prefix",
-       c + "prefix4 = 24\nnetwork = { prefix4 = 28, rate = 5, burst = 5 }\n" + kDefault, 7,
-       "class[0].network.prefix4",
+       c + "prefix4 = 24\nnetwork = { prefix4 = 28, rate = 5, burst = 5 }\n" + kDefault, 7, "class[0].network.prefix4",
        "/28 is narrower than one source of the class, /24; a network holds whole sources: give network.prefix4 = 24 "
        "or less"},
       {"network prefix6 by default longer than the source prefix",
@@ -321,7 +323,8 @@ std::vector<Broken> broken() {
        "ban in every class"},
       {"all-scope from [defaults] with different prefixes",
        "[defaults]\nban = \"1s\"\nban_scope = \"all\"\n"
-       "[[class]]\nname = \"a\"\nmatch.port = 1\nrate = 1\nburst = 1\nprefix6 = 48\n" + kDefault,
+       "[[class]]\nname = \"a\"\nmatch.port = 1\nrate = 1\nburst = 1\nprefix6 = 48\n" +
+           kDefault,
        3, "defaults.ban_scope", "class 'default' bans in every class"},
       {"bad when_full", "[interface]\nwhen_full = \"drop\"\n" + kDefault, 2, "interface.when_full",
        "give \"evict\" or \"refuse\""},
@@ -410,11 +413,26 @@ TEST(CompileLimits, FastRejectNeedsEveryLimitToCoverTwoTicks) {
   };
   // For each kind: a tau of 2 ticks exactly keeps it, one ns less loses it.
   const Case cases[] = {
-      {"admission", [](ClassSpec& s, bool w) { s.new_sources = {1000, w ? 9u : 8u}; }},  // tau 8 ms / 7 ms
-      {"network packets", [](ClassSpec& s, bool w) { s.network.packets = {1000, w ? 9u : 8u}; }},
-      {"network bytes", [](ClassSpec& s, bool w) { s.network.bytes = {1'000'000, w ? 8'000u : 7'999u}; }},
-      {"total packets", [](ClassSpec& s, bool w) { s.total.packets = {1000, w ? 9u : 8u}; }},
-      {"total bytes", [](ClassSpec& s, bool w) { s.total.bytes = {1'000'000, w ? 8'000u : 7'999u}; }},
+      {"admission",
+       [](ClassSpec& s, bool w) {
+         s.new_sources = {1000, w ? 9u : 8u};
+       }},  // tau 8 ms / 7 ms
+      {"network packets",
+       [](ClassSpec& s, bool w) {
+         s.network.packets = {1000, w ? 9u : 8u};
+       }},
+      {"network bytes",
+       [](ClassSpec& s, bool w) {
+         s.network.bytes = {1'000'000, w ? 8'000u : 7'999u};
+       }},
+      {"total packets",
+       [](ClassSpec& s, bool w) {
+         s.total.packets = {1000, w ? 9u : 8u};
+       }},
+      {"total bytes",
+       [](ClassSpec& s, bool w) {
+         s.total.bytes = {1'000'000, w ? 8'000u : 7'999u};
+       }},
   };
   for (const Case& k : cases) {
     ClassSpec wide = c, narrow = c;
@@ -479,14 +497,16 @@ TEST(CompilePolicy, MonitorModesFoldIntoEveryClass) {
   auto c = std::make_unique<CompiledPolicy>(compile(p, kClocks));
   const lv_policy& s = c->slot;
   EXPECT_EQ(s.flags & LV_POL_MONITOR, 0u);
-  EXPECT_EQ(s.classes[0].flags & (LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN), uint32_t{LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN});
+  EXPECT_EQ(s.classes[0].flags & (LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN),
+            uint32_t{LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN});
   EXPECT_EQ(s.classes[1].flags & (LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN), 0u);
 
   // The interface's switch: every class monitors, their own modes are kept apart.
   p.monitor = true;
   c = std::make_unique<CompiledPolicy>(compile(p, kClocks));
   EXPECT_TRUE(c->slot.flags & LV_POL_MONITOR);
-  EXPECT_EQ(c->slot.classes[0].flags & (LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN), uint32_t{LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN});
+  EXPECT_EQ(c->slot.classes[0].flags & (LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN),
+            uint32_t{LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN});
   EXPECT_EQ(c->slot.classes[1].flags & (LV_CLASS_MONITOR | LV_CLASS_MONITOR_OWN), uint32_t{LV_CLASS_MONITOR});
 
   // Switched off again (levee set --mode enforce): only the class's own mode is left.

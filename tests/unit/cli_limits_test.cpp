@@ -48,8 +48,8 @@ TEST(StatsMonitor, WouldDropHasEveryMonitorableReasonZerosToo) {
   auto j = stats_json("eth0", c);
   ASSERT_TRUE(j.contains("would_drop"));
   ASSERT_TRUE(j.contains("would_drop_bytes"));
-  const std::vector<std::string> want{"rate",      "map_full", "contended", "deny",       "bytes",
-                                      "ban",       "admission", "network",  "class_limit"};
+  const std::vector<std::string> want{"rate", "map_full",  "contended", "deny",       "bytes",
+                                      "ban",  "admission", "network",   "class_limit"};
   EXPECT_EQ(j["would_drop"].size(), want.size()) << j["would_drop"].dump();
   for (const auto& r : want) {
     EXPECT_TRUE(j["would_drop"].contains(r)) << r;
@@ -121,9 +121,9 @@ Parsed parse_args(std::vector<const char*> args) {
 }
 
 TEST(CliParseLimits, AttachShorthandWithAdmissionBansAndMonitor) {
-  auto p = parse_args({"attach", "eth0", "--rate", "1k", "--burst", "100", "--new-sources", "500",
-                       "--new-sources-burst", "50", "--ban", "2s", "--ban-max", "10m", "--forget-after", "30m",
-                       "--monitor"});
+  auto p =
+      parse_args({"attach", "eth0", "--rate", "1k", "--burst", "100", "--new-sources", "500", "--new-sources-burst",
+                  "50", "--ban", "2s", "--ban-max", "10m", "--forget-after", "30m", "--monitor"});
   ASSERT_TRUE(p.invocation) << p.err;
   const AttachArgs& a = p.invocation->attach;
   EXPECT_EQ(a.new_sources, "500");
@@ -530,7 +530,9 @@ TEST(StatusLimits, Modes) {
   s.policy_flags = LV_POL_MONITOR | LV_POL_MONITOR_DENY;
   EXPECT_EQ(monitor_mode(s), "monitor");
   const std::string t = status_text({s});
-  EXPECT_NE(t.find("  mode     monitor (the interface's switch: levee set --mode enforce); the deny list drops"), std::string::npos) << t;
+  EXPECT_NE(t.find("  mode     monitor (the interface's switch: levee set --mode enforce); the deny list drops"),
+            std::string::npos)
+      << t;
   EXPECT_EQ(status_json({s})["interfaces"][0]["when_full"], "evict");
   EXPECT_TRUE(status_json({s})["interfaces"][0]["full_at"].is_null());
 }

@@ -25,8 +25,8 @@ Parsed parse_args(std::initializer_list<const char*> args) {
 }
 
 TEST(CliParse, AttachWithEveryOption) {
-  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--mode", "generic",
-                       "--max-sources", "2M", "--prefix4", "24", "--prefix6", "48"});
+  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--mode", "generic", "--max-sources", "2M",
+                       "--prefix4", "24", "--prefix6", "48"});
   ASSERT_TRUE(p.invocation) << p.err;
   const Invocation& inv = *p.invocation;
   EXPECT_EQ(inv.command, Command::Attach);
@@ -50,9 +50,9 @@ TEST(CliParse, AttachDefaults) {
 
 TEST(CliParse, UsageErrorsExitTwoWithOneLine) {
   for (auto args : std::vector<std::vector<const char*>>{
-           {},                                                    // no subcommand
-           {"attach", "eth0", "--rate", "5"},                     // --burst missing
-           {"attach", "--rate", "5", "--burst", "5"},             // interface missing
+           {},                                         // no subcommand
+           {"attach", "eth0", "--rate", "5"},          // --burst missing
+           {"attach", "--rate", "5", "--burst", "5"},  // interface missing
            {"attach", "eth0", "--rate", "5", "--burst", "5", "--mode", "turbo"},
            {"attach", "eth0", "--rate", "5", "--burst", "5", "--prefix4", "x"},
            {"stats", "eth0", "--bogus"},
@@ -122,13 +122,13 @@ TEST(CliParse, StatsStatusDetach) {
 
 // Values are checked before any privilege or kernel check, so these hold without root.
 TEST(CliCommands, BadValuesAreUsageErrorsNamingTheOption) {
-  struct Case { AttachArgs a; const char* names; };
-  for (const Case& c : {Case{{"eth0", "0", "5"}, "--rate"},
-                        Case{{"eth0", "abc", "5"}, "--rate"},
-                        Case{{"eth0", "5", "0"}, "--burst"},
-                        Case{{"eth0", "5", "1.5"}, "--burst"},
-                        Case{{"eth0", "20M", "5"}, "--rate"},
-                        Case{{"eth0", "5", "5", "auto", "0"}, "--max-sources"},
+  struct Case {
+    AttachArgs a;
+    const char* names;
+  };
+  for (const Case& c : {Case{{"eth0", "0", "5"}, "--rate"}, Case{{"eth0", "abc", "5"}, "--rate"},
+                        Case{{"eth0", "5", "0"}, "--burst"}, Case{{"eth0", "5", "1.5"}, "--burst"},
+                        Case{{"eth0", "20M", "5"}, "--rate"}, Case{{"eth0", "5", "5", "auto", "0"}, "--max-sources"},
                         Case{{"eth0", "5", "5", "auto", "", 33, 64}, "--prefix4"},
                         Case{{"eth0", "5", "5", "auto", "", 32, 0}, "--prefix6"}}) {
     Status s = attach(c.a);
@@ -189,8 +189,8 @@ TEST(Format, RatesLine) {
 // ---- attach --config, reload ------------------------------------------------------
 
 TEST(CliParse, AttachWithConfig) {
-  auto p = parse_args({"attach", "eth0", "--config", "/etc/levee/levee.toml", "--mode", "native", "--max-sources",
-                       "2M"});
+  auto p =
+      parse_args({"attach", "eth0", "--config", "/etc/levee/levee.toml", "--mode", "native", "--max-sources", "2M"});
   ASSERT_TRUE(p.invocation) << p.err;
   const AttachArgs& a = p.invocation->attach;
   EXPECT_EQ(p.invocation->command, Command::Attach);
@@ -223,16 +223,17 @@ TEST(CliParse, ListCommands) {
     lv_list_kind kind;
     ListOp op;
   };
-  for (const Case& c : {Case{{"allow", "add", "eth0", "198.51.100.0/24", "2001:db8:1::/48"}, LV_LIST_ALLOW, ListOp::Add},
-                        Case{{"allow", "del", "eth0", "198.51.100.0/24"}, LV_LIST_ALLOW, ListOp::Del},
-                        Case{{"allow", "list", "eth0"}, LV_LIST_ALLOW, ListOp::List},
-                        Case{{"deny", "add", "eth0", "203.0.113.7"}, LV_LIST_DENY, ListOp::Add},
-                        Case{{"deny", "del", "eth0", "203.0.113.7"}, LV_LIST_DENY, ListOp::Del},
-                        Case{{"deny", "list", "eth0", "--json"}, LV_LIST_DENY, ListOp::List},
-                        Case{{"deny", "import", "eth0", "drop.txt"}, LV_LIST_DENY, ListOp::Import},
-                        Case{{"override", "add", "eth0", "partner", "192.0.2.0/24"}, LV_LIST_OVERRIDE, ListOp::Add},
-                        Case{{"override", "del", "eth0", "192.0.2.0/24"}, LV_LIST_OVERRIDE, ListOp::Del},
-                        Case{{"override", "list", "eth0"}, LV_LIST_OVERRIDE, ListOp::List}}) {
+  for (const Case& c :
+       {Case{{"allow", "add", "eth0", "198.51.100.0/24", "2001:db8:1::/48"}, LV_LIST_ALLOW, ListOp::Add},
+        Case{{"allow", "del", "eth0", "198.51.100.0/24"}, LV_LIST_ALLOW, ListOp::Del},
+        Case{{"allow", "list", "eth0"}, LV_LIST_ALLOW, ListOp::List},
+        Case{{"deny", "add", "eth0", "203.0.113.7"}, LV_LIST_DENY, ListOp::Add},
+        Case{{"deny", "del", "eth0", "203.0.113.7"}, LV_LIST_DENY, ListOp::Del},
+        Case{{"deny", "list", "eth0", "--json"}, LV_LIST_DENY, ListOp::List},
+        Case{{"deny", "import", "eth0", "drop.txt"}, LV_LIST_DENY, ListOp::Import},
+        Case{{"override", "add", "eth0", "partner", "192.0.2.0/24"}, LV_LIST_OVERRIDE, ListOp::Add},
+        Case{{"override", "del", "eth0", "192.0.2.0/24"}, LV_LIST_OVERRIDE, ListOp::Del},
+        Case{{"override", "list", "eth0"}, LV_LIST_OVERRIDE, ListOp::List}}) {
     std::vector<const char*> argv{"levee"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     auto p = parse(static_cast<int>(argv.size()), argv.data());
@@ -281,14 +282,14 @@ TEST(CliParse, NewUsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
     const char* help;  // the --help the line points at
   };
   for (const Case& c : std::vector<Case>{
-           {{"attach", "eth0"}, "levee attach --help"},                                   // neither
+           {{"attach", "eth0"}, "levee attach --help"},                                                  // neither
            {{"attach", "eth0", "--config", "f", "--rate", "5", "--burst", "5"}, "levee attach --help"},  // both
            {{"attach", "eth0", "--config", "f", "--prefix4", "24"}, "levee attach --help"},
-           {{"attach", "eth0", "--burst", "5"}, "levee attach --help"},                   // --rate missing
+           {{"attach", "eth0", "--burst", "5"}, "levee attach --help"},  // --rate missing
            {{"reload", "eth0"}, "levee reload --help"},
            {{"reload", "--config", "f"}, "levee reload --help"},
            {{"deny"}, "levee deny --help"},
-           {{"deny", "add", "eth0"}, "levee deny add --help"},                             // no CIDR
+           {{"deny", "add", "eth0"}, "levee deny add --help"},  // no CIDR
            {{"deny", "add", "eth0", "203.0.113.7", "--expires"}, "levee deny add --help"},
            {{"allow", "add", "eth0", "198.51.100.0/24", "--expires", "2h"}, "levee allow add --help"},
            {{"allow", "import", "eth0", "f"}, "levee allow --help"},
@@ -312,11 +313,26 @@ TEST(CliParse, NewUsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
 }
 
 TEST(CliParse, EverySubcommandHasHelpWithAnExample) {
-  for (auto args : std::vector<std::vector<const char*>>{
-           {"attach"}, {"reload"}, {"set"}, {"stats"}, {"status"}, {"detach"}, {"show"},
-           {"allow"}, {"allow", "add"}, {"allow", "del"}, {"allow", "list"},
-           {"deny"}, {"deny", "add"}, {"deny", "del"}, {"deny", "list"}, {"deny", "import"},
-           {"override"}, {"override", "add"}, {"override", "del"}, {"override", "list"}}) {
+  for (auto args : std::vector<std::vector<const char*>>{{"attach"},
+                                                         {"reload"},
+                                                         {"set"},
+                                                         {"stats"},
+                                                         {"status"},
+                                                         {"detach"},
+                                                         {"show"},
+                                                         {"allow"},
+                                                         {"allow", "add"},
+                                                         {"allow", "del"},
+                                                         {"allow", "list"},
+                                                         {"deny"},
+                                                         {"deny", "add"},
+                                                         {"deny", "del"},
+                                                         {"deny", "list"},
+                                                         {"deny", "import"},
+                                                         {"override"},
+                                                         {"override", "add"},
+                                                         {"override", "del"},
+                                                         {"override", "list"}}) {
     std::vector<const char*> argv{"levee"};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.push_back("--help");
@@ -453,8 +469,8 @@ TEST(Blocklist, TrailingCommentsSemicolonsCrlfAndBom) {
       "2001:db8:1::/48;no space\r\n"
       "\r\n"
       "192.0.2.1");  // no newline at the end
-  EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"198.51.100.0/24", "203.0.113.0/25", "2001:db8:1::/48",
-                                                          "192.0.2.1/32"}));
+  EXPECT_EQ(strings(b.entries),
+            (std::vector<std::string>{"198.51.100.0/24", "203.0.113.0/25", "2001:db8:1::/48", "192.0.2.1/32"}));
   EXPECT_TRUE(b.rejected.empty()) << b.rejected[0].why;
 }
 
@@ -466,17 +482,17 @@ TEST(Blocklist, DuplicatesAreCountedOnce) {
 
 TEST(Blocklist, RejectsWithLineNumbersAndReasons) {
   const Blocklist b = parse_blocklist(
-      "198.51.100.0/24\n"       // 1 ok
-      "198.51.100.300\n"        // 2 not an address
-      "203.0.113.7/24\n"        // 3 host bits
-      "# comment\n"             // 4
-      "198.51.100.0/33\n"       // 5 too long
-      "1.2.3.4 5.6.7.8\n"       // 6 two fields
-      "0.0.0.0/0\n"             // 7 everything
-      "192.0.2.1-192.0.2.9\n"   // 8 a range
-      "2001:db8::/129\r\n"      // 9
-      "::/0\n"                  // 10
-      "2001:db8:1::/48\n");     // 11 ok
+      "198.51.100.0/24\n"      // 1 ok
+      "198.51.100.300\n"       // 2 not an address
+      "203.0.113.7/24\n"       // 3 host bits
+      "# comment\n"            // 4
+      "198.51.100.0/33\n"      // 5 too long
+      "1.2.3.4 5.6.7.8\n"      // 6 two fields
+      "0.0.0.0/0\n"            // 7 everything
+      "192.0.2.1-192.0.2.9\n"  // 8 a range
+      "2001:db8::/129\r\n"     // 9
+      "::/0\n"                 // 10
+      "2001:db8:1::/48\n");    // 11 ok
   EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"198.51.100.0/24", "2001:db8:1::/48"}));
   ASSERT_EQ(b.rejected.size(), 8u);
   const std::vector<unsigned> lines{2, 3, 5, 6, 7, 8, 9, 10};
@@ -572,8 +588,8 @@ TEST(Format, ListJsonFields) {
   EXPECT_EQ(j["kind"], "deny");
   ASSERT_EQ(j["entries"].size(), 2u);
   const auto& e = j["entries"][0];
-  for (const char* k : {"cidr", "family", "kind", "override", "expires", "expires_unix", "expires_in", "expired",
-                        "origin"})
+  for (const char* k :
+       {"cidr", "family", "kind", "override", "expires", "expires_unix", "expires_in", "expired", "origin"})
     EXPECT_TRUE(e.contains(k)) << k;
   EXPECT_EQ(e["cidr"], "203.0.113.0/24");
   EXPECT_EQ(e["family"], 4);
@@ -589,8 +605,8 @@ TEST(Format, ListJsonFields) {
   EXPECT_TRUE(f["expires_in"].is_null());
   EXPECT_EQ(f["origin"], "config");
 
-  auto o = list_json("eth0", LV_LIST_OVERRIDE, {row("192.0.2.0/24", LV_LIST_OVERRIDE, 0, LV_ORIGIN_CLI, "partner")},
-                     kNow);
+  auto o =
+      list_json("eth0", LV_LIST_OVERRIDE, {row("192.0.2.0/24", LV_LIST_OVERRIDE, 0, LV_ORIGIN_CLI, "partner")}, kNow);
   EXPECT_EQ(o["entries"][0]["override"], "partner");
 }
 
@@ -660,9 +676,9 @@ TEST(Format, ShowJsonFields) {
   EXPECT_EQ(j["list"]["override"], "partner");
   ASSERT_EQ(j["classes"].size(), 1u);
   const auto& c = j["classes"][0];
-  for (const char* k : {"name", "class_id", "source", "override", "rate", "burst", "bytes_rate", "bytes_burst",
-                        "tokens", "byte_tokens", "wait_ns", "passed_packets", "passed_bytes", "dropped_packets",
-                        "dropped_bytes"})
+  for (const char* k :
+       {"name", "class_id", "source", "override", "rate", "burst", "bytes_rate", "bytes_burst", "tokens", "byte_tokens",
+        "wait_ns", "passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes"})
     EXPECT_TRUE(c.contains(k)) << k;
   EXPECT_EQ(c["name"], "dns");
   EXPECT_EQ(c["source"], "198.51.100.0/24");  // the class counts per /24
@@ -685,7 +701,10 @@ TEST(Format, ShowText) {
   denied.address = "203.0.113.9";
   denied.list = row("203.0.113.0/24", LV_LIST_DENY, kNow + 7200 * kS, LV_ORIGIN_IMPORT);
   const std::string d = show_text("eth0", denied, kNow);
-  EXPECT_NE(d.find("list     deny 203.0.113.0/24, origin import, expires 2026-11-22T05:00:00Z (in 2h): every packet dropped"), std::string::npos) << d;
+  EXPECT_NE(
+      d.find("list     deny 203.0.113.0/24, origin import, expires 2026-11-22T05:00:00Z (in 2h): every packet dropped"),
+      std::string::npos)
+      << d;
   EXPECT_NE(d.find("no state in any class"), std::string::npos) << d;
 
   const std::string t = show_text("eth0", show_one(1'500'000, 0, false), kNow);
@@ -740,8 +759,7 @@ TEST(Format, StatusWithClassesAndOverrides) {
   const std::string t = status_text({s});
   EXPECT_NE(t.find("eth0: native mode, program 42, policy from /etc/levee/levee.toml"), std::string::npos) << t;
   EXPECT_NE(t.find("  class dns            500 pps, burst 100"), std::string::npos) << t;
-  EXPECT_NE(t.find("  class default        1k pps, burst 200; per source /24 (IPv4), /48 (IPv6)"),
-            std::string::npos)
+  EXPECT_NE(t.find("  class default        1k pps, burst 200; per source /24 (IPv4), /48 (IPv6)"), std::string::npos)
       << t;
   EXPECT_NE(t.find("  override partner     10k pps, burst 1k; classes dns"), std::string::npos) << t;
   EXPECT_NE(t.find("  lists    2 allow, 1 deny, 0 override entries"), std::string::npos) << t;

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include <array>
-#include <iostream>
 #include <atomic>
+#include <iostream>
 #include <optional>
 #include <random>
 #include <thread>
@@ -147,8 +147,8 @@ TEST(GcraConcurrentModel, CasNeverExceedsBurstPlusRateTimesT) {
     const uint64_t rate = std::array<uint64_t, 3>{1000, 100'000, 3}[seed % 3];
     const lv_limit l = make_limit(rate, burst);
     for (bool fast_reject : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "seed " << seed << " rate " << rate << " burst " << burst
-                                      << " fast_reject " << fast_reject);
+      SCOPED_TRACE(testing::Message() << "seed " << seed << " rate " << rate << " burst " << burst << " fast_reject "
+                                      << fast_reject);
       const ModelRun run = run_model(seed, l, true, fast_reject);
       ASSERT_GT(run.pass_times.size(), burst);
       EXPECT_EQ(check_window_bound(run.pass_times, l), "");
@@ -161,8 +161,7 @@ TEST(GcraConcurrentModel, CasNeverExceedsBurstPlusRateTimesT) {
   }
   // Four lost CASes in a row need four passes by the other CPU while this one retries:
   // possible in the model, but rare.
-  std::cout << "model: " << packets << " packets, " << passed << " passed, " << contended
-            << " contended\n";
+  std::cout << "model: " << packets << " packets, " << passed << " passed, " << contended << " contended\n";
   EXPECT_LT(contended * 100, passed) << contended << " contended of " << packets << " packets";
 }
 

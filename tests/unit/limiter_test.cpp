@@ -75,8 +75,7 @@ TEST(GcraFlood, PassesExactlyBurstPlusRateTimesT) {
         for (uint64_t intervals : {2 * burst, 2 * burst + 7, 2 * burst + 1000}) {
           const uint64_t packets = intervals * factor + 1;  // t = intervals * T
           const uint64_t t = (packets - 1) * spacing;
-          EXPECT_EQ(flood_passes(l, spacing, packets), allowed(rate, burst, t))
-              << "over " << t << " ns";
+          EXPECT_EQ(flood_passes(l, spacing, packets), allowed(rate, burst, t)) << "over " << t << " ns";
         }
       }
     }
@@ -133,8 +132,7 @@ TEST(GcraBelowRate, NeverDrops) {
       const lv_limit l = make_limit(rate, burst);
       // Exactly at the enforced rate.
       Source exact;
-      for (uint64_t i = 0; i < 10'000; ++i)
-        ASSERT_TRUE(exact.offer(kT0 + i * l.cost, l)) << "packet " << i;
+      for (uint64_t i = 0; i < 10'000; ++i) ASSERT_TRUE(exact.offer(kT0 + i * l.cost, l)) << "packet " << i;
       // Slower, with random gaps of one to three intervals.
       Source slow;
       uint64_t now = kT0;
@@ -146,8 +144,7 @@ TEST(GcraBelowRate, NeverDrops) {
       Source bursty;
       for (uint64_t round = 0; round < 100; ++round)
         for (uint64_t i = 0; i < burst; ++i)
-          ASSERT_TRUE(bursty.offer(kT0 + round * burst * l.cost, l))
-              << "round " << round << " packet " << i;
+          ASSERT_TRUE(bursty.offer(kT0 + round * burst * l.cost, l)) << "round " << round << " packet " << i;
     }
   }
 }
@@ -244,8 +241,8 @@ Phase flood(Source& s, const lv_limit& l, uint64_t start, uint64_t duration, uin
 }
 
 TEST(GcraLiveChange, FloodingSourceContinuesAtNewRateAtOnce) {
-  constexpr uint64_t kWindow = kNs;        // 1 s after the change
-  constexpr uint64_t kSpacing = 100'000;   // a flood at 10 kpps
+  constexpr uint64_t kWindow = kNs;       // 1 s after the change
+  constexpr uint64_t kSpacing = 100'000;  // a flood at 10 kpps
   for (auto [r1, r2] : {std::pair<uint64_t, uint64_t>{1000, 100}, {100, 1000}, {1000, 1000}}) {
     for (uint64_t burst : {1ull, 10ull}) {
       SCOPED_TRACE(testing::Message() << "rate " << r1 << " -> " << r2 << " burst " << burst);
@@ -365,8 +362,8 @@ TEST(GcraWrap, ClockNear2To64BehavesLikeAnyOther) {
     // The scenario lasts ~1150 intervals: these bases put the wrap before, inside and
     // right at the start of it (including a first state computed below zero).
     const uint64_t span = 1200 * l.cost;
-    const std::vector<uint64_t> bases = {0, 1, kMax - span / 2, kMax - 100 * l.cost, kMax,
-                                         kMax / 2, kMax / 2 + 1 - span / 3};
+    const std::vector<uint64_t> bases = {0,    1,        kMax - span / 2,        kMax - 100 * l.cost,
+                                         kMax, kMax / 2, kMax / 2 + 1 - span / 3};
     for (uint64_t base : bases) {
       SCOPED_TRACE(testing::Message() << "rate " << rate << " base " << base);
       const Trace t = scenario(base, l);
@@ -380,8 +377,8 @@ TEST(GcraWrap, ClockNear2To64BehavesLikeAnyOther) {
 
 TEST(GcraWrap, ConformsComparesAcrossTheWrap) {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  EXPECT_TRUE(lv_gcra_conforms(kMax, 0));        // now is 1 ns after ready
-  EXPECT_FALSE(lv_gcra_conforms(0, kMax));       // ready is 1 ns after now
+  EXPECT_TRUE(lv_gcra_conforms(kMax, 0));   // now is 1 ns after ready
+  EXPECT_FALSE(lv_gcra_conforms(0, kMax));  // ready is 1 ns after now
   EXPECT_EQ(lv_gcra_wait(5, kMax - 4), 10u);
   EXPECT_TRUE(lv_gcra_conforms(kMax - 10, kMax - 10));
 }

@@ -26,8 +26,8 @@ void expect_usage_error(const Limits& l, const std::string& option) {
 }
 
 TEST(Validate, AcceptsTheWholeRange) {
-  for (Limits l : {Limits{1, 1, 1, 1}, Limits{kMaxRatePps, kMaxBurst, 32, 128},
-                   Limits{1000, 100, 24, 64}, Limits{500, 1, 32, 64}}) {
+  for (Limits l : {Limits{1, 1, 1, 1}, Limits{kMaxRatePps, kMaxBurst, 32, 128}, Limits{1000, 100, 24, 64},
+                   Limits{500, 1, 32, 64}}) {
     EXPECT_TRUE(validate(l).ok()) << l.rate << "/" << l.burst << "/" << l.prefix4 << "/" << l.prefix6;
   }
 }
@@ -47,8 +47,7 @@ TEST(Validate, RejectsOutOfRangeAndNamesTheOption) {
 TEST(Validate, MessageGivesTheAcceptedRange) {
   Status st = validate({0, 10, 32, 64});
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.error().message().find(std::to_string(kMaxRatePps)), std::string::npos)
-      << st.error().message();
+  EXPECT_NE(st.error().message().find(std::to_string(kMaxRatePps)), std::string::npos) << st.error().message();
 }
 
 // ---- compile_class ---------------------------------------------------------------
@@ -57,9 +56,8 @@ TEST(CompileClass, IntervalIsRoundedUpAndTauIsBurstMinusOneIntervals) {
   struct Case {
     uint64_t rate, interval;
   };
-  for (Case c : {Case{1, 1'000'000'000}, Case{3, 333'333'334}, Case{7, 142'857'143},
-                 Case{1000, 1'000'000}, Case{999'999, 1001}, Case{9'999'999, 101},
-                 Case{kMaxRatePps, 100}}) {
+  for (Case c : {Case{1, 1'000'000'000}, Case{3, 333'333'334}, Case{7, 142'857'143}, Case{1000, 1'000'000},
+                 Case{999'999, 1001}, Case{9'999'999, 101}, Case{kMaxRatePps, 100}}) {
     for (uint64_t burst : {uint64_t{1}, uint64_t{2}, uint64_t{100}, kMaxBurst}) {
       const lv_class k = compile_class({c.rate, burst, 32, 64}, kTick);
       EXPECT_EQ(k.pkt.cost, c.interval) << c.rate;
@@ -76,8 +74,8 @@ TEST(CompileClass, NeverLooserThanConfigured) {
   std::mt19937_64 rng(11);
   auto check = [](uint64_t rate) {
     const lv_class k = compile_class({rate, 1, 32, 64}, kTick);
-    ASSERT_GE(k.pkt.cost * rate, LV_NSEC_PER_SEC) << rate;           // T >= 1e9 / rate
-    ASSERT_LT((k.pkt.cost - 1) * rate, LV_NSEC_PER_SEC) << rate;     // and minimal
+    ASSERT_GE(k.pkt.cost * rate, LV_NSEC_PER_SEC) << rate;        // T >= 1e9 / rate
+    ASSERT_LT((k.pkt.cost - 1) * rate, LV_NSEC_PER_SEC) << rate;  // and minimal
     ASSERT_LE(effective_rate(k), static_cast<double>(rate)) << rate;
     ASSERT_GE(effective_rate(k), 0.99 * static_cast<double>(rate)) << rate;  // kMaxRatePps's promise
   };
@@ -137,8 +135,7 @@ TEST(CompileClass, FastRejectIffTauCoversTwoTicks) {
   EXPECT_TRUE(compile_class({1, 2, 32, 64}, 10'000'000).flags & LV_CLASS_FAST_REJECT);
   // The concurrency progtest's classes, on this machine's tick.
   const uint64_t tick = clock_tick_ns();
-  EXPECT_EQ(bool(compile_class({100'000, 100, 32, 64}, tick).flags & LV_CLASS_FAST_REJECT),
-            99 * 10'000 >= 2 * tick);
+  EXPECT_EQ(bool(compile_class({100'000, 100, 32, 64}, tick).flags & LV_CLASS_FAST_REJECT), 99 * 10'000 >= 2 * tick);
   // No other flag is ever set.
   std::mt19937_64 rng(2);
   for (int i = 0; i < 10'000; ++i) {

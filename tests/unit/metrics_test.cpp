@@ -83,8 +83,10 @@ std::map<std::string, Family> families(const std::string& text) {
     for (size_t i = brace + 1; i < line.size() && (quoted || line[i] != '}'); ++i) {
       const char c = line[i];
       if (quoted) {
-        if (c == '\\') ++i;
-        else if (c == '"') quoted = false;
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          quoted = false;
       } else if (c == '=') {
         f.labels.insert(name);
         name.clear();
@@ -145,8 +147,10 @@ TEST(Metrics, ReasonsAreCountedUnderTheirVerdictAndZerosArePresent) {
 
 TEST(Metrics, ClassNamesAreEscapedAndGaugesComeFromTheWalkAndTheDaemon) {
   const std::string text = render_metrics(full_snapshot());
-  EXPECT_NE(text.find("levee_class_packets_total{iface=\"eth0\",class=\"dns \\\"quoted\\\"\\\\x\\n\",verdict=\"dropped\"} 30\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "levee_class_packets_total{iface=\"eth0\",class=\"dns \\\"quoted\\\"\\\\x\\n\",verdict=\"dropped\"} 30\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("levee_class_admitted_sources_total{iface=\"eth0\",class=\"default\"} 0\n"), std::string::npos);
   EXPECT_NE(text.find("levee_sources{iface=\"eth0\"} 250\n"), std::string::npos);

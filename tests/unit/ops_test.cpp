@@ -2,8 +2,8 @@
 // predicate and ban records, the known-source filter refill, top's ranking and output,
 // the event log's decoding, JSON and ban ends, and the command line of prune, top and
 // events.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -483,8 +483,9 @@ TEST(Events, DecodeNamesTheClassAndMasksTheAddress) {
                                {"class", "ssh-syn"},
                                {"reason", "rate"},
                                {"suppressed", 3}}));
-  EXPECT_EQ(event_text(r),
-            "2026-01-01T00:00:00.250Z eth0 limited 198.18.7.0/24 class ssh-syn reason rate (3 events suppressed before)");
+  EXPECT_EQ(
+      event_text(r),
+      "2026-01-01T00:00:00.250Z eth0 limited 198.18.7.0/24 class ssh-syn reason rate (3 events suppressed before)");
 
   lv_event b{};
   b.time_ns = 1000 * kSec;
@@ -524,15 +525,16 @@ TEST(Events, BanEndsFromSuccessiveReads) {
   };
   BanEnds ends;
   // First read: learns what bans now (a, b); c's ban is over already: never reported.
-  EXPECT_TRUE(ends.update({{a, ban(kNow - kSec, kNow + kSec)}, {b, ban(kNow, kNow + 5 * kSec)},
+  EXPECT_TRUE(ends.update({{a, ban(kNow - kSec, kNow + kSec)},
+                           {b, ban(kNow, kNow + 5 * kSec)},
                            {c, ban(kNow - 9 * kSec, kNow - 7 * kSec)}},
                           kNow)
                   .empty());
   EXPECT_EQ(ends.tracked(), 2u);
   // One second later: a's ban ran out at its until; b was extended and still bans.
-  auto e1 = ends.update({{a, ban(kNow - kSec, kNow + kSec)}, {b, ban(kNow, kNow + 9 * kSec)},
-                         {c, ban(kNow - 9 * kSec, kNow - 7 * kSec)}},
-                        kNow + 2 * kSec);
+  auto e1 = ends.update(
+      {{a, ban(kNow - kSec, kNow + kSec)}, {b, ban(kNow, kNow + 9 * kSec)}, {c, ban(kNow - 9 * kSec, kNow - 7 * kSec)}},
+      kNow + 2 * kSec);
   ASSERT_EQ(e1.size(), 1u);
   EXPECT_TRUE(std::memcmp(&e1[0].key, &a, sizeof a) == 0);
   EXPECT_EQ(e1[0].at_ns, kNow + kSec);

@@ -41,35 +41,62 @@ TEST(ParseCount, AcceptsPlainAndSuffixedCounts) {
 
 TEST(ParseCount, RejectsWhatIsNotACount) {
   for (const char* bad : {
-           "",                      // nothing
-           "k", "M", "G",           // suffix alone
-           ".", ".k",               // no digit
-           "1.5",                   // a fraction without a suffix is not a count
-           "1.2345k",               // finer than the suffix: 1234.5 packets
-           "1.0000000001G",         // likewise, at the G scale
-           "-1", "+1", "-0",        // signs
-           "1e3", "0x10", "1_000",  // other notations
-           " 1", "1 ", "1 k",       // blanks
-           "1kk", "1kM", "1T", "1p",  // unknown or doubled suffixes
-           "1.2.3k", "1..2k",       // two dots
+           "",  // nothing
+           "k",
+           "M",
+           "G",  // suffix alone
+           ".",
+           ".k",             // no digit
+           "1.5",            // a fraction without a suffix is not a count
+           "1.2345k",        // finer than the suffix: 1234.5 packets
+           "1.0000000001G",  // likewise, at the G scale
+           "-1",
+           "+1",
+           "-0",  // signs
+           "1e3",
+           "0x10",
+           "1_000",  // other notations
+           " 1",
+           "1 ",
+           "1 k",  // blanks
+           "1kk",
+           "1kM",
+           "1T",
+           "1p",  // unknown or doubled suffixes
+           "1.2.3k",
+           "1..2k",                 // two dots
            "99999999999999999999",  // > 2^64
            "18446744073709551616",  // 2^64
            "9223372036854775809",   // 2^63 + 1
            "9223372036854776k",     // > 2^63 only after scaling
            "9223372036.854775809G",
-           "18446744073709552G",    // the multiplication would wrap 2^64
+           "18446744073709552G",  // the multiplication would wrap 2^64
        })
     EXPECT_EQ(parse_count(bad), std::nullopt) << '"' << bad << '"';
 }
 
 TEST(FormatCount, ShortestExactForm) {
   const std::pair<uint64_t, const char*> cases[] = {
-      {0, "0"},           {1, "1"},          {123, "123"},       {999, "999"},
-      {1000, "1k"},       {1500, "1.5k"},    {1230, "1.23k"},    {1234, "1234"},
-      {1010, "1.01k"},    {10'000, "10k"},   {999'990, "999.99k"}, {1'005'000, "1005k"},
-      {2'000'000, "2M"},  {1'500'000, "1.5M"}, {999'990'000, "999.99M"},
-      {1'000'000'000, "1G"}, {2'500'000'000, "2.5G"}, {1'234'567'890, "1234567.89k"},
-      {1'234'567'891, "1234567891"}, {1'000'000'001, "1000000001"},
+      {0, "0"},
+      {1, "1"},
+      {123, "123"},
+      {999, "999"},
+      {1000, "1k"},
+      {1500, "1.5k"},
+      {1230, "1.23k"},
+      {1234, "1234"},
+      {1010, "1.01k"},
+      {10'000, "10k"},
+      {999'990, "999.99k"},
+      {1'005'000, "1005k"},
+      {2'000'000, "2M"},
+      {1'500'000, "1.5M"},
+      {999'990'000, "999.99M"},
+      {1'000'000'000, "1G"},
+      {2'500'000'000, "2.5G"},
+      {1'234'567'890, "1234567.89k"},
+      {1'234'567'891, "1234567891"},
+      {1'000'000'001, "1000000001"},
   };
   for (auto [v, want] : cases) EXPECT_EQ(format_count(v), want) << v;
 }
@@ -92,16 +119,14 @@ TEST(FormatCount, ParsesBackToTheSameValue) {
 // Above 2^53 a double skips integers: the suffixed form must still name the same number
 // (counters of bytes reach that range: 2^53 B is ~80 days at 100 Gb/s).
 TEST(FormatCount, ExactAbove2To53) {
-  for (uint64_t v : {90'071'992'547'409'930ull, 1'000'000'000'000'000'010ull,
-                     9'223'372'036'854'775'800ull})
+  for (uint64_t v : {90'071'992'547'409'930ull, 1'000'000'000'000'000'010ull, 9'223'372'036'854'775'800ull})
     EXPECT_EQ(parse_count(format_count(v)), v) << v << " -> " << format_count(v);
 }
 
 TEST(FormatSi, ThreeSignificantDigits) {
   const std::pair<double, const char*> cases[] = {
-      {0, "0"},           {950, "950"},         {999.4, "999"},      {1000, "1.00k"},
-      {1234, "1.23k"},    {12'345, "12.3k"},    {99'949, "99.9k"},   {123'456, "123k"},
-      {7'311'069, "7.31M"}, {2e9, "2.00G"},     {1e12, "1.00T"},     {1e15, "1000T"},
+      {0, "0"},          {950, "950"},      {999.4, "999"},       {1000, "1.00k"}, {1234, "1.23k"}, {12'345, "12.3k"},
+      {99'949, "99.9k"}, {123'456, "123k"}, {7'311'069, "7.31M"}, {2e9, "2.00G"},  {1e12, "1.00T"}, {1e15, "1000T"},
   };
   for (auto [v, want] : cases) EXPECT_EQ(format_si(v), want) << v;
 }

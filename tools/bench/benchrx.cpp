@@ -62,8 +62,7 @@ void enter_netns(const std::string& name) {
 void attach(const std::string& dev, const std::string& which, const std::string& netns) {
   if (!netns.empty()) enter_netns(netns);
   unsigned ifindex = if_nametoindex(dev.c_str());
-  if (ifindex == 0)
-    throw Error(fmt::format("no interface named {}{}", dev, netns.empty() ? "" : " in netns " + netns));
+  if (ifindex == 0) throw Error(fmt::format("no interface named {}{}", dev, netns.empty() ? "" : " in netns " + netns));
   const fs::path dir = pin_dir(dev);
   if (fs::exists(dir))
     throw Error(fmt::format("{} exists: detach {} first (levee-benchrx detach {})", dir.string(), dev, dev));
@@ -106,7 +105,8 @@ void attach(const std::string& dev, const std::string& which, const std::string&
 std::vector<uint64_t> read_count(const std::string& dev) {
   const fs::path path = pin_dir(dev) / "count";
   Fd fd(bpf_obj_get(path.c_str()));
-  if (fd.fd < 0) throw Error(fmt::format("open {}: {} (nothing attached to {}?)", path.string(), errno_text(errno), dev));
+  if (fd.fd < 0)
+    throw Error(fmt::format("open {}: {} (nothing attached to {}?)", path.string(), errno_text(errno), dev));
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) throw Error("count possible CPUs");
   std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpus));

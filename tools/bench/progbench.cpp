@@ -104,8 +104,7 @@ class Bench {
  public:
   explicit Bench(Options o) : o_(std::move(o)) {}
 
-  void add(const std::string& name, const std::string& what, uint64_t repeat,
-           const std::function<double()>& one_run) {
+  void add(const std::string& name, const std::string& what, uint64_t repeat, const std::function<double()>& one_run) {
     Result r{name, what, repeat, {}, 0};
     for (unsigned i = 0; i < o_.runs; ++i) r.runs.push_back(one_run());
     r.median = median_of(r.runs);
@@ -177,8 +176,8 @@ void run_all(Bench& b) {
   levee_case("levee_drop_fine", "known source over its limit, rate 100 burst 1 (fine clock every packet)",
              Limits{100, 1, 32, 64}, XDP_DROP);
   // The pass path through every level: the source, its /24, the class total (leases).
-  levee_case("levee_pass_levels", "levee_pass with a /24 network limit and a class total", Limits{10'000'000, 1'000'000'000, 32, 64},
-             XDP_PASS, [](lv_class& c) {
+  levee_case("levee_pass_levels", "levee_pass with a /24 network limit and a class total",
+             Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS, [](lv_class& c) {
                c.net_pkt = levee::compile_packet_limit(levee::Rate{1'000'000'000, 1'000'000'000});
                c.net_mask4 = htonl(0xffffff00);
                c.total_pkt = c.net_pkt;
@@ -313,8 +312,12 @@ int main(int argc, char** argv) {
   for (const auto& r : b.results()) {
     double ratio = floor > 0 ? r.median / floor : 0;
     fmt::print("  {:<24} {:>6.2f}x\n", r.name, ratio);
-    cases.push_back({{"name", r.name}, {"what", r.what}, {"repeat", r.repeat}, {"runs_ns", r.runs},
-                     {"median_ns", r.median}, {"ratio_to_floor", ratio}});
+    cases.push_back({{"name", r.name},
+                     {"what", r.what},
+                     {"repeat", r.repeat},
+                     {"runs_ns", r.runs},
+                     {"median_ns", r.median},
+                     {"ratio_to_floor", ratio}});
   }
   if (!o.json.empty()) {
     std::ofstream out(o.json);

@@ -1,12 +1,12 @@
 // main.cpp - levee-flood: sends a flood of Ethernet frames out of a veth and says how
 // many went out per second. See README.md beside this file.
-#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -164,8 +164,7 @@ enum class Probe { Delivered, Vanished, Unknown };
 // took in tx_packets and frames it could not hand over in tx_dropped.
 // A frame the kernel could not hand to the peer (no XDP program, GRO off) is counted
 // nowhere, so on a veth "not taken within 200 ms" means vanished.
-Probe live_probe(LiveSender& ls, const LinkInfo& link, uint32_t n, unsigned batch, int& err,
-                 int64_t& call_ns) {
+Probe live_probe(LiveSender& ls, const LinkInfo& link, uint32_t n, unsigned batch, int& err, int64_t& call_ns) {
   int ifindex = link.ifindex;
   auto before = stats_of(ifindex);
   int64_t t = mono_ns();
@@ -241,8 +240,7 @@ int run(Options& o) {
   // --- the interface --------------------------------------------------------------------
   if (!o.netns.empty()) enter_netns(o.netns);
   int ifindex = static_cast<int>(if_nametoindex(o.dev.c_str()));
-  if (!ifindex)
-    throw std::runtime_error("no interface " + o.dev + (o.netns.empty() ? "" : " in netns " + o.netns));
+  if (!ifindex) throw std::runtime_error("no interface " + o.dev + (o.netns.empty() ? "" : " in netns " + o.netns));
   auto link = get_link(ifindex);
   if (!link) throw std::runtime_error("cannot read interface " + o.dev + " over rtnetlink");
   if (!(link->flags & IFF_UP)) warn(o.dev + " is down: nothing will arrive");
@@ -382,7 +380,8 @@ int run(Options& o) {
   if (plan.count && quota == 0) {
     out.per_thread.push_back(0);
   } else if (method == "live") {
-    out = run_threads(plan, [&](int i) { return live->run(plan, i, quota ? share(quota, i, plan.threads) : 0, duration_ns); });
+    out = run_threads(
+        plan, [&](int i) { return live->run(plan, i, quota ? share(quota, i, plan.threads) : 0, duration_ns); });
   } else {
     packet_check(ifindex);
     out = run_threads(plan, [&](int i) {
@@ -443,14 +442,16 @@ int run(Options& o) {
       std::snprintf(rate_s, sizeof rate_s, "%.0f pps", pps);
     std::printf("levee-flood: %llu packets in %.3f s = %s; %s, %d thread%s, %zu-byte %s/%s%s, %s source%s%s\n",
                 static_cast<unsigned long long>(out.packets), seconds, rate_s, method.c_str(), plan.threads,
-                plan.threads == 1 ? "" : "s", spec.frame.size(), o.proto == "syn" ? "SYN" : o.proto == "udp" ? "UDP" : "ICMP",
+                plan.threads == 1 ? "" : "s", spec.frame.size(),
+                o.proto == "syn"   ? "SYN"
+                : o.proto == "udp" ? "UDP"
+                                   : "ICMP",
                 v6 ? "IPv6" : "IPv4", o.vlan >= 0 ? (", VLAN " + std::to_string(o.vlan)).c_str() : "", src_mode,
                 mode == SrcMode::Fixed ? "" : "s",
                 dropped ? (", " + o.dev + " dropped " + std::to_string(*dropped)).c_str() : "");
   }
   if (dropped && *dropped * 100 > out.packets && method == "live")
-    warn(o.dev + " dropped " + std::to_string(*dropped) +
-         " frames: the peer's ring was full (a slow receiver" +
+    warn(o.dev + " dropped " + std::to_string(*dropped) + " frames: the peer's ring was full (a slow receiver" +
          (plan.threads > 1 ? ", or fewer peer rx queues than threads" : std::string()) + ")");
   if (out.slipped) warn("the schedule slipped by " + std::to_string(out.slipped) + " packets (the sender stalled)");
   for (auto& e : out.errors) std::fprintf(stderr, "levee-flood: error: %s\n", e.c_str());
@@ -470,14 +471,15 @@ int main(int argc, char** argv) {
   app.add_option("--src-base", o.src_base, "first of --sources round-robin source addresses");
   app.add_option("--sources", o.sources, "number of round-robin sources from --src-base (default 1)");
   app.add_option("--random", o.random, "a new random source inside this prefix for every packet, e.g. 198.18.128.0/17");
-  app.add_option("--proto", o.proto, "udp, syn or icmp (echo request)")
-      ->check(CLI::IsMember({"udp", "syn", "icmp"}));
+  app.add_option("--proto", o.proto, "udp, syn or icmp (echo request)")->check(CLI::IsMember({"udp", "syn", "icmp"}));
   app.add_option("--dport", o.dport, "destination port (udp, syn)");
   app.add_option("--sport", o.sport, "source port (udp, syn)");
   app.add_option("--vlan", o.vlan, "add an 802.1Q tag with this VLAN id");
-  auto* size_opt = app.add_option("--size", o.size, "frame length in bytes without FCS (default 64, or what the headers need)");
+  auto* size_opt =
+      app.add_option("--size", o.size, "frame length in bytes without FCS (default 64, or what the headers need)");
   app.add_option("--rate", o.rate, "packets per second in all, 0 = full speed (default)");
-  app.add_option("--duration", o.duration, "seconds to send (default 10 unless --count is given; 0: until SIGINT/SIGTERM)");
+  app.add_option("--duration", o.duration,
+                 "seconds to send (default 10 unless --count is given; 0: until SIGINT/SIGTERM)");
   app.add_option("--count", o.count, "packets to send in all");
   app.add_option("--threads", o.threads, "sender threads, each pinned to its own CPU (default 1)");
   app.add_option("--method", o.method, "auto, live or packet (default auto: live at full speed, packet when paced)")

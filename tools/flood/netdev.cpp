@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
-#include <linux/sockios.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -58,8 +58,7 @@ T attr_as(const void* data, size_t len) {
 }  // namespace
 
 void enter_netns(const std::string& name_or_path) {
-  std::string path = name_or_path.find('/') == std::string::npos ? "/var/run/netns/" + name_or_path
-                                                                 : name_or_path;
+  std::string path = name_or_path.find('/') == std::string::npos ? "/var/run/netns/" + name_or_path : name_or_path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open network namespace " + path + ": " + std::strerror(errno));
   OwnedFd guard(fd);
@@ -97,8 +96,7 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
   ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
   if (n <= 0) return std::nullopt;
 
-  for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, static_cast<unsigned>(n));
-       h = NLMSG_NEXT(h, n)) {
+  for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, static_cast<unsigned>(n)); h = NLMSG_NEXT(h, n)) {
     if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_DONE) return std::nullopt;
     if (h->nlmsg_type != RTM_NEWLINK) continue;
     auto* info = static_cast<ifinfomsg*>(NLMSG_DATA(h));
@@ -107,7 +105,9 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
     li.flags = info->ifi_flags;
     for_each_attr(IFLA_RTA(info), IFLA_PAYLOAD(h), [&](unsigned type, const void* d, size_t len) {
       switch (type) {
-        case IFLA_IFNAME: li.name.assign(static_cast<const char*>(d), strnlen(static_cast<const char*>(d), len)); break;
+        case IFLA_IFNAME:
+          li.name.assign(static_cast<const char*>(d), strnlen(static_cast<const char*>(d), len));
+          break;
         case IFLA_ADDRESS:
           if (len == 6) {
             pkt::Mac m;
@@ -115,11 +115,21 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
             li.mac = m;
           }
           break;
-        case IFLA_MTU: li.mtu = attr_as<uint32_t>(d, len); break;
-        case IFLA_NUM_TX_QUEUES: li.num_tx_queues = attr_as<uint32_t>(d, len); break;
-        case IFLA_NUM_RX_QUEUES: li.num_rx_queues = attr_as<uint32_t>(d, len); break;
-        case IFLA_LINK: li.link = attr_as<int32_t>(d, len); break;
-        case IFLA_LINK_NETNSID: li.link_netnsid = attr_as<int32_t>(d, len); break;
+        case IFLA_MTU:
+          li.mtu = attr_as<uint32_t>(d, len);
+          break;
+        case IFLA_NUM_TX_QUEUES:
+          li.num_tx_queues = attr_as<uint32_t>(d, len);
+          break;
+        case IFLA_NUM_RX_QUEUES:
+          li.num_rx_queues = attr_as<uint32_t>(d, len);
+          break;
+        case IFLA_LINK:
+          li.link = attr_as<int32_t>(d, len);
+          break;
+        case IFLA_LINK_NETNSID:
+          li.link_netnsid = attr_as<int32_t>(d, len);
+          break;
         case IFLA_STATS64: {
           auto s = attr_as<rtnl_link_stats64>(d, len);
           li.stats.tx_packets = s.tx_packets;
@@ -134,10 +144,12 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
           break;
         case IFLA_LINKINFO:
           for_each_attr(d, len, [&](unsigned t, const void* x, size_t l) {
-            if (t == IFLA_INFO_KIND) li.kind.assign(static_cast<const char*>(x), strnlen(static_cast<const char*>(x), l));
+            if (t == IFLA_INFO_KIND)
+              li.kind.assign(static_cast<const char*>(x), strnlen(static_cast<const char*>(x), l));
           });
           break;
-        default: break;
+        default:
+          break;
       }
     });
     return li;

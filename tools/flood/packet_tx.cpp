@@ -117,8 +117,8 @@ void sleep_until(int64_t t_ns) {
 
 void packet_check(int ifindex) { ::close(open_packet_socket(ifindex)); }
 
-ThreadResult packet_run(const FloodSpec& spec, const RunPlan& plan, int thread, uint64_t quota,
-                        double rate, int64_t duration_ns) {
+ThreadResult packet_run(const FloodSpec& spec, const RunPlan& plan, int thread, uint64_t quota, double rate,
+                        int64_t duration_ns) {
   sender_thread_setup(plan.cpus.empty() ? -1 : plan.cpus[thread % plan.cpus.size()]);
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake up on time, not up to 50 us late
   ThreadResult r;

@@ -67,8 +67,8 @@ class LiveSender {
 // One sender thread's run: its own socket, paced with absolute deadlines when
 // rate > 0 (rate is this thread's share). Opens the socket in the calling thread.
 // duration_ns (0: none) counts from the thread's own start.
-ThreadResult packet_run(const FloodSpec& spec, const RunPlan& plan, int thread, uint64_t quota,
-                        double rate, int64_t duration_ns);
+ThreadResult packet_run(const FloodSpec& spec, const RunPlan& plan, int thread, uint64_t quota, double rate,
+                        int64_t duration_ns);
 // Open + close a socket on the interface to surface errors before starting threads.
 void packet_check(int ifindex);
 

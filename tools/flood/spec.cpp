@@ -8,9 +8,7 @@
 namespace levee::flood {
 namespace {
 
-uint16_t get16(const std::vector<uint8_t>& b, size_t off) {
-  return static_cast<uint16_t>(b[off] << 8 | b[off + 1]);
-}
+uint16_t get16(const std::vector<uint8_t>& b, size_t off) { return static_cast<uint16_t>(b[off] << 8 | b[off + 1]); }
 
 // One's complement partial sum of 32-bit network-order words, host-order result.
 uint32_t sum_words(uint32_t sum, const std::array<uint32_t, 4>& w, size_t n) {
@@ -54,8 +52,12 @@ FloodSpec build_spec(const FrameRequest& req) {
   else
     f.ipv4(req.src, req.dst);
   switch (req.proto) {
-    case Proto::Udp: f.udp(req.sport, req.dport); break;
-    case Proto::Syn: f.tcp(req.sport, req.dport, pkt::kTcpSyn); break;
+    case Proto::Udp:
+      f.udp(req.sport, req.dport);
+      break;
+    case Proto::Syn:
+      f.tcp(req.sport, req.dport, pkt::kTcpSyn);
+      break;
     case Proto::Icmp:
       if (req.v6)
         f.icmp6_echo(0x4c76, 1);
@@ -83,8 +85,13 @@ FloodSpec build_spec(const FrameRequest& req) {
     s.ip_csum_base = csum_base(get16(s.frame, s.ip_csum_off), s.base, nw);
   }
   switch (req.proto) {
-    case Proto::Udp: s.l4_csum_off = f.layer(pkt::Layer::Udp) + 6; s.l4_udp = true; break;
-    case Proto::Syn: s.l4_csum_off = f.layer(pkt::Layer::Tcp) + 16; break;
+    case Proto::Udp:
+      s.l4_csum_off = f.layer(pkt::Layer::Udp) + 6;
+      s.l4_udp = true;
+      break;
+    case Proto::Syn:
+      s.l4_csum_off = f.layer(pkt::Layer::Tcp) + 16;
+      break;
     case Proto::Icmp:
       if (req.v6) s.l4_csum_off = f.layer(pkt::Layer::Icmp6) + 2;
       break;  // the ICMPv4 checksum does not cover the IP header
@@ -93,8 +100,7 @@ FloodSpec build_spec(const FrameRequest& req) {
   return s;
 }
 
-void parse_prefix(const std::string& s, bool& v6, std::array<uint32_t, 4>& base,
-                  std::array<uint32_t, 4>& mask) {
+void parse_prefix(const std::string& s, bool& v6, std::array<uint32_t, 4>& base, std::array<uint32_t, 4>& mask) {
   auto slash = s.find('/');
   if (slash == std::string::npos) throw std::invalid_argument("not a prefix (ADDR/LEN): " + s);
   std::string addr = s.substr(0, slash), lens = s.substr(slash + 1);
@@ -146,7 +152,8 @@ void SourceGen::next(std::array<uint32_t, 4>& out) {
   out = spec_.base;
   size_t nw = spec_.v6 ? 4 : 1;
   switch (spec_.mode) {
-    case SrcMode::Fixed: break;
+    case SrcMode::Fixed:
+      break;
     case SrcMode::RoundRobin: {
       uint32_t i = idx_;
       idx_ = i + 1 >= spec_.rr_count ? 0 : i + 1;

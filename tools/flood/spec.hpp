@@ -24,8 +24,8 @@ struct FrameRequest {
   bool v6 = false;
   Proto proto = Proto::Udp;
   uint16_t sport = 40000, dport = 9;
-  int vlan = -1;      // -1: untagged
-  size_t size = 0;    // wanted frame length without FCS (0: the smallest valid frame)
+  int vlan = -1;    // -1: untagged
+  size_t size = 0;  // wanted frame length without FCS (0: the smallest valid frame)
 };
 
 struct FloodSpec {
@@ -52,8 +52,7 @@ FloodSpec build_spec(const FrameRequest& req);
 
 // Parses "a.b.c.d/len" or "x::/len": network-order words and the random-bit mask.
 // Throws std::invalid_argument.
-void parse_prefix(const std::string& s, bool& v6, std::array<uint32_t, 4>& base,
-                  std::array<uint32_t, 4>& mask);
+void parse_prefix(const std::string& s, bool& v6, std::array<uint32_t, 4>& base, std::array<uint32_t, 4>& mask);
 
 std::string format_addr(bool v6, const std::array<uint32_t, 4>& words);
 

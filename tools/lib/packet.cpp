@@ -57,12 +57,23 @@ void Frame::set_next(uint16_t ethertype, uint8_t ipproto) {
   if (layers_.empty()) return;
   const LayerPos& prev = layers_.back();
   switch (prev.kind) {
-    case Layer::Eth: put16(buf_, prev.offset + 12, ethertype); break;
-    case Layer::Vlan: put16(buf_, prev.offset + 2, ethertype); break;
-    case Layer::Ipv4: buf_[prev.offset + 9] = ipproto; break;
-    case Layer::Ipv6: buf_[prev.offset + 6] = ipproto; break;
-    case Layer::Ipv6Ext: buf_[prev.offset] = ipproto; break;
-    default: break;
+    case Layer::Eth:
+      put16(buf_, prev.offset + 12, ethertype);
+      break;
+    case Layer::Vlan:
+      put16(buf_, prev.offset + 2, ethertype);
+      break;
+    case Layer::Ipv4:
+      buf_[prev.offset + 9] = ipproto;
+      break;
+    case Layer::Ipv6:
+      buf_[prev.offset + 6] = ipproto;
+      break;
+    case Layer::Ipv6Ext:
+      buf_[prev.offset] = ipproto;
+      break;
+    default:
+      break;
   }
 }
 
@@ -232,7 +243,8 @@ std::vector<uint8_t> Frame::bytes() const {
         have_ip = true;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   for (const auto& l : layers_) {
@@ -240,18 +252,30 @@ std::vector<uint8_t> Frame::bytes() const {
     size_t csum_off = 0;
     uint8_t proto = 0;
     switch (l.kind) {
-      case Layer::Udp: put16(b, l.offset + 4, static_cast<uint16_t>(rest)); csum_off = 6; proto = kProtoUdp; break;
-      case Layer::Tcp: csum_off = 16; proto = kProtoTcp; break;
-      case Layer::Icmp: csum_off = 2; break;
-      case Layer::Icmp6: csum_off = 2; proto = kProtoIcmp6; break;
-      default: continue;
+      case Layer::Udp:
+        put16(b, l.offset + 4, static_cast<uint16_t>(rest));
+        csum_off = 6;
+        proto = kProtoUdp;
+        break;
+      case Layer::Tcp:
+        csum_off = 16;
+        proto = kProtoTcp;
+        break;
+      case Layer::Icmp:
+        csum_off = 2;
+        break;
+      case Layer::Icmp6:
+        csum_off = 2;
+        proto = kProtoIcmp6;
+        break;
+      default:
+        continue;
     }
     put16(b, l.offset + csum_off, 0);
     uint32_t sum = 0;
     if (l.kind != Layer::Icmp && have_ip) {
       // IPv4 pseudo-header already holds its protocol byte; IPv6 needs next header.
-      bool v6 = std::any_of(layers_.begin(), layers_.end(),
-                            [](const LayerPos& x) { return x.kind == Layer::Ipv6; });
+      bool v6 = std::any_of(layers_.begin(), layers_.end(), [](const LayerPos& x) { return x.kind == Layer::Ipv6; });
       sum = v6 ? pseudo + proto : pseudo;
       sum += static_cast<uint32_t>(rest);
     }

@@ -31,8 +31,7 @@ struct LayerPos {
 };
 
 // TCP flag bits, as on the wire.
-inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08,
-                         kTcpAck = 0x10;
+inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
 
 class Frame {
  public:

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "levee-sink: bind UDP port {}: {}\n", port, strerror(errno));
     return 1;
   }
-  struct sigaction act{};
+  struct sigaction act {};
   act.sa_handler = on_signal;
   sigaction(SIGINT, &act, nullptr);
   sigaction(SIGTERM, &act, nullptr);

@@ -59,7 +59,7 @@ Status check_privileges(std::string_view action) {
 }
 
 Status check_bpffs() {
-  struct statfs st{};
+  struct statfs st {};
   if (statfs(kBpffs, &st) != 0 || static_cast<unsigned long>(st.f_type) != BPF_FS_MAGIC)
     return Error{fmt::format("{} is not a mounted BPF filesystem", kBpffs), 0,
                  fmt::format("mount it with: mount -t bpf bpf {}", kBpffs)};

@@ -65,11 +65,16 @@ std::string attached_mode(unsigned ifindex) {
   q.sz = sizeof q;
   if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0) return "unknown";
   switch (q.attach_mode) {
-    case XDP_ATTACHED_DRV: return "native";
-    case XDP_ATTACHED_SKB: return "generic";
-    case XDP_ATTACHED_HW: return "offload";
-    case XDP_ATTACHED_MULTI: return "multi";
-    default: return "none";
+    case XDP_ATTACHED_DRV:
+      return "native";
+    case XDP_ATTACHED_SKB:
+      return "generic";
+    case XDP_ATTACHED_HW:
+      return "offload";
+    case XDP_ATTACHED_MULTI:
+      return "multi";
+    default:
+      return "none";
   }
 }
 
@@ -196,17 +201,18 @@ Lists rebuild(const std::vector<AnyEntry>& entries) {
   return out;
 }
 
-uint64_t mono_to_unix(uint64_t mono, const Clocks& c) {
-  return mono ? c.now_unix_ns + (mono - c.now_mono_ns) : 0;
-}
+uint64_t mono_to_unix(uint64_t mono, const Clocks& c) { return mono ? c.now_unix_ns + (mono - c.now_mono_ns) : 0; }
 
 }  // namespace
 
 const char* mode_name(lv_attach_mode m) {
   switch (m) {
-    case LV_MODE_NATIVE: return "native";
-    case LV_MODE_GENERIC: return "generic";
-    default: return "auto";
+    case LV_MODE_NATIVE:
+      return "native";
+    case LV_MODE_GENERIC:
+      return "generic";
+    default:
+      return "auto";
   }
 }
 
@@ -239,11 +245,10 @@ Result<AttachResult> attach(const AttachOptions& o) {
         return Error{fmt::format("{} has levee pins left from an interface that is gone", o.iface), 0,
                      fmt::format("clear them with: levee detach {}", o.iface)};
       if (st)
-        return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {})", o.iface,
-                                 st->prog_id, st->mode, st->source),
-                     0,
-                     fmt::format("change it with levee set or levee reload, or detach first: levee detach {}",
-                                 o.iface)};
+        return Error{
+            fmt::format("{} is already attached (program {}, {} mode, policy from {})", o.iface, st->prog_id, st->mode,
+                        st->source),
+            0, fmt::format("change it with levee set or levee reload, or detach first: levee detach {}", o.iface)};
     }
     return Error{fmt::format("{} is already attached", o.iface), 0,
                  fmt::format("detach first: levee detach {}", o.iface)};
@@ -269,12 +274,13 @@ Result<AttachResult> attach(const AttachOptions& o) {
   if (int err = levee_bpf__load(skel.get()); err) {
     std::string why = last_line(libbpf_last_warnings());
     if (-err == ENOMEM || -err == E2BIG)
-      return sys_error(fmt::format("load the XDP program with --max-sources {} and max_bans {}", o.max_sources,
-                                   o.max_bans),
-                       -err, "the kernel could not allocate the per-source or ban map; lower --max-sources or max_bans");
+      return sys_error(
+          fmt::format("load the XDP program with --max-sources {} and max_bans {}", o.max_sources, o.max_bans), -err,
+          "the kernel could not allocate the per-source or ban map; lower --max-sources or max_bans");
     return sys_error("load the XDP program", -err,
-                     why.empty() ? "the kernel refused it; run with --verbose for the verifier log"
-                                 : fmt::format("the kernel refused it ({}); run with --verbose for the verifier log", why));
+                     why.empty()
+                         ? "the kernel refused it; run with --verbose for the verifier log"
+                         : fmt::format("the kernel refused it ({}); run with --verbose for the verifier log", why));
   }
 
   const ListFds lists = list_fds_of(skel.get());
@@ -315,8 +321,12 @@ Result<AttachResult> attach(const AttachOptions& o) {
   remove_leftovers(o.iface);  // of a controller killed mid-attach or mid-detach
   StagingDir staging(work_dir(o.iface, "staging", getpid()));
   if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
-  struct Obj { int fd; const char* name; };
-  std::vector<Obj> objs{Obj{link->get(), LV_PIN_LINK}, Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
+  struct Obj {
+    int fd;
+    const char* name;
+  };
+  std::vector<Obj> objs{Obj{link->get(), LV_PIN_LINK},
+                        Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
                         Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
                         Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
                         Obj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
@@ -339,8 +349,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
 
 Status detach(const std::string& iface) {
   LV_TRY(preflight("detach"));
-  if (!valid_iface_name(iface))
-    return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+  if (!valid_iface_name(iface)) return usage_error(fmt::format("'{}' is not a valid interface name", iface));
   auto lock = IfaceLock::acquire(iface);
   if (!lock) return lock.error();
   const std::string dir = pin_dir(iface);
@@ -392,9 +401,12 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   auto lists = pm->active_lists();
   if (!lists) return lists.error();
   for (const AnyEntry& e : flatten(*lists)) {
-    if (e.value.kind == LV_LIST_ALLOW) ++s.allow;
-    else if (e.value.kind == LV_LIST_DENY) ++s.deny;
-    else if (e.value.kind == LV_LIST_OVERRIDE) ++s.override_entries;
+    if (e.value.kind == LV_LIST_ALLOW)
+      ++s.allow;
+    else if (e.value.kind == LV_LIST_DENY)
+      ++s.deny;
+    else if (e.value.kind == LV_LIST_OVERRIDE)
+      ++s.override_entries;
   }
 
   s.policy_flags = pol.flags;
@@ -431,9 +443,11 @@ Result<SetResult> set_limits(const std::string& iface, const LimitChange& ch) {
   for (uint8_t i : order) names += (names.empty() ? "" : ", ") + name_of(next.classes[i].name);
   unsigned id = order.empty() ? 0 : order[0];
   if (ch.class_name) {
-    auto it = std::find_if(order.begin(), order.end(), [&](uint8_t i) { return name_of(next.classes[i].name) == *ch.class_name; });
+    auto it = std::find_if(order.begin(), order.end(),
+                           [&](uint8_t i) { return name_of(next.classes[i].name) == *ch.class_name; });
     if (it == order.end())
-      return usage_error(fmt::format("{} has no class '{}'", iface, *ch.class_name), fmt::format("its classes: {}", names));
+      return usage_error(fmt::format("{} has no class '{}'", iface, *ch.class_name),
+                         fmt::format("its classes: {}", names));
     id = *it;
   } else if (order.size() > 1 && ch.class_changes()) {
     return usage_error(fmt::format("{} has {} classes: say which with --class NAME", iface, order.size()),
@@ -535,8 +549,10 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
     if (e.value.origin == LV_ORIGIN_CONFIG) continue;
     AnyEntry kept = e;
     if (e.value.kind == LV_LIST_OVERRIDE) {
-      const std::string name = e.value.override_id < LV_MAX_OVERRIDES ? name_of(cur.overrides[e.value.override_id].name) : "";
-      auto it = std::find_if(p.overrides.begin(), p.overrides.end(), [&](const OverrideSpec& o) { return o.name == name; });
+      const std::string name =
+          e.value.override_id < LV_MAX_OVERRIDES ? name_of(cur.overrides[e.value.override_id].name) : "";
+      auto it =
+          std::find_if(p.overrides.begin(), p.overrides.end(), [&](const OverrideSpec& o) { return o.name == name; });
       if (it == p.overrides.end()) {
         r.dropped.push_back(fmt::format("{} (override '{}' is no longer defined)", e.cidr.to_string(), name));
         continue;
@@ -576,7 +592,8 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
   uint16_t override_id = 0;
   if (ed.kind == LV_LIST_OVERRIDE && !ed.add.empty()) {
     const uint32_t n = std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES);
-    auto it = std::find_if(pol.overrides, pol.overrides + n, [&](const lv_override& o) { return name_of(o.name) == ed.override_name; });
+    auto it = std::find_if(pol.overrides, pol.overrides + n,
+                           [&](const lv_override& o) { return name_of(o.name) == ed.override_name; });
     if (it == pol.overrides + n)
       return usage_error(fmt::format("{} has no override named '{}'", iface, ed.override_name),
                          "overrides are defined in the config file ([[override]])");
@@ -676,7 +693,7 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
   const ListRow* best = nullptr;
   for (const ListRow& r : *rows)
     if (r.cidr.contains(*addr) && (!best || r.cidr.len > best->cidr.len ||
-                                    (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
+                                   (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
       best = &r;
   // An expired deny entry stays in the trie until the lists next change; the datapath
   // then uses the most specific entry without an expiry that covers it.
@@ -752,9 +769,11 @@ Result<UnbanResult> unban(const std::string& iface, const std::string& address,
   if (class_name) {
     std::string names;
     for (uint8_t i : ids) names += (names.empty() ? "" : ", ") + name_of(pol.classes[i].name);
-    auto it = std::find_if(ids.begin(), ids.end(), [&](uint8_t i) { return name_of(pol.classes[i].name) == *class_name; });
+    auto it =
+        std::find_if(ids.begin(), ids.end(), [&](uint8_t i) { return name_of(pol.classes[i].name) == *class_name; });
     if (it == ids.end())
-      return usage_error(fmt::format("{} has no class '{}'", iface, *class_name), fmt::format("its classes: {}", names));
+      return usage_error(fmt::format("{} has no class '{}'", iface, *class_name),
+                         fmt::format("its classes: {}", names));
     ids = {*it};
   }
   const uint64_t now = Clocks::read().now_mono_ns;

@@ -53,23 +53,23 @@ struct IfaceStatus {
   bool defunct = false;      // the interface went away; the link no longer does anything
   bool other_netns = false;  // attached in another network namespace than the caller's
   unsigned ifindex = 0;
-  std::string mode;          // native, generic, or "" when defunct
+  std::string mode;  // native, generic, or "" when defunct
   uint32_t prog_id = 0;
   uint32_t link_id = 0;
-  std::string source;        // where the policy came from
-  std::vector<lv_class> classes;    // in first-match order
-  std::vector<uint8_t> class_ids;   // their ids (what override bitmasks and keys use)
+  std::string source;              // where the policy came from
+  std::vector<lv_class> classes;   // in first-match order
+  std::vector<uint8_t> class_ids;  // their ids (what override bitmasks and keys use)
   std::vector<lv_override> overrides;
   size_t allow = 0, deny = 0, override_entries = 0;  // list entries, both families
   uint64_t generation = 0;
   uint32_t max_sources = 0;
-  uint64_t sources = 0;          // lv_state entries of sources
-  uint64_t networks = 0;         // lv_state entries of networks (network limits)
-  uint32_t policy_flags = 0;     // enum lv_policy_flags of the active slot
-  uint64_t full_at = 0;          // LV_POL_REFUSE_FULL: the source count new ones are refused at
+  uint64_t sources = 0;       // lv_state entries of sources
+  uint64_t networks = 0;      // lv_state entries of networks (network limits)
+  uint32_t policy_flags = 0;  // enum lv_policy_flags of the active slot
+  uint64_t full_at = 0;       // LV_POL_REFUSE_FULL: the source count new ones are refused at
   uint32_t max_bans = 0;
-  uint64_t bans_active = 0;      // ban records banning now
-  uint64_t ban_records = 0;      // every record, active or remembered for its offences
+  uint64_t bans_active = 0;        // ban records banning now
+  uint64_t ban_records = 0;        // every record, active or remembered for its offences
   std::vector<uint64_t> admitted;  // per class (in first-match order): new sources admitted
 };
 
@@ -104,8 +104,8 @@ Result<SetResult> set_limits(const std::string& iface, const LimitChange& change
 // `levee unban`: lift the bans of one address, in every class (or one) and the
 // every-class record, and let its sources conform again at once.
 struct LiftedBan {
-  std::string scope;        // a class's name, or "" for the every-class record
-  bool banned = false;      // it was banning (else only its offence history is forgotten)
+  std::string scope;    // a class's name, or "" for the every-class record
+  bool banned = false;  // it was banning (else only its offence history is forgotten)
   uint64_t remaining_ns = 0;
   uint32_t offences = 0;
 };
@@ -157,15 +157,15 @@ struct ShowClass {
   std::optional<std::string> override_name;  // limits replaced for this address
   lv_limit pkt{}, bytes{};                   // the limits that apply
   lv_state state{};
-  bool has_state = true;             // false: only its network's state or a ban is known
-  std::optional<lv_state> network;   // its network's state (a class with a network limit)
-  std::optional<lv_ban> ban;         // its ban record in this class
-  std::optional<lv_ban> ban_all;     // its ban record in every class (applies here too)
+  bool has_state = true;            // false: only its network's state or a ban is known
+  std::optional<lv_state> network;  // its network's state (a class with a network limit)
+  std::optional<lv_ban> ban;        // its ban record in this class
+  std::optional<lv_ban> ban_all;    // its ban record in every class (applies here too)
   uint64_t now_ns = 0;
 };
 struct ShowResult {
   std::string address;
-  std::optional<ListRow> list;  // the list entry deciding for it
+  std::optional<ListRow> list;     // the list entry deciding for it
   std::vector<ShowClass> classes;  // classes it has state in, a network's state or a ban
   std::optional<lv_ban> ban_all;   // its ban record in every class
   uint64_t now_ns = 0;             // CLOCK_MONOTONIC when it was read

@@ -79,8 +79,8 @@ Status for_each_entry(int fd, const char* what, const std::function<void(const K
   bool first = true;
   for (;;) {
     uint32_t count = kChunk;
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count,
-                                   nullptr);
+    int err =
+        bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
     if (err && errno != ENOENT) return sys_error(fmt::format("walk {} (batch lookup)", what));
     for (uint32_t i = 0; i < count; ++i) fn(keys[i], values[i]);
     if (err) return {};  // ENOENT: no more buckets
@@ -98,8 +98,8 @@ Status for_each_state_chunk(int fd, uint32_t chunk, const StateChunkFn& fn) {
   bool first = true;
   for (;;) {
     uint32_t count = chunk;
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count,
-                                   nullptr);
+    int err =
+        bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
     const int saved = errno;
     if (err && saved != ENOENT) return sys_error("walk per-source state (batch lookup)", saved);
     if (count) LV_TRY(fn(std::span<const lv_key>(keys.data(), count), std::span<const lv_state>(values.data(), count)));
@@ -134,9 +134,8 @@ Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const l
 
 Result<StateCounts> count_state(int state_fd) {
   StateCounts n;
-  LV_TRY(for_each_source(state_fd, [&](const lv_key& k, const lv_state&) {
-    ++((k.family & LV_KEY_NETWORK) ? n.networks : n.sources);
-  }));
+  LV_TRY(for_each_source(
+      state_fd, [&](const lv_key& k, const lv_state&) { ++((k.family & LV_KEY_NETWORK) ? n.networks : n.sources); }));
   return n;
 }
 
@@ -190,8 +189,8 @@ bool SharedMap::take_event(const lv_limit& rate, uint64_t now) {
   __u64 seen = ready.load(std::memory_order_relaxed);
   do {
     if (!lv_gcra_conforms(seen, now)) return false;
-  } while (!ready.compare_exchange_weak(seen, lv_gcra_after(seen, now, rate.cost, rate.tau_ns),
-                                        std::memory_order_relaxed));
+  } while (
+      !ready.compare_exchange_weak(seen, lv_gcra_after(seen, now, rate.cost, rate.tau_ns), std::memory_order_relaxed));
   return true;
 }
 

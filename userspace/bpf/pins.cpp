@@ -20,9 +20,12 @@ namespace {
 std::string encode(const std::string& iface) {
   std::string out;
   for (char c : iface) {
-    if (c == '.') out += "%2e";
-    else if (c == '%') out += "%25";
-    else out += c;
+    if (c == '.')
+      out += "%2e";
+    else if (c == '%')
+      out += "%25";
+    else
+      out += c;
   }
   return out;
 }
@@ -30,9 +33,12 @@ std::string encode(const std::string& iface) {
 std::string decode(const std::string& name) {
   std::string out;
   for (size_t i = 0; i < name.size(); ++i) {
-    if (name.compare(i, 3, "%2e") == 0) out += '.', i += 2;
-    else if (name.compare(i, 3, "%25") == 0) out += '%', i += 2;
-    else out += name[i];
+    if (name.compare(i, 3, "%2e") == 0)
+      out += '.', i += 2;
+    else if (name.compare(i, 3, "%25") == 0)
+      out += '%', i += 2;
+    else
+      out += name[i];
   }
   return out;
 }
@@ -76,10 +82,13 @@ Result<Pinned> open_pinned(const std::string& iface) {
                  fmt::format("attach it first: levee attach {} --rate PPS --burst PKTS", iface)};
   Pinned p;
   p.iface = iface;
-  struct Want { Fd* fd; const char* name; };
+  struct Want {
+    Fd* fd;
+    const char* name;
+  };
   std::vector<Want> wants{Want{&p.link, LV_PIN_LINK},     Want{&p.state, LV_MAP_STATE},
-                          Want{&p.policy, LV_MAP_POLICY},  Want{&p.percpu, LV_MAP_PERCPU},
-                          Want{&p.shared, LV_MAP_SHARED},  Want{&p.bans, LV_MAP_BANS},
+                          Want{&p.policy, LV_MAP_POLICY}, Want{&p.percpu, LV_MAP_PERCPU},
+                          Want{&p.shared, LV_MAP_SHARED}, Want{&p.bans, LV_MAP_BANS},
                           Want{&p.seen, LV_MAP_SEEN}};
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) wants.push_back(Want{&p.lists[slot][m], kListPins[slot][m]});

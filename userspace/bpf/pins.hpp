@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "bpf/policy_map.hpp"
 #include "core/fd.hpp"
 #include "core/result.hpp"
-#include "bpf/policy_map.hpp"
 #include "levee_abi.h"
 
 namespace levee {
@@ -53,9 +53,8 @@ struct Pinned {
 };
 
 // The pinned names of the list maps, [slot][ListMap].
-inline constexpr const char* kListPins[2][4] = {
-    {LV_MAP_LIST4_0, LV_MAP_LIST6_0, LV_MAP_HOST4_0, LV_MAP_HOST6_0},
-    {LV_MAP_LIST4_1, LV_MAP_LIST6_1, LV_MAP_HOST4_1, LV_MAP_HOST6_1}};
+inline constexpr const char* kListPins[2][4] = {{LV_MAP_LIST4_0, LV_MAP_LIST6_0, LV_MAP_HOST4_0, LV_MAP_HOST6_0},
+                                                {LV_MAP_LIST4_1, LV_MAP_LIST6_1, LV_MAP_HOST4_1, LV_MAP_HOST6_1}};
 
 // Fails with a hint to attach first if the interface has no levee pins.
 Result<Pinned> open_pinned(const std::string& iface);

@@ -9,8 +9,8 @@
 
 #include <atomic>
 #include <cstring>
-#include <tuple>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 namespace levee {
@@ -107,8 +107,7 @@ Result<PolicyMap> PolicyMap::map(int fd, ListFds lists) {
   return PolicyMap(static_cast<lv_control*>(p), len, lists);
 }
 
-PolicyMap::PolicyMap(PolicyMap&& o) noexcept
-    : ctl_(std::exchange(o.ctl_, nullptr)), len_(o.len_), lists_(o.lists_) {}
+PolicyMap::PolicyMap(PolicyMap&& o) noexcept : ctl_(std::exchange(o.ctl_, nullptr)), len_(o.len_), lists_(o.lists_) {}
 
 PolicyMap::~PolicyMap() {
   if (ctl_) munmap(ctl_, len_);

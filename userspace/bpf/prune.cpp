@@ -193,40 +193,40 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
   std::vector<lv_key> sources, networks;
   sources.reserve(kChunk);
   networks.reserve(kChunk);
-  LV_TRY(for_each_state_chunk(pins->state.get(), kChunk, [&](std::span<const lv_key> keys,
-                                                              std::span<const lv_state> states) -> Status {
-    sources.clear();
-    networks.clear();
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const lv_key& k = keys[i];
-      const bool network = k.family & LV_KEY_NETWORK;
-      bool idle = true;
-      if (key_current(k, pol)) {
-        idle = state_idle(k, states[i], judged[k.class_id], now, idle_ns);
-        if (idle && !network) idle = !banned.count(k) && !banned_everywhere.covers(k);
-      }
-      if (idle) {
-        (network ? networks : sources).push_back(k);
-        continue;
-      }
-      ++(network ? r.networks_kept : r.sources_kept);
-      if (!network) {
-        // The datapath ORs into this half too, for sources it creates meanwhile.
-        seen_mark(refill, k, seed);
-        ++r.filter_sources;
-      }
-    }
-    auto s = delete_keys(pins->state.get(), sources, "idle sources");
-    if (!s) return s.error();
-    auto n = delete_keys(pins->state.get(), networks, "idle networks");
-    if (!n) return n.error();
-    r.sources_removed += *s;
-    r.networks_removed += *n;
-    // The datapath counts every state it creates while refusing, networks included; the
-    // room is given back batch by batch, so new sources are admitted during a long walk.
-    if (r.refuse) r.count = shared->subtract_sources(*s + *n);
-    return {};
-  }));
+  LV_TRY(for_each_state_chunk(pins->state.get(), kChunk,
+                              [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
+                                sources.clear();
+                                networks.clear();
+                                for (size_t i = 0; i < keys.size(); ++i) {
+                                  const lv_key& k = keys[i];
+                                  const bool network = k.family & LV_KEY_NETWORK;
+                                  bool idle = true;
+                                  if (key_current(k, pol)) {
+                                    idle = state_idle(k, states[i], judged[k.class_id], now, idle_ns);
+                                    if (idle && !network) idle = !banned.count(k) && !banned_everywhere.covers(k);
+                                  }
+                                  if (idle) {
+                                    (network ? networks : sources).push_back(k);
+                                    continue;
+                                  }
+                                  ++(network ? r.networks_kept : r.sources_kept);
+                                  if (!network) {
+                                    // The datapath ORs into this half too, for sources it creates meanwhile.
+                                    seen_mark(refill, k, seed);
+                                    ++r.filter_sources;
+                                  }
+                                }
+                                auto s = delete_keys(pins->state.get(), sources, "idle sources");
+                                if (!s) return s.error();
+                                auto n = delete_keys(pins->state.get(), networks, "idle networks");
+                                if (!n) return n.error();
+                                r.sources_removed += *s;
+                                r.networks_removed += *n;
+                                // The datapath counts every state it creates while refusing, networks included; the
+                                // room is given back batch by batch, so new sources are admitted during a long walk.
+                                if (r.refuse) r.count = shared->subtract_sources(*s + *n);
+                                return {};
+                              }));
   if (r.refuse && !r.count) r.count = shared->sources();  // an empty map
   pm->flip_seen();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

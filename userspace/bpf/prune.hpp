@@ -57,12 +57,12 @@ struct PruneResult {
   uint64_t sources_removed = 0, sources_kept = 0;
   uint64_t networks_removed = 0, networks_kept = 0;
   uint64_t bans_removed = 0, bans_kept = 0;
-  uint64_t bans_active = 0;           // of those kept, banning now
-  bool refuse = false;                // the policy refuses new sources when full
-  std::optional<uint64_t> count;      // refuse: lv_shared's source count after the subtraction
-  uint64_t full_at = 0;               // refuse: the count new sources are refused at
-  uint64_t filter_sources = 0;        // sources marked in the refreshed lv_seen half
-  double seconds = 0;                 // wall time of the whole prune
+  uint64_t bans_active = 0;       // of those kept, banning now
+  bool refuse = false;            // the policy refuses new sources when full
+  std::optional<uint64_t> count;  // refuse: lv_shared's source count after the subtraction
+  uint64_t full_at = 0;           // refuse: the count new sources are refused at
+  uint64_t filter_sources = 0;    // sources marked in the refreshed lv_seen half
+  double seconds = 0;             // wall time of the whole prune
 };
 
 // Prune one interface under its lock (as every changing command).

@@ -51,19 +51,29 @@ Result<uint64_t> duration_or_off(const std::string& opt, const std::string& text
 
 // attach --rate's extras: the class's new-source budget and bans.
 Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
-  struct Count { const char* name; const std::string& text; uint64_t max; uint64_t Rate::*field; };
+  struct Count {
+    const char* name;
+    const std::string& text;
+    uint64_t max;
+    uint64_t Rate::*field;
+  };
   for (Count o : {Count{"--new-sources", a.new_sources, kMaxRatePps, &Rate::rate},
                   Count{"--new-sources-burst", a.new_sources_burst, kMaxBurst, &Rate::burst}}) {
     if (o.text.empty()) continue;
     auto v = count_arg(o.name, o.text);
     if (!v) return v.error();
     if (*v < 1 || *v > o.max)
-      return usage_error(fmt::format("{} {} is out of range", o.name, *v), fmt::format("give 1 to {}", format_count(o.max)));
+      return usage_error(fmt::format("{} {} is out of range", o.name, *v),
+                         fmt::format("give 1 to {}", format_count(o.max)));
     c.new_sources.*o.field = *v;
   }
   if (c.new_sources.rate && a.new_sources_burst.empty())
     c.new_sources.burst = default_new_sources_burst(c.new_sources.rate);
-  struct Opt { const char* name; const std::string& text; uint64_t BanSpec::*field; };
+  struct Opt {
+    const char* name;
+    const std::string& text;
+    uint64_t BanSpec::*field;
+  };
   for (Opt o : {Opt{"--ban", a.ban, &BanSpec::ban_ns}, Opt{"--ban-max", a.ban_max, &BanSpec::max_ns},
                 Opt{"--forget-after", a.forget_after, &BanSpec::forget_ns}}) {
     if (o.text.empty()) continue;
@@ -133,7 +143,8 @@ Status attach(const AttachArgs& a) {
   } else {
     fmt::print("attached to {} in {} mode (program {}): policy from {}, {} sources at most\n{}", a.iface, r->mode,
                r->prog_id, o.policy.source, format_count(o.max_sources), policy_text(o.policy));
-    if (a.monitor) fmt::print("  mode     monitor: nothing is dropped by a limit, would-be drops are counted (levee stats)\n");
+    if (a.monitor)
+      fmt::print("  mode     monitor: nothing is dropped by a limit, would-be drops are counted (levee stats)\n");
   }
   return {};
 }
@@ -153,7 +164,11 @@ Status reload(const ReloadArgs& a) {
 
 Status set(const SetArgs& a) {
   LimitChange ch;
-  struct Opt { const char* name; const std::string& text; std::optional<uint64_t>& out; };
+  struct Opt {
+    const char* name;
+    const std::string& text;
+    std::optional<uint64_t>& out;
+  };
   for (Opt o : {Opt{"--rate", a.rate, ch.rate}, Opt{"--burst", a.burst, ch.burst},
                 Opt{"--bytes-rate", a.bytes_rate, ch.bytes_rate}, Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst},
                 Opt{"--new-sources-burst", a.new_sources_burst, ch.new_sources_burst}}) {
@@ -201,7 +216,8 @@ Status set(const SetArgs& a) {
       fmt::print("{}: enforce mode\n", a.iface);
     else
       fmt::print("{}: enforce mode; by their own mode, class{} {} still monitor{}\n", a.iface,
-                 r->monitoring.size() == 1 ? "" : "es", join_names(r->monitoring), r->monitoring.size() == 1 ? "s" : "");
+                 r->monitoring.size() == 1 ? "" : "es", join_names(r->monitoring),
+                 r->monitoring.size() == 1 ? "s" : "");
   }
   return {};
 }

@@ -2,8 +2,8 @@
 //
 // commands.cpp: attach, reload, set, stats, status, detach; lists.cpp: allow, deny and
 // override lists; show.cpp: show and unban; prune.cpp, top.cpp, events.cpp: the
-// operations on a running interface (prune, top, events); run.cpp: the daemon. Each checks its values before anything touches the
-// kernel (usage errors, exit 2), then prints its result or returns one error.
+// operations on a running interface (prune, top, events); run.cpp: the daemon. Each checks its values before anything
+// touches the kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
 
 #include <optional>
@@ -17,16 +17,16 @@ namespace levee::cli {
 
 struct AttachArgs {
   std::string iface;
-  std::string rate, burst;        // counts as typed ("10k"), parsed by the command
+  std::string rate, burst;  // counts as typed ("10k"), parsed by the command
   std::string mode = "auto";
-  std::string max_sources;        // empty: the config file's, else the default
+  std::string max_sources;  // empty: the config file's, else the default
   unsigned prefix4 = 32, prefix6 = 64;
-  std::string config;             // a policy file instead of --rate/--burst
-  bool mode_given = false;        // --mode was typed: it wins over the config file's
+  std::string config;       // a policy file instead of --rate/--burst
+  bool mode_given = false;  // --mode was typed: it wins over the config file's
   // With --rate: the class's new-source budget and bans, as typed ("100", "2s").
   std::string new_sources, new_sources_burst;
   std::string ban, ban_max, forget_after;
-  bool monitor = false;           // the interface's monitor switch: count, drop nothing
+  bool monitor = false;  // the interface's monitor switch: count, drop nothing
 };
 
 struct ReloadArgs {
@@ -36,8 +36,8 @@ struct ReloadArgs {
 
 struct SetArgs {
   std::string iface;
-  std::string class_name;         // empty: the only class
-  std::string rate, burst;        // empty: unchanged
+  std::string class_name;   // empty: the only class
+  std::string rate, burst;  // empty: unchanged
   std::string bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
   std::string new_sources, new_sources_burst;  // "off": no new-source budget
@@ -89,28 +89,28 @@ struct TopArgs {
   unsigned n = 10;
   std::string by = "drops";  // drops, packets, bytes
   bool json = false;
-  bool networks = false;     // rank networks' state (network limits) too
+  bool networks = false;  // rank networks' state (network limits) too
   bool watch = false;
   double interval = 2.0;
-  unsigned count = 0;        // --watch: stop after this many refreshes; 0: until interrupted
+  unsigned count = 0;  // --watch: stop after this many refreshes; 0: until interrupted
 };
 
 struct EventsArgs {
   std::string iface;
   bool json = false;
-  uint64_t count = 0;     // stop after this many events; 0: no limit
-  double duration = 0;    // stop after this many seconds; 0: no limit
+  uint64_t count = 0;   // stop after this many events; 0: no limit
+  double duration = 0;  // stop after this many seconds; 0: no limit
 };
 
 // `levee run`: the daemon (daemon/daemon.hpp).
 struct RunArgs {
-  std::string iface;          // "": the config's [interface] name
+  std::string iface;  // "": the config's [interface] name
   std::string config;
-  std::string metrics;        // [ADDR:]PORT; "": no metrics server
-  std::string events;         // a file; "": stdout
-  std::string mode;           // "": the config's, else auto
+  std::string metrics;  // [ADDR:]PORT; "": no metrics server
+  std::string events;   // a file; "": stdout
+  std::string mode;     // "": the config's, else auto
   std::string prune_every = "30s";
-  std::string idle = "10m";   // or "off"
+  std::string idle = "10m";  // or "off"
   bool detach_on_exit = false;
 };
 

@@ -17,9 +17,10 @@ Status events(const EventsArgs& a) {
   if (!src) return src.error();
   StopOnSignal signals;
   using clock = std::chrono::steady_clock;
-  const auto end = a.duration > 0 ? clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                       std::chrono::duration<double>(a.duration))
-                                  : clock::time_point::max();
+  const auto end =
+      a.duration > 0
+          ? clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(a.duration))
+          : clock::time_point::max();
   uint64_t printed = 0;
   const EventSource::Sink print = [&](const EventRecord& r) {
     if (a.json)
@@ -34,8 +35,8 @@ Status events(const EventsArgs& a) {
     const auto now = clock::now();
     if (now >= end) break;
     const auto wait = std::min<clock::duration>(end - now, std::chrono::milliseconds(500));
-    auto n = (*src)->poll(std::chrono::duration_cast<std::chrono::milliseconds>(wait) + std::chrono::milliseconds(1),
-                          print);
+    auto n =
+        (*src)->poll(std::chrono::duration_cast<std::chrono::milliseconds>(wait) + std::chrono::milliseconds(1), print);
     if (!n) return n.error();
   }
   return {};

@@ -49,12 +49,23 @@ std::optional<uint64_t> parse_duration(std::string_view s) {
     if (i == start || i == s.size()) return std::nullopt;  // a unit needs digits, digits need a unit
     uint64_t unit;
     switch (s[i++]) {
-      case 's': unit = 1; break;
-      case 'm': unit = 60; break;
-      case 'h': unit = 3600; break;
-      case 'd': unit = 86400; break;
-      case 'w': unit = 7 * 86400; break;
-      default: return std::nullopt;
+      case 's':
+        unit = 1;
+        break;
+      case 'm':
+        unit = 60;
+        break;
+      case 'h':
+        unit = 3600;
+        break;
+      case 'd':
+        unit = 86400;
+        break;
+      case 'w':
+        unit = 7 * 86400;
+        break;
+      default:
+        return std::nullopt;
     }
     total += n * unit;
     if (total > kMaxExpiry) return std::nullopt;
@@ -135,7 +146,7 @@ Result<std::vector<Cidr>> parse_cidrs(const std::vector<std::string>& texts) {
 
 std::string kind_label(const ListArgs& a) {
   return a.kind == LV_LIST_OVERRIDE && !a.override_name.empty() ? fmt::format("override {}", a.override_name)
-                                                                 : list_kind_name(a.kind);
+                                                                : list_kind_name(a.kind);
 }
 
 std::string expiry_note(uint64_t expires, uint64_t now) {
@@ -299,13 +310,14 @@ Status import(const ListArgs& a) {
 
   std::string skipped;
   for (auto [n, why] : {std::pair<size_t, const char*>{b.repeated, "repeated in the file"},
-                        {on_deny, "already on the deny list"}, {on_other, "on the allow or override list"}})
+                        {on_deny, "already on the deny list"},
+                        {on_other, "on the allow or override list"}})
     if (n) skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", group_digits(n), why);
   const size_t nskipped = b.repeated + on_deny + on_other;
   fmt::print("{}: deny import of {}: {} added, {} renewed, {} skipped{}, {} rejected{}\n{}", a.iface, a.file,
              group_digits(done.added), group_digits(done.replaced), group_digits(nskipped),
-             skipped.empty() ? "" : " (" + skipped + ")", group_digits(b.rejected.size()),
-             expiry_note(expires, now), rejected);
+             skipped.empty() ? "" : " (" + skipped + ")", group_digits(b.rejected.size()), expiry_note(expires, now),
+             rejected);
   return {};
 }
 
@@ -372,9 +384,12 @@ Result<uint64_t> parse_expiry(std::string_view text, uint64_t now_unix_ns) {
 Status lists(const ListArgs& a) {
   switch (a.op) {
     case ListOp::Add:
-    case ListOp::Del: return edit(a);
-    case ListOp::List: return list(a);
-    case ListOp::Import: return import(a);
+    case ListOp::Del:
+      return edit(a);
+    case ListOp::List:
+      return list(a);
+    case ListOp::Import:
+      return import(a);
   }
   return {};
 }

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "bpf/loader.hpp"
-#include "policy/policy.hpp"
 #include "cli/commands.hpp"
 #include "export/format.hpp"
+#include "policy/policy.hpp"
 
 namespace levee::cli {
 

@@ -38,7 +38,8 @@ bool StopOnSignal::sleep_until(std::chrono::steady_clock::time_point deadline) {
   while (!stopped()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::min<std::chrono::steady_clock::duration>(deadline - now, kSlice));
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::min<std::chrono::steady_clock::duration>(deadline - now, kSlice));
     timespec ts{static_cast<time_t>(ns.count() / 1'000'000'000), static_cast<long>(ns.count() % 1'000'000'000)};
     nanosleep(&ts, nullptr);  // EINTR: the loop looks at the flag
   }

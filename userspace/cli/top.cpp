@@ -15,9 +15,9 @@
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
+#include "bpf/prune.hpp"
 #include "cli/commands.hpp"
 #include "cli/signals.hpp"
-#include "bpf/prune.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
 
@@ -42,16 +42,17 @@ Result<Walk> walk(int state_fd, bool networks, size_t hint) {
   w.keys.reserve(hint);
   w.states.reserve(hint);
   const auto t0 = w.at = std::chrono::steady_clock::now();
-  LV_TRY(for_each_state_chunk(state_fd, kChunk, [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const bool net = keys[i].family & LV_KEY_NETWORK;
-      ++(net ? w.networks : w.sources);
-      if (net && !networks) continue;
-      w.keys.push_back(keys[i]);
-      w.states.push_back(states[i]);
-    }
-    return {};
-  }));
+  LV_TRY(for_each_state_chunk(state_fd, kChunk,
+                              [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
+                                for (size_t i = 0; i < keys.size(); ++i) {
+                                  const bool net = keys[i].family & LV_KEY_NETWORK;
+                                  ++(net ? w.networks : w.sources);
+                                  if (net && !networks) continue;
+                                  w.keys.push_back(keys[i]);
+                                  w.states.push_back(states[i]);
+                                }
+                                return {};
+                              }));
   w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return w;
 }

@@ -15,9 +15,9 @@
 namespace levee {
 
 struct Error {
-  std::string what;  // what failed, on what: "attach lvpd"
-  int err = 0;       // errno, 0 if none
-  std::string hint;  // what to do about it, may be empty
+  std::string what;    // what failed, on what: "attach lvpd"
+  int err = 0;         // errno, 0 if none
+  std::string hint;    // what to do about it, may be empty
   bool usage = false;  // the command line itself was wrong (exit 2)
 
   std::string message() const {
@@ -73,10 +73,10 @@ class [[nodiscard]] Result<void> {
 using Status = Result<void>;
 
 // Propagate an error from an expression returning Result/Status.
-#define LV_TRY(expr)                                  \
-  do {                                                \
-    auto lv_try_r_ = (expr);                          \
-    if (!lv_try_r_.ok()) return lv_try_r_.error();    \
+#define LV_TRY(expr)                               \
+  do {                                             \
+    auto lv_try_r_ = (expr);                       \
+    if (!lv_try_r_.ok()) return lv_try_r_.error(); \
   } while (0)
 
 }  // namespace levee

@@ -11,10 +11,20 @@ std::optional<uint64_t> parse_count(std::string_view s) {
   if (s.empty()) return std::nullopt;
   uint64_t mult = 1;
   switch (s.back()) {
-    case 'k': case 'K': mult = 1000; break;
-    case 'm': case 'M': mult = 1000000; break;
-    case 'g': case 'G': mult = 1000000000; break;
-    default: break;
+    case 'k':
+    case 'K':
+      mult = 1000;
+      break;
+    case 'm':
+    case 'M':
+      mult = 1000000;
+      break;
+    case 'g':
+    case 'G':
+      mult = 1000000000;
+      break;
+    default:
+      break;
   }
   if (mult != 1) s.remove_suffix(1);
   if (s.empty()) return std::nullopt;
@@ -53,7 +63,10 @@ std::optional<uint64_t> parse_count(std::string_view s) {
 
 std::string format_count(uint64_t v) {
   // Integer arithmetic throughout: counters can exceed 2^53, where doubles skip values.
-  struct Unit { uint64_t mult; const char* suffix; };
+  struct Unit {
+    uint64_t mult;
+    const char* suffix;
+  };
   for (Unit u : {Unit{1000000000, "G"}, Unit{1000000, "M"}, Unit{1000, "k"}}) {
     const uint64_t step = u.mult / 100;  // two decimals at most
     if (v < u.mult || v % step) continue;
@@ -75,7 +88,10 @@ std::string format_si(double v) {
 }
 
 std::string format_ns(uint64_t ns) {
-  struct Unit { uint64_t mult; const char* suffix; };
+  struct Unit {
+    uint64_t mult;
+    const char* suffix;
+  };
   static constexpr Unit kUnits[] = {{1000000000, "s"}, {1000000, "ms"}, {1000, "us"}};
   if (ns == 0) return "0s";
   for (size_t i = 0; i < std::size(kUnits); ++i) {
@@ -106,12 +122,18 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
     s.remove_prefix(digits);
     uint64_t unit;
     size_t len = 1;
-    if (s.substr(0, 2) == "ms") unit = kMs, len = 2;  // before 'm': "5ms" is not five minutes
-    else if (s[0] == 's') unit = kS;
-    else if (s[0] == 'm') unit = 60 * kS;
-    else if (s[0] == 'h') unit = 3600 * kS;
-    else if (s[0] == 'd') unit = 86400 * kS;
-    else return std::nullopt;
+    if (s.substr(0, 2) == "ms")
+      unit = kMs, len = 2;  // before 'm': "5ms" is not five minutes
+    else if (s[0] == 's')
+      unit = kS;
+    else if (s[0] == 'm')
+      unit = 60 * kS;
+    else if (s[0] == 'h')
+      unit = 3600 * kS;
+    else if (s[0] == 'd')
+      unit = 86400 * kS;
+    else
+      return std::nullopt;
     s.remove_prefix(len);
     if (n > (kMaxDurationNs - total) / unit) return std::nullopt;
     total += n * unit;
@@ -120,9 +142,15 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
 }
 
 std::string format_duration(uint64_t ns) {
-  struct Unit { uint64_t ns; const char* name; };
-  static constexpr Unit kUnits[] = {{86400'000'000'000, "d"}, {3600'000'000'000, "h"}, {60'000'000'000, "m"},
-                                    {1'000'000'000, "s"}, {1'000'000, "ms"}};
+  struct Unit {
+    uint64_t ns;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {{86400'000'000'000, "d"},
+                                    {3600'000'000'000, "h"},
+                                    {60'000'000'000, "m"},
+                                    {1'000'000'000, "s"},
+                                    {1'000'000, "ms"}};
   if (ns == 0) return "0s";
   if (ns % 1'000'000) return format_ns(ns);  // finer than a millisecond: not typed by anyone
   std::string out;

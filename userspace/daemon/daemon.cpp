@@ -155,12 +155,15 @@ Status Daemon::start_filter(Policy p) {
     if (!st->defunct) {
       auto r = levee::reload(iface, p);
       if (!r) return r.error();
-      say(iface, "adopted the running filter (program {}, {} mode): state and counters kept; policy generation {} from {}",
+      say(iface,
+          "adopted the running filter (program {}, {} mode): state and counters kept; policy generation {} from {}",
           st->prog_id, st->mode, r->generation, p.source);
       say_reload_notes(*r);
       if (o_.mode && *o_.mode != LV_MODE_AUTO && mode_name(*o_.mode) != st->mode)
-        say(iface, "note: --mode {} applies when levee run attaches; the running filter stays in {} mode "
-                   "(levee detach {} first to change it)", mode_name(*o_.mode), st->mode, iface);
+        say(iface,
+            "note: --mode {} applies when levee run attaches; the running filter stays in {} mode "
+            "(levee detach {} first to change it)",
+            mode_name(*o_.mode), st->mode, iface);
       return {};
     }
     // The interface was removed and has come back (a driver reload, a recreated veth):
@@ -270,7 +273,8 @@ Status Daemon::run() {
   // Signals first: a SIGTERM while it attaches ends it after the attach, cleanly (the
   // default action would kill it between the attach and its loop).
   cli::StopOnSignal stop;
-  struct sigaction sa {}, old_hup {};
+  struct sigaction sa {
+  }, old_hup{};
   sa.sa_handler = on_hup;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGHUP, &sa, &old_hup);

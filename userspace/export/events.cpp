@@ -67,12 +67,18 @@ std::string format_time_ms(uint64_t unix_ns) {
 
 const char* event_type_name(unsigned type) {
   switch (type) {
-    case LV_EV_LIMITED: return "limited";
-    case LV_EV_BANNED: return "banned";
-    case LV_EV_ADMISSION: return "admission";
-    case LV_EV_MAP_FULL: return "map_full";
-    case LV_EV_BAN_ENDED: return "ban_ended";
-    default: return "unknown";
+    case LV_EV_LIMITED:
+      return "limited";
+    case LV_EV_BANNED:
+      return "banned";
+    case LV_EV_ADMISSION:
+      return "admission";
+    case LV_EV_MAP_FULL:
+      return "map_full";
+    case LV_EV_BAN_ENDED:
+      return "ban_ended";
+    default:
+      return "unknown";
   }
 }
 
@@ -137,8 +143,8 @@ nlohmann::json event_json(const EventRecord& r) {
 }
 
 std::string event_text(const EventRecord& r) {
-  std::string out = fmt::format("{} {} {} {}", format_time_ms(r.time_unix_ns), r.iface, event_type_name(r.type),
-                                r.address);
+  std::string out =
+      fmt::format("{} {} {} {}", format_time_ms(r.time_unix_ns), r.iface, event_type_name(r.type), r.address);
   out += r.class_name.empty() ? fmt::format(" class #{}", r.class_id) : fmt::format(" class {}", r.class_name);
   if (r.reason) out += fmt::format(" reason {}", reason_name(*r.reason));
   const std::string offences = fmt::format("{} offence{}", r.count, r.count == 1 ? "" : "s");
@@ -151,9 +157,14 @@ std::string event_text(const EventRecord& r) {
       out += fmt::format(": {} ban {}{}, {}", format_duration(r.value / 1'000'000 * 1'000'000),
                          r.lifted ? "lifted" : "over", r.every_class ? " (every class)" : "", offences);
       break;
-    case LV_EV_ADMISSION: out += ": the class's new-source budget is spent"; break;
-    case LV_EV_MAP_FULL: out += ": no room for a new source"; break;
-    default: break;
+    case LV_EV_ADMISSION:
+      out += ": the class's new-source budget is spent";
+      break;
+    case LV_EV_MAP_FULL:
+      out += ": no room for a new source";
+      break;
+    default:
+      break;
   }
   if (r.suppressed) out += fmt::format(" ({} event{} suppressed before)", r.suppressed, r.suppressed == 1 ? "" : "s");
   return out;

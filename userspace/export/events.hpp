@@ -47,19 +47,19 @@ const char* reason_name(unsigned reason);    // core/reasons.hpp's name, or "rea
 
 // One event, decoded: names resolved against the policy, time on the wall clock.
 struct EventRecord {
-  unsigned type = 0;             // enum lv_event_type
+  unsigned type = 0;  // enum lv_event_type
   uint64_t time_unix_ns = 0;
   std::string iface;
-  std::string address;           // the key's address, as a prefix when the class keys a network
-  uint8_t family = 0;            // 4 or 6
+  std::string address;  // the key's address, as a prefix when the class keys a network
+  uint8_t family = 0;   // 4 or 6
   unsigned class_id = 0;
-  std::string class_name;        // "" when the id is not a class of the policy now
+  std::string class_name;          // "" when the id is not a class of the policy now
   std::optional<unsigned> reason;  // enum lv_reason; none for ban_ended
-  uint32_t count = 0;            // banned, ban_ended: offences
-  uint64_t value = 0;            // banned, ban_ended: the ban's length in ns
-  uint32_t suppressed = 0;       // events the sending CPU could not send before this one
-  bool every_class = false;      // banned, ban_ended: the ban applies in every class
-  bool lifted = false;           // ban_ended: its record went before its end (levee unban)
+  uint32_t count = 0;              // banned, ban_ended: offences
+  uint64_t value = 0;              // banned, ban_ended: the ban's length in ns
+  uint32_t suppressed = 0;         // events the sending CPU could not send before this one
+  bool every_class = false;        // banned, ban_ended: the ban applies in every class
+  bool lifted = false;             // ban_ended: its record went before its end (levee unban)
 };
 
 // An event of the datapath, decoded at `clocks`.
@@ -129,7 +129,7 @@ class EventSource {
   ClockPair clocks_;
   BanEnds bans_;
   std::optional<SharedMap> shared_;  // the event rate's GCRA
-  uint64_t ban_suppressed_ = 0;  // ban ends over the event rate since the last one sent
+  uint64_t ban_suppressed_ = 0;      // ban ends over the event rate since the last one sent
   std::chrono::steady_clock::time_point next_ban_poll_;
   const Sink* sink_ = nullptr;  // during poll()
   size_t handed_ = 0;

@@ -27,10 +27,10 @@ std::string group_digits(uint64_t v) {
 nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& class_names) {
   using nlohmann::json;
   const lv_counter rx = c.received(), pass = c.passed(), drop = c.dropped();
-  json j = {{"interface", iface},
-            {"rx_packets", rx.packets},       {"rx_bytes", rx.bytes},
-            {"passed_packets", pass.packets}, {"passed_bytes", pass.bytes},
-            {"dropped_packets", drop.packets}, {"dropped_bytes", drop.bytes}};
+  json j = {{"interface", iface},         {"rx_packets", rx.packets},
+            {"rx_bytes", rx.bytes},       {"passed_packets", pass.packets},
+            {"passed_bytes", pass.bytes}, {"dropped_packets", drop.packets},
+            {"dropped_bytes", drop.bytes}};
   json passed = json::object(), dropped = json::object();
   json passed_b = json::object(), dropped_b = json::object();
   for (const auto& r : kReasons) {
@@ -59,8 +59,10 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
   for (const auto& [name, id] : class_names) {
     const lv_class_counters& k = c.by_class[id & (LV_MAX_CLASSES - 1)];
     classes[name] = {{"id", id},
-                               {"passed_packets", k.passed.packets}, {"passed_bytes", k.passed.bytes},
-                               {"dropped_packets", k.dropped.packets}, {"dropped_bytes", k.dropped.bytes}};
+                     {"passed_packets", k.passed.packets},
+                     {"passed_bytes", k.passed.bytes},
+                     {"dropped_packets", k.dropped.packets},
+                     {"dropped_bytes", k.dropped.bytes}};
   }
   j["classes"] = classes;
   return j;
@@ -105,7 +107,8 @@ std::string describe_rates(const Rate& packets, const Rate& bytes) {
   std::string s;
   if (packets.set()) s += fmt::format("{} pps, burst {}", format_count(packets.rate), format_count(packets.burst));
   if (bytes.set())
-    s += fmt::format("{}{} B/s, burst {} B", s.empty() ? "" : "; ", format_count(bytes.rate), format_count(bytes.burst));
+    s +=
+        fmt::format("{}{} B/s, burst {} B", s.empty() ? "" : "; ", format_count(bytes.rate), format_count(bytes.burst));
   return s.empty() ? "no limit" : s;
 }
 
@@ -132,8 +135,8 @@ std::string describe_limits(const ClassSpec& c) {
 std::string describe_extras(const ClassSpec& c) {
   std::vector<std::string> parts;
   if (c.new_sources.set())
-    parts.push_back(fmt::format("new sources {}/s, burst {}", format_count(c.new_sources.rate),
-                                format_count(c.new_sources.burst)));
+    parts.push_back(
+        fmt::format("new sources {}/s, burst {}", format_count(c.new_sources.rate), format_count(c.new_sources.burst)));
   if (c.network.set())
     parts.push_back(fmt::format("per network /{}, /{}: {}", c.network.prefix4, c.network.prefix6,
                                 describe_rates(c.network.packets, c.network.bytes)));
@@ -154,13 +157,10 @@ std::string format_remaining(uint64_t ns) {
 }
 
 std::string rates_line(const Counters& a, const Counters& b, double seconds) {
-  auto rate = [&](uint64_t x, uint64_t y) {
-    return format_si(static_cast<double>(y - x) / seconds);
-  };
-  std::string out = fmt::format("rx {:>6} pps  passed {:>6} pps  dropped {:>6} pps",
-                                rate(a.received().packets, b.received().packets),
-                                rate(a.passed().packets, b.passed().packets),
-                                rate(a.dropped().packets, b.dropped().packets));
+  auto rate = [&](uint64_t x, uint64_t y) { return format_si(static_cast<double>(y - x) / seconds); };
+  std::string out =
+      fmt::format("rx {:>6} pps  passed {:>6} pps  dropped {:>6} pps", rate(a.received().packets, b.received().packets),
+                  rate(a.passed().packets, b.passed().packets), rate(a.dropped().packets, b.dropped().packets));
   std::string detail;
   for (const auto& r : kReasons) {
     if (!lv_reason_drops(r.id)) continue;
@@ -205,12 +205,14 @@ nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
       monitoring += monitor;
       json network = nullptr, total = nullptr, ban = nullptr;
       if (c.network.set())
-        network = {{"prefix4", c.network.prefix4},           {"prefix6", c.network.prefix6},
-                   {"rate", c.network.packets.rate},         {"burst", c.network.packets.burst},
-                   {"bytes_rate", c.network.bytes.rate},     {"bytes_burst", c.network.bytes.burst}};
+        network = {{"prefix4", c.network.prefix4},       {"prefix6", c.network.prefix6},
+                   {"rate", c.network.packets.rate},     {"burst", c.network.packets.burst},
+                   {"bytes_rate", c.network.bytes.rate}, {"bytes_burst", c.network.bytes.burst}};
       if (c.total.set())
-        total = {{"rate", c.total.packets.rate},     {"burst", c.total.packets.burst},
-                 {"bytes_rate", c.total.bytes.rate}, {"bytes_burst", c.total.bytes.burst},
+        total = {{"rate", c.total.packets.rate},
+                 {"burst", c.total.packets.burst},
+                 {"bytes_rate", c.total.bytes.rate},
+                 {"bytes_burst", c.total.bytes.burst},
                  {"lease_ns", k.lease_ns}};
       if (c.ban.set())
         ban = {{"ban_ms", c.ban.ban_ns / kNsPerMs},
@@ -285,11 +287,11 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
       continue;
     }
     if (s.defunct)
-      out += fmt::format("{}: interface gone, levee pins left behind (clear with: levee detach {})\n", s.iface,
-                         s.iface);
+      out +=
+          fmt::format("{}: interface gone, levee pins left behind (clear with: levee detach {})\n", s.iface, s.iface);
     else if (s.other_netns)
-      out += fmt::format("{}: attached in another network namespace (ifindex {}), program {}\n", s.iface,
-                         s.ifindex, s.prog_id);
+      out += fmt::format("{}: attached in another network namespace (ifindex {}), program {}\n", s.iface, s.ifindex,
+                         s.prog_id);
     else
       out += fmt::format("{}: {} mode, program {}, policy from {}\n", s.iface, s.mode, s.prog_id, s.source);
     for (size_t i = 0; i < s.classes.size(); ++i) {
@@ -371,7 +373,10 @@ std::string format_unix_time(uint64_t unix_ns) {
 }
 
 std::string format_span(uint64_t s) {
-  struct Unit { uint64_t secs; const char* name; };
+  struct Unit {
+    uint64_t secs;
+    const char* name;
+  };
   static constexpr Unit kUnits[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
   if (s == 0) return "0s";
   // The two largest units: "9d 3h", "2h 5m", "42s".
@@ -394,18 +399,25 @@ std::string format_expiry(uint64_t expires, uint64_t now) {
 
 const char* list_kind_name(lv_list_kind k) {
   switch (k) {
-    case LV_LIST_ALLOW: return "allow";
-    case LV_LIST_DENY: return "deny";
-    case LV_LIST_OVERRIDE: return "override";
-    default: return "none";
+    case LV_LIST_ALLOW:
+      return "allow";
+    case LV_LIST_DENY:
+      return "deny";
+    case LV_LIST_OVERRIDE:
+      return "override";
+    default:
+      return "none";
   }
 }
 
 const char* list_origin_name(lv_list_origin o) {
   switch (o) {
-    case LV_ORIGIN_CONFIG: return "config";
-    case LV_ORIGIN_CLI: return "cli";
-    case LV_ORIGIN_IMPORT: return "import";
+    case LV_ORIGIN_CONFIG:
+      return "config";
+    case LV_ORIGIN_CLI:
+      return "cli";
+    case LV_ORIGIN_IMPORT:
+      return "import";
   }
   return "unknown";
 }
@@ -430,8 +442,7 @@ nlohmann::json list_row_json(const ListRow& r, uint64_t now) {
   return j;
 }
 
-nlohmann::json list_json(const std::string& iface, lv_list_kind kind, const std::vector<ListRow>& rows,
-                         uint64_t now) {
+nlohmann::json list_json(const std::string& iface, lv_list_kind kind, const std::vector<ListRow>& rows, uint64_t now) {
   nlohmann::json entries = nlohmann::json::array();
   for (const ListRow& r : rows) entries.push_back(list_row_json(r, now));
   return {{"interface", iface}, {"kind", list_kind_name(kind)}, {"entries", entries}};
@@ -493,7 +504,9 @@ std::string masked(const std::string& address, unsigned len4, unsigned len6) {
 
 }  // namespace
 
-std::string show_source(const ShowResult& r, const ShowClass& c) { return masked(r.address, c.cls.prefix4, c.cls.prefix6); }
+std::string show_source(const ShowResult& r, const ShowClass& c) {
+  return masked(r.address, c.cls.prefix4, c.cls.prefix6);
+}
 
 std::optional<ShowLimiter> show_network_limiter(const ShowClass& c) {
   if (!c.network) return std::nullopt;
@@ -519,10 +532,14 @@ namespace {
 // What a list entry does to the address, as `levee show` says it.
 std::string list_effect(const ListRow& r) {
   switch (r.kind) {
-    case LV_LIST_ALLOW: return "never limited (still counted)";
-    case LV_LIST_DENY: return "every packet dropped";
-    case LV_LIST_OVERRIDE: return fmt::format("limited by override '{}' in the classes it names", r.override_name);
-    default: return "";
+    case LV_LIST_ALLOW:
+      return "never limited (still counted)";
+    case LV_LIST_DENY:
+      return "every packet dropped";
+    case LV_LIST_OVERRIDE:
+      return fmt::format("limited by override '{}' in the classes it names", r.override_name);
+    default:
+      return "";
   }
 }
 
@@ -537,7 +554,7 @@ nlohmann::json ban_json(const lv_ban* b, uint64_t now) {
           {"offences", b ? b->offences : 0},
           {"ban_duration_ms", b ? b->duration_ns / kNsPerMs : 0},
           {"ban_since_ms_ago", b && b->since_ns && b->since_ns <= now ? nlohmann::json((now - b->since_ns) / kNsPerMs)
-                                                                       : nlohmann::json(nullptr)}};
+                                                                      : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
@@ -626,7 +643,8 @@ std::string show_text(const std::string& iface, const ShowResult& r, uint64_t no
   if (r.classes.empty()) out += "  no state in any class\n";
   auto counts = [](uint64_t v) {
     const uint32_t p = LV_COUNT_PACKETS(v), b = LV_COUNT_BYTES(v);
-    return fmt::format("{} packet{}, {} byte{}", group_digits(p), p == 1 ? "" : "s", group_digits(b), b == 1 ? "" : "s");
+    return fmt::format("{} packet{}, {} byte{}", group_digits(p), p == 1 ? "" : "s", group_digits(b),
+                       b == 1 ? "" : "s");
   };
   auto tokens_of = [](const ShowLimiter& l) {
     std::string tokens;
@@ -653,10 +671,10 @@ std::string show_text(const std::string& iface, const ShowResult& r, uint64_t no
     }
     if (auto nl = show_network_limiter(c)) {
       std::string tokens = tokens_of(*nl);
-      out += fmt::format("    network  {}: {}{}; next {}\n", masked(r.address, c.cls.net_prefix4, c.cls.net_prefix6),
-                         describe_rates({c.cls.net_pkt.rate, c.cls.net_pkt.burst},
-                                        {c.cls.net_bytes.rate, c.cls.net_bytes.burst}),
-                         tokens.empty() ? "" : "; tokens " + tokens, next_of(*nl));
+      out += fmt::format(
+          "    network  {}: {}{}; next {}\n", masked(r.address, c.cls.net_prefix4, c.cls.net_prefix6),
+          describe_rates({c.cls.net_pkt.rate, c.cls.net_pkt.burst}, {c.cls.net_bytes.rate, c.cls.net_bytes.burst}),
+          tokens.empty() ? "" : "; tokens " + tokens, next_of(*nl));
       out += fmt::format("             passed {}; {} {}\n", counts(c.network->passed),
                          monitor ? "would drop" : "dropped", counts(c.network->dropped));
     }
@@ -665,9 +683,10 @@ std::string show_text(const std::string& iface, const ShowResult& r, uint64_t no
       const std::string offences = fmt::format("{} offence{}", b->offences, b->offences == 1 ? "" : "s");
       const std::string scope = everywhere ? ", in every class" : "";
       if (b->until_ns > c.now_ns)
-        out += fmt::format("    ban      banned for {} more ({} ban{}, began {} ago), {}\n",
-                           format_remaining(b->until_ns - c.now_ns), format_duration(b->duration_ns / kNsPerMs * kNsPerMs),
-                           scope, format_remaining(c.now_ns > b->since_ns ? c.now_ns - b->since_ns : 0), offences);
+        out +=
+            fmt::format("    ban      banned for {} more ({} ban{}, began {} ago), {}\n",
+                        format_remaining(b->until_ns - c.now_ns), format_duration(b->duration_ns / kNsPerMs * kNsPerMs),
+                        scope, format_remaining(c.now_ns > b->since_ns ? c.now_ns - b->since_ns : 0), offences);
       else
         out += fmt::format("    ban      not banned; {}{}, the last ban ended {} ago\n", offences, scope,
                            format_remaining(c.now_ns - b->until_ns));

@@ -22,8 +22,8 @@ std::string group_digits(uint64_t v);
 // passed_bytes, dropped_packets, dropped_bytes}}, and rows per class in the text.
 // Classes as (name, id) in first-match order; counters are kept by id.
 // "would_drop" and "would_drop_bytes": monitor mode's would-be drops by reason, every
-// reason monitor mode can count present (zeros too): the limiter's, and deny. The text has a "would drop (monitor mode)"
-// section when any is counted or `monitoring` (some class monitors now).
+// reason monitor mode can count present (zeros too): the limiter's, and deny. The text has a "would drop (monitor
+// mode)" section when any is counted or `monitoring` (some class monitors now).
 using ClassNames = std::vector<std::pair<std::string, unsigned>>;
 nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& classes = {});
 std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& classes = {},
@@ -79,9 +79,9 @@ nlohmann::json list_row_json(const ListRow& r, uint64_t now_unix_ns);
 // `levee show`: for each class the address has state in, what the limiter would do
 // now, computed with bpf/limiter.h from the state and the limits that apply.
 struct ShowLimiter {
-  std::optional<uint64_t> tokens;        // packets it could send at once (packet limit only)
-  std::optional<uint64_t> byte_tokens;   // bytes likewise (byte limit only)
-  uint64_t wait_ns = 0;                  // until its next packet would pass; 0: now
+  std::optional<uint64_t> tokens;       // packets it could send at once (packet limit only)
+  std::optional<uint64_t> byte_tokens;  // bytes likewise (byte limit only)
+  uint64_t wait_ns = 0;                 // until its next packet would pass; 0: now
 };
 ShowLimiter show_limiter(const ShowClass& c);
 // Its network's state as the limiter sees it (the class's network limits), if known.

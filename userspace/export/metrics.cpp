@@ -11,10 +11,14 @@ std::string escape_label(const std::string& v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -96,7 +100,8 @@ std::string render_metrics(const MetricsSnapshot& s) {
 
   const IfaceStatus& st = s.status;
   w.family("levee_info", "gauge", "The attachment: levee version, XDP mode, program id (value 1).");
-  w.sample({{"version", s.version}, {"xdp_mode", st.mode.empty() ? "none" : st.mode},
+  w.sample({{"version", s.version},
+            {"xdp_mode", st.mode.empty() ? "none" : st.mode},
             {"program_id", std::to_string(st.prog_id)}},
            uint64_t{1});
   w.family("levee_monitor", "gauge", "1 when the interface's monitor switch is on (levee set --mode monitor).");

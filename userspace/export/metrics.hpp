@@ -37,7 +37,7 @@ struct DaemonHealth {
   uint64_t start_unix_ns = 0;
   uint64_t reloads_ok = 0, reloads_failed = 0;
   bool last_reload_ok = true;
-  uint64_t last_success_unix_ns = 0;  // the start's load counts
+  uint64_t last_success_unix_ns = 0;       // the start's load counts
   std::map<std::string, uint64_t> events;  // written, by type name
   uint64_t events_suppressed = 0;          // the datapath's "suppressed" counts, summed
 };

@@ -22,23 +22,28 @@ std::optional<TopBy> parse_top_by(const std::string& s) {
 
 const char* top_by_name(TopBy by) {
   switch (by) {
-    case TopBy::Drops: return "drops";
-    case TopBy::Packets: return "packets";
-    case TopBy::Bytes: return "bytes";
+    case TopBy::Drops:
+      return "drops";
+    case TopBy::Packets:
+      return "packets";
+    case TopBy::Bytes:
+      return "bytes";
   }
   return "?";
 }
 
 TopCounts TopCounts::of(const lv_state& s) {
-  return {LV_COUNT_PACKETS(s.passed), LV_COUNT_BYTES(s.passed), LV_COUNT_PACKETS(s.dropped),
-          LV_COUNT_BYTES(s.dropped)};
+  return {LV_COUNT_PACKETS(s.passed), LV_COUNT_BYTES(s.passed), LV_COUNT_PACKETS(s.dropped), LV_COUNT_BYTES(s.dropped)};
 }
 
 uint64_t top_score(const TopCounts& c, TopBy by) {
   switch (by) {
-    case TopBy::Drops: return c.dropped_packets;
-    case TopBy::Packets: return uint64_t{c.passed_packets} + c.dropped_packets;
-    case TopBy::Bytes: return uint64_t{c.passed_bytes} + c.dropped_bytes;
+    case TopBy::Drops:
+      return c.dropped_packets;
+    case TopBy::Packets:
+      return uint64_t{c.passed_packets} + c.dropped_packets;
+    case TopBy::Bytes:
+      return uint64_t{c.passed_bytes} + c.dropped_bytes;
   }
   return 0;
 }
@@ -175,9 +180,9 @@ std::string top_text(const TopView& v) {
   const bool rates = v.interval.has_value();
   std::string what = fmt::format("{} source{}", group_digits(v.sources), v.sources == 1 ? "" : "s");
   if (v.with_networks) what += fmt::format(" and {} network{}", group_digits(v.networks), v.networks == 1 ? "" : "s");
-  std::string out = fmt::format("{}: top {} of {} by {}{} (walk {:.0f} ms)\n", v.iface, v.rows.size(), what,
-                                top_by_name(v.by), rates ? fmt::format(" per second over {:.1f} s", *v.interval) : "",
-                                v.walk_seconds * 1000);
+  std::string out =
+      fmt::format("{}: top {} of {} by {}{} (walk {:.0f} ms)\n", v.iface, v.rows.size(), what, top_by_name(v.by),
+                  rates ? fmt::format(" per second over {:.1f} s", *v.interval) : "", v.walk_seconds * 1000);
   if (v.rows.empty()) return out;
   size_t aw = 6, cw = 5;
   for (const TopRow& r : v.rows) {
@@ -192,7 +197,9 @@ std::string top_text(const TopView& v) {
                        cw, "PASSED", "PASSED BYTES", "DROPPED", "DROPPED BYTES", "TOKENS", "WAIT", "BANNED");
   for (const TopRow& r : v.rows) {
     const std::string addr = r.network ? r.address + " net" : r.address;
-    const std::string tokens = r.tokens ? group_digits(*r.tokens) : r.byte_tokens ? group_digits(*r.byte_tokens) + " B" : "-";
+    const std::string tokens = r.tokens        ? group_digits(*r.tokens)
+                               : r.byte_tokens ? group_digits(*r.byte_tokens) + " B"
+                                               : "-";
     const std::string wait = r.wait_ns ? format_ns(r.wait_ns) : "now";
     const std::string banned = r.banned ? "for " + format_remaining(r.ban_remaining_ns) : "";
     if (rates) {

@@ -66,13 +66,13 @@ std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned pref
 // One ranked row, everything it shows.
 struct TopRow {
   lv_key key{};
-  std::string address;     // key_address() with the class's (or network's) prefix
-  unsigned prefix = 0;     // that prefix
+  std::string address;  // key_address() with the class's (or network's) prefix
+  unsigned prefix = 0;  // that prefix
   std::string class_name;
-  bool network = false;    // a network's state (LV_KEY_NETWORK), not a source's
-  std::string override_name;  // the override whose limits apply, if any
-  TopCounts counts;        // since the state was created (wrapping)
-  std::optional<TopCounts> delta;  // --watch: since the previous walk
+  bool network = false;                 // a network's state (LV_KEY_NETWORK), not a source's
+  std::string override_name;            // the override whose limits apply, if any
+  TopCounts counts;                     // since the state was created (wrapping)
+  std::optional<TopCounts> delta;       // --watch: since the previous walk
   std::optional<uint64_t> tokens;       // packets it could send at once (packet limit only)
   std::optional<uint64_t> byte_tokens;  // bytes likewise (byte limit only)
   uint64_t wait_ns = 0;                 // until its next packet would pass
@@ -89,8 +89,8 @@ struct TopView {
   TopBy by = TopBy::Drops;
   uint64_t sources = 0, networks = 0;  // entries walked (networks only with --networks)
   bool with_networks = false;
-  double walk_seconds = 0;             // how long the walk took
-  std::optional<double> interval;      // --watch: seconds between the two walks compared
+  double walk_seconds = 0;         // how long the walk took
+  std::optional<double> interval;  // --watch: seconds between the two walks compared
   std::vector<TopRow> rows;
 };
 

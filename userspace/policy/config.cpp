@@ -42,16 +42,26 @@ unsigned line_of(const toml::node& n) { return n.source().begin.line; }
 
 const char* type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -111,8 +121,8 @@ struct Inheritable {
   Given<uint64_t> ban, ban_max, forget_after;
   Given<bool> ban_all, monitor;
 };
-constexpr std::array<std::string_view, 7> kInheritableKeys = {
-    "new_sources", "new_sources_burst", "ban", "ban_max", "forget_after", "ban_scope", "mode"};
+constexpr std::array<std::string_view, 7> kInheritableKeys = {"new_sources",  "new_sources_burst", "ban", "ban_max",
+                                                              "forget_after", "ban_scope",         "mode"};
 
 class Reader {
  public:
@@ -291,8 +301,8 @@ class Reader {
     if (!str) return wrong_type(n, key, "a duration string", kDurationHint), std::nullopt;
     auto ns = parse_duration_ns(str->get());
     if (!ns) return fail(n, key, fmt::format("'{}' is not a duration", str->get()), kDurationHint), std::nullopt;
-    if (*ns == 0) return fail(n, key, fmt::format("'{}' is no time at all", str->get()), "give a positive duration"),
-                         std::nullopt;
+    if (*ns == 0)
+      return fail(n, key, fmt::format("'{}' is no time at all", str->get()), "give a positive duration"), std::nullopt;
     return ns;
   }
 
@@ -407,8 +417,10 @@ class Reader {
     const auto& rate = pick(own.new_sources, d.new_sources);
     if (rate) {
       uint64_t burst = default_new_sources_burst(*rate);
-      if (own.new_sources_burst) burst = *own.new_sources_burst;
-      else if (!own.new_sources && d.new_sources_burst) burst = *d.new_sources_burst;
+      if (own.new_sources_burst)
+        burst = *own.new_sources_burst;
+      else if (!own.new_sources && d.new_sources_burst)
+        burst = *d.new_sources_burst;
       c.new_sources = {*rate, burst};
     } else if (own.new_sources_burst) {
       fail(own.new_sources_burst.where.line, own.new_sources_burst.where.key, "given without new_sources",
@@ -453,7 +465,10 @@ class Reader {
     if (!net.packets.set() && !net.bytes.set() && !t->get("rate") && !t->get("bytes_rate") && !t->get("burst") &&
         !t->get("bytes_burst"))
       fail(n, path, "no limit", "give rate and burst, bytes_rate and bytes_burst, or both: what each network may send");
-    struct Fam { const char* key; unsigned max, NetworkLimit::*net, ClassSpec::*cls; };
+    struct Fam {
+      const char* key;
+      unsigned max, NetworkLimit::*net, ClassSpec::*cls;
+    };
     for (Fam f : {Fam{"prefix4", 32, &NetworkLimit::prefix4, &ClassSpec::prefix4},
                   Fam{"prefix6", 128, &NetworkLimit::prefix6, &ClassSpec::prefix6}}) {
       if (auto v = prefix(*t, path, f.key, f.max)) net.*f.net = *v;
@@ -473,7 +488,9 @@ class Reader {
     known(*t, path, {"rate", "burst", "bytes_rate", "bytes_burst"});
     c.total.where = where(n, path);
     limits(*t, path, c.total.packets, c.total.bytes);
-    if (t->empty()) fail(n, path, "no limit", "give rate and burst, bytes_rate and bytes_burst, or both: what the class may pass as a whole");
+    if (t->empty())
+      fail(n, path, "no limit",
+           "give rate and burst, bytes_rate and bytes_burst, or both: what the class may pass as a whole");
   }
 
   // Classes banning in every class share one ban per source, so one prefix.

@@ -15,8 +15,8 @@ inline constexpr uint64_t kMaxRatePps = 10'000'000;
 inline constexpr uint64_t kMaxBurst = 1'000'000'000;
 
 struct Limits {
-  uint64_t rate = 0;   // packets per second, per source
-  uint64_t burst = 0;  // packets a source may send at once
+  uint64_t rate = 0;      // packets per second, per source
+  uint64_t burst = 0;     // packets a source may send at once
   unsigned prefix4 = 32;  // IPv4 addresses in one /prefix4 are one source
   unsigned prefix6 = 64;  // IPv6 likewise; a host usually owns a whole /64
 

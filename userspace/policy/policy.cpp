@@ -44,15 +44,24 @@ bool has(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.e
 bool kind_matches(const Match& m, unsigned kind) {
   auto proto_ok = [&](Proto p) { return m.protos.empty() || has(m.protos, p); };
   switch (kind) {
-    case LV_L4_TCP_SYN: return proto_ok(Proto::Tcp);
-    case LV_L4_TCP: return !m.syn && proto_ok(Proto::Tcp);
-    case LV_L4_UDP: return !m.syn && proto_ok(Proto::Udp);
-    case LV_L4_ICMP: return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp);
-    case LV_L4_ICMP6: return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp6);
-    case LV_L4_OTHER: return !m.syn && m.ports.empty() && proto_ok(Proto::Other);
-    case LV_L4_TCP_FRAG: return !m.syn && m.ports.empty() && proto_ok(Proto::Tcp);
-    case LV_L4_UDP_FRAG: return !m.syn && m.ports.empty() && proto_ok(Proto::Udp);
-    default: return false;
+    case LV_L4_TCP_SYN:
+      return proto_ok(Proto::Tcp);
+    case LV_L4_TCP:
+      return !m.syn && proto_ok(Proto::Tcp);
+    case LV_L4_UDP:
+      return !m.syn && proto_ok(Proto::Udp);
+    case LV_L4_ICMP:
+      return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp);
+    case LV_L4_ICMP6:
+      return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp6);
+    case LV_L4_OTHER:
+      return !m.syn && m.ports.empty() && proto_ok(Proto::Other);
+    case LV_L4_TCP_FRAG:
+      return !m.syn && m.ports.empty() && proto_ok(Proto::Tcp);
+    case LV_L4_UDP_FRAG:
+      return !m.syn && m.ports.empty() && proto_ok(Proto::Udp);
+    default:
+      return false;
   }
 }
 
@@ -88,10 +97,14 @@ PrefixKey prefix_of(const lv_lpm6& k) {
 
 int precedence(uint8_t kind) {  // at one prefix: allow beats deny beats override
   switch (kind) {
-    case LV_LIST_ALLOW: return 3;
-    case LV_LIST_DENY: return 2;
-    case LV_LIST_OVERRIDE: return 1;
-    default: return 0;
+    case LV_LIST_ALLOW:
+      return 3;
+    case LV_LIST_DENY:
+      return 2;
+    case LV_LIST_OVERRIDE:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -167,11 +180,16 @@ std::optional<Proto> parse_proto(std::string_view s) {
 
 const char* proto_name(Proto p) {
   switch (p) {
-    case Proto::Tcp: return "tcp";
-    case Proto::Udp: return "udp";
-    case Proto::Icmp: return "icmp";
-    case Proto::Icmp6: return "icmpv6";
-    case Proto::Other: return "other";
+    case Proto::Tcp:
+      return "tcp";
+    case Proto::Udp:
+      return "udp";
+    case Proto::Icmp:
+      return "icmp";
+    case Proto::Icmp6:
+      return "icmpv6";
+    case Proto::Other:
+      return "other";
   }
   return "?";
 }
@@ -360,7 +378,8 @@ void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
   for (const auto& [k, v] : entries) by_prefix[prefix_of(k)] = &v;
   // The nearest entry covering `pk` (strictly shorter) that is still in force after
   // `after_ns` (never expires, or expires later), or nullptr; its length in *len.
-  auto covering = [&](const PrefixKey& pk, unsigned from_len, uint64_t after_ns, unsigned* len) -> const lv_list_value* {
+  auto covering = [&](const PrefixKey& pk, unsigned from_len, uint64_t after_ns,
+                      unsigned* len) -> const lv_list_value* {
     for (unsigned l = from_len; l-- > 0;) {
       auto it = by_prefix.find({l, mask_bytes(pk.second, l)});
       if (it == by_prefix.end()) continue;
@@ -400,13 +419,16 @@ Clocks Clocks::read() {
   timespec m{}, r{};
   clock_gettime(CLOCK_MONOTONIC, &m);
   clock_gettime(CLOCK_REALTIME, &r);
-  auto ns = [](const timespec& t) { return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec); };
+  auto ns = [](const timespec& t) {
+    return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec);
+  };
   return Clocks{clock_tick_ns(), ns(r), ns(m)};
 }
 
 ClassIds class_ids(const lv_policy& slot) {
   ClassIds out;
-  for (uint8_t id : class_order(slot)) out[std::string(slot.classes[id].name, strnlen(slot.classes[id].name, LV_NAME_LEN))] = id;
+  for (uint8_t id : class_order(slot))
+    out[std::string(slot.classes[id].name, strnlen(slot.classes[id].name, LV_NAME_LEN))] = id;
   return out;
 }
 

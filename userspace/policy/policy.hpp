@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,12 +86,12 @@ struct TotalLimit {
 // after its last packet over the limit; an offence within `forget_ns` of the end of
 // its previous ban doubles the ban, up to `max_ns`.
 struct BanSpec {
-  uint64_t ban_ns = 0;     // 0: no bans
-  uint64_t max_ns = 0;     // 0: the default, max(ban_ns, 1h)
-  uint64_t forget_ns = 0;  // 0: the default, 1h
+  uint64_t ban_ns = 0;       // 0: no bans
+  uint64_t max_ns = 0;       // 0: the default, max(ban_ns, 1h)
+  uint64_t forget_ns = 0;    // 0: the default, 1h
   bool all_classes = false;  // the source is banned in every class, not only this one
-  Where where;        // the ban key (of the class, or of [defaults])
-  Where scope_where;  // the ban_scope key, for the every-class prefix check
+  Where where;               // the ban key (of the class, or of [defaults])
+  Where scope_where;         // the ban_scope key, for the every-class prefix check
   bool set() const { return ban_ns != 0; }
   uint64_t max_or_default() const { return max_ns ? max_ns : std::max(ban_ns, kHourNs); }
   uint64_t forget_or_default() const { return forget_ns ? forget_ns : kHourNs; }
@@ -119,7 +119,7 @@ struct ClassSpec {
 };
 
 struct Cidr {
-  uint8_t family = 0;  // 4 or 6
+  uint8_t family = 0;              // 4 or 6
   std::array<uint8_t, 16> addr{};  // network order; IPv4 in the first 4 bytes
   unsigned len = 0;
 
@@ -132,8 +132,8 @@ struct Cidr {
 struct ListEntry {
   Cidr cidr;
   lv_list_kind kind = LV_LIST_DENY;
-  std::string override_name;      // kind == LV_LIST_OVERRIDE
-  uint64_t expires_unix_ns = 0;   // deny only: wall-clock time it stops matching, 0 never
+  std::string override_name;     // kind == LV_LIST_OVERRIDE
+  uint64_t expires_unix_ns = 0;  // deny only: wall-clock time it stops matching, 0 never
   lv_list_origin origin = LV_ORIGIN_CONFIG;
   Where where;
 };
@@ -179,7 +179,7 @@ struct InterfaceSettings {
   std::optional<lv_attach_mode> mode;
   std::optional<uint32_t> max_sources;
   std::optional<uint32_t> max_bans;
-  bool refuse_full = false;  // when_full = "refuse": a full map refuses new sources
+  bool refuse_full = false;                              // when_full = "refuse": a full map refuses new sources
   uint64_t events_per_second = kDefaultEventsPerSecond;  // 0: the datapath sends none
   bool attach_only() const { return mode || max_sources || max_bans; }
 };
@@ -190,9 +190,9 @@ struct Policy {
   std::vector<ListEntry> lists;  // allow, deny and override networks
   std::vector<OverrideSpec> overrides;
   InterfaceSettings iface;
-  bool monitor = false;       // the interface's switch: every class monitors (attach --monitor)
+  bool monitor = false;          // the interface's switch: every class monitors (attach --monitor)
   bool deny_in_monitor = false;  // the deny list drops even in monitor mode ([lists] deny_in_monitor)
-  std::string source;  // the config file, or "command line"
+  std::string source;            // the config file, or "command line"
 };
 
 // The --rate/--burst shorthand: one default class.
@@ -204,7 +204,7 @@ Status validate(const Policy& p, uint64_t now_unix_ns);
 
 // The datapath's form of a validated policy.
 struct CompiledPolicy {
-  lv_policy slot{};  // generation left 0: the publisher sets it
+  lv_policy slot{};              // generation left 0: the publisher sets it
   std::vector<uint8_t> new_ids;  // ids given to a class that did not hold them before
   std::vector<std::pair<lv_lpm4, lv_list_value>> list4;
   std::vector<std::pair<lv_lpm6, lv_list_value>> list6;
