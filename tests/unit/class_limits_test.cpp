@@ -47,13 +47,13 @@ std::array<uint8_t, N> bytes_of(const void* p) {
 
 // ---- durations ------------------------------------------------------------------
 
-TEST(Durations, MillisecondsSecondsMinutesHoursDays) {
+TEST(Durations, MillisecondsSecondsMinutesHoursDaysWeeks) {
   const std::pair<const char*, uint64_t> cases[] = {
-      {"500ms", 500 * kMs},      {"2s", 2 * kSec},     {"1m", 60 * kSec},       {"1h", 3600 * kSec},
-      {"7d", 7 * 86400 * kSec},  {"1m30s", 90 * kSec}, {"1s500ms", 1500 * kMs}, {"0s", 0},
-      {"36500d", kMaxDurationNs}};
+      {"500ms", 500 * kMs},     {"2s", 2 * kSec},          {"1m", 60 * kSec},       {"1h", 3600 * kSec},
+      {"7d", 7 * 86400 * kSec}, {"1m30s", 90 * kSec},      {"1s500ms", 1500 * kMs}, {"0s", 0},
+      {"1w", 7 * 86400 * kSec}, {"36500d", kMaxDurationNs}};
   for (auto [text, ns] : cases) EXPECT_EQ(parse_duration_ns(text), ns) << text;
-  for (const char* bad : {"", "5", "ms", "1.5s", "2 s", "-1s", "1w", "5us", "1h30", "36501d", "1msx", "s5"})
+  for (const char* bad : {"", "5", "ms", "1.5s", "2 s", "-1s", "1y", "5us", "1h30", "36501d", "1msx", "s5"})
     EXPECT_EQ(parse_duration_ns(bad), std::nullopt) << '"' << bad << '"';
 }
 

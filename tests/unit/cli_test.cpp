@@ -543,13 +543,16 @@ TEST(Expiry, Rfc3339) {
   ASSERT_FALSE(past.ok());
   EXPECT_TRUE(past.error().usage);
   EXPECT_NE(past.error().message().find("in the past"), std::string::npos);
-  EXPECT_FALSE(parse_expiry("2046-11-22T03:00:00Z", kNow).ok());  // more than ten years
+  EXPECT_TRUE(parse_expiry("2046-11-22T03:00:00Z", kNow).ok());   // twenty years: within the limit
+  EXPECT_FALSE(parse_expiry("2127-11-22T03:00:00Z", kNow).ok());  // more than 100 years (kMaxDurationNs)
+  // One reader of durations: weeks too, as in the config file.
+  EXPECT_EQ(parse_expiry("1w", kNow).value(), kNow + 7 * 86400 * kS);
 }
 
 // ---- formatting of the new outputs --------------------------------------------------
 
 TEST(Format, TimesAndSpans) {
-  EXPECT_EQ(format_unix_time(1'796'083'200ull * kS), "2026-12-01T00:00:00Z");
+  EXPECT_EQ(format_time(1'796'083'200ull * kS), "2026-12-01T00:00:00Z");
   EXPECT_EQ(format_span(0), "0s");
   EXPECT_EQ(format_span(42), "42s");
   EXPECT_EQ(format_span(3600), "1h");

@@ -436,15 +436,15 @@ TEST(Top, Text) {
 // ---- events ----------------------------------------------------------------------------
 
 TEST(Events, TimesAreRfc3339WithMilliseconds) {
-  EXPECT_EQ(format_time_ms(1'767'225'600'123'456'789ull), "2026-01-01T00:00:00.123Z");
-  EXPECT_EQ(format_time_ms(1'767'225'600'000'000'000ull), "2026-01-01T00:00:00.000Z");
-  const ClockPair c{1000 * kSec, 1'767'225'600 * kSec};
+  EXPECT_EQ(format_time(1'767'225'600'123'456'789ull, TimeDigits::Millis), "2026-01-01T00:00:00.123Z");
+  EXPECT_EQ(format_time(1'767'225'600'000'000'000ull, TimeDigits::Millis), "2026-01-01T00:00:00.000Z");
+  const Clocks c{0, 1'767'225'600 * kSec, 1000 * kSec};
   EXPECT_EQ(c.to_unix(1000 * kSec + 5 * kMs), 1'767'225'600 * kSec + 5 * kMs);
   EXPECT_EQ(c.to_unix(999 * kSec), 1'767'225'599 * kSec);  // before the reading, too
   // One reading of both clocks: monotonic now maps to about the wall clock now.
-  const ClockPair now = ClockPair::read();
-  const ClockPair again = ClockPair::read();
-  const int64_t skew = static_cast<int64_t>(now.to_unix(again.mono_ns) - again.unix_ns);
+  const Clocks now = Clocks::read();
+  const Clocks again = Clocks::read();
+  const int64_t skew = static_cast<int64_t>(now.to_unix(again.now_mono_ns) - again.now_unix_ns);
   EXPECT_LT(std::llabs(skew), static_cast<long long>(5 * kMs));
 }
 
@@ -462,7 +462,7 @@ TEST(Events, DecodeNamesTheClassAndMasksTheAddress) {
   def.ban.ban_ns = 2 * kSec;
   p.classes = {syn, def};
   const lv_policy slot = compile(p, Clocks::read()).slot;
-  const ClockPair clocks{1000 * kSec, 1'767'225'600 * kSec};
+  const Clocks clocks{0, 1'767'225'600 * kSec, 1000 * kSec};
 
   lv_event e{};
   e.time_ns = 1000 * kSec + 250 * kMs;
@@ -560,7 +560,7 @@ TEST(Events, BanEndedJson) {
   e.ban.class_id = dns;
   e.ban.duration_ns = 2 * kSec;
   e.ban.offences = 1;
-  const ClockPair clocks{1000 * kSec, 1'767'225'600 * kSec};
+  const Clocks clocks{0, 1'767'225'600 * kSec, 1000 * kSec};
   nlohmann::json j = event_json(decode_ban_end(e, p, clocks, "eth0"));
   EXPECT_EQ(j["type"], "ban_ended");
   EXPECT_EQ(j["time"], "2026-01-01T00:00:00.000Z");

@@ -95,8 +95,6 @@ Status preflight(const std::string& action) {
 
 Lists lists_of(CompiledPolicy& c) { return Lists{std::move(c.list4), std::move(c.list6)}; }
 
-std::string name_of(const char (&n)[LV_NAME_LEN]) { return std::string(n, strnlen(n, LV_NAME_LEN)); }
-
 // An attached interface opened for a change: preflight done, lock held, policy mapped.
 struct Session {
   IfaceLock lock;
@@ -201,20 +199,9 @@ Lists rebuild(const std::vector<AnyEntry>& entries) {
   return out;
 }
 
-uint64_t mono_to_unix(uint64_t mono, const Clocks& c) { return mono ? c.now_unix_ns + (mono - c.now_mono_ns) : 0; }
+uint64_t mono_to_unix(uint64_t mono, const Clocks& c) { return mono ? c.to_unix(mono) : 0; }
 
 }  // namespace
-
-const char* mode_name(lv_attach_mode m) {
-  switch (m) {
-    case LV_MODE_NATIVE:
-      return "native";
-    case LV_MODE_GENERIC:
-      return "generic";
-    default:
-      return "auto";
-  }
-}
 
 AttachOptions attach_options(const std::string& iface, Policy p) {
   AttachOptions o;
@@ -393,7 +380,7 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   auto pm = map_pinned_policy(p);
   if (!pm) return pm.error();
   const lv_policy& pol = pm->active();
-  s.source = std::string(pol.source, strnlen(pol.source, sizeof pol.source));
+  s.source = name_of(pol.source);
   s.class_ids = class_order(pol);
   for (uint8_t id : s.class_ids) s.classes.push_back(pol.classes[id]);
   s.overrides.assign(pol.overrides, pol.overrides + std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES));
@@ -625,7 +612,7 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
     v.kind = static_cast<uint8_t>(ed.kind);
     v.origin = static_cast<uint8_t>(ed.origin);
     v.override_id = override_id;
-    if (ed.expires_unix_ns) v.expires_ns = clocks.now_mono_ns + (ed.expires_unix_ns - clocks.now_unix_ns);
+    if (ed.expires_unix_ns) v.expires_ns = clocks.to_mono(ed.expires_unix_ns);
     auto [it, fresh] = entries.emplace(PrefixKey{c.family, c.len, c.addr}, AnyEntry{c, v});
     if (fresh) {
       ++r.added;

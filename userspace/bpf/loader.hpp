@@ -186,6 +186,4 @@ Result<std::vector<ClassCounters>> class_counters(const Pinned& p);
 // The same from what the caller has read already (query_status, interface_counters).
 std::vector<ClassCounters> class_counters(const IfaceStatus& s, const Counters& c);
 
-const char* mode_name(lv_attach_mode m);
-
 }  // namespace levee

@@ -6,10 +6,8 @@
 #include <sstream>
 
 #include "bpf/kernel.hpp"
-
-#ifndef LEVEE_VERSION
-#define LEVEE_VERSION "0.1.0"
-#endif
+#include "core/version.hpp"
+#include "policy/policy.hpp"
 
 namespace levee::cli {
 namespace {
@@ -40,7 +38,7 @@ struct ListGroup {
 };
 
 ListGroup add_list_group(CLI::App& app, ListArgs& la, lv_list_kind kind, const char* about, const char* example_cidrs) {
-  const std::string name = kind == LV_LIST_ALLOW ? "allow" : kind == LV_LIST_DENY ? "deny" : "override";
+  const std::string name = list_kind_name(kind);
   ListGroup g{app.add_subcommand(name, about), kind, {}};
   g.group->require_subcommand(1);
 
@@ -102,7 +100,7 @@ Parsed parse(int argc, const char* const* argv) {
   Invocation inv;
   CLI::App app{"levee drops floods at the NIC driver with XDP: a token bucket per source address.", "levee"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", LEVEE_VERSION);
+  app.set_version_flag("--version", levee_version());
   app.add_flag("-v,--verbose", inv.verbose, "print libbpf's messages (the verifier log on a refused load)");
 
   AttachArgs& at = inv.attach;

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "cli/signals.hpp"
+#include "core/signals.hpp"
 #include "export/events.hpp"
 
 namespace levee::cli {
@@ -15,7 +15,7 @@ Status events(const EventsArgs& a) {
   if (a.duration < 0) return usage_error("--duration is negative", "give seconds, e.g. 10 or 0.5");
   auto src = EventSource::open(a.iface);
   if (!src) return src.error();
-  StopOnSignal signals;
+  Signals signals;
   using clock = std::chrono::steady_clock;
   const auto end =
       a.duration > 0
@@ -31,7 +31,7 @@ Status events(const EventsArgs& a) {
     ++printed;
     return a.count == 0 || printed < a.count;
   };
-  while (!StopOnSignal::stopped() && (a.count == 0 || printed < a.count)) {
+  while (!Signals::stopped() && (a.count == 0 || printed < a.count)) {
     const auto now = clock::now();
     if (now >= end) break;
     const auto wait = std::min<clock::duration>(end - now, std::chrono::milliseconds(500));

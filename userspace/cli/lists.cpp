@@ -13,14 +13,13 @@
 
 #include "bpf/loader.hpp"
 #include "cli/commands.hpp"
+#include "core/clock.hpp"
 #include "export/format.hpp"
 
 namespace levee::cli {
 namespace {
 
 constexpr std::string_view kSpace = " \t\r\v\f";
-constexpr uint64_t kSecond = LV_NSEC_PER_SEC;
-constexpr uint64_t kMaxExpiry = 3650ull * 86400;  // ten years, in seconds
 constexpr size_t kRejectedShown = 20;
 
 std::string_view trim(std::string_view s) {
@@ -32,107 +31,6 @@ std::string_view trim(std::string_view s) {
 // Networks as map keys: family, length, address.
 using CidrKey = std::tuple<uint8_t, unsigned, std::array<uint8_t, 16>>;
 CidrKey key_of(const Cidr& c) { return {c.family, c.len, c.addr}; }
-
-// "2h", "30m", "1d12h": groups of digits and a unit. Seconds, or nothing.
-std::optional<uint64_t> parse_duration(std::string_view s) {
-  uint64_t total = 0;
-  size_t i = 0;
-  if (s.empty()) return std::nullopt;
-  while (i < s.size()) {
-    uint64_t n = 0;
-    const size_t start = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      n = n * 10 + static_cast<uint64_t>(s[i] - '0');
-      if (n > kMaxExpiry) return std::nullopt;
-      ++i;
-    }
-    if (i == start || i == s.size()) return std::nullopt;  // a unit needs digits, digits need a unit
-    uint64_t unit;
-    switch (s[i++]) {
-      case 's':
-        unit = 1;
-        break;
-      case 'm':
-        unit = 60;
-        break;
-      case 'h':
-        unit = 3600;
-        break;
-      case 'd':
-        unit = 86400;
-        break;
-      case 'w':
-        unit = 7 * 86400;
-        break;
-      default:
-        return std::nullopt;
-    }
-    total += n * unit;
-    if (total > kMaxExpiry) return std::nullopt;
-  }
-  return total;
-}
-
-// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-// "2026-12-01T00:00:00Z", "2026-12-01T00:00:00.5+02:00": ns since the epoch, or nothing.
-std::optional<uint64_t> parse_rfc3339(std::string_view s) {
-  size_t i = 0;
-  auto num = [&](size_t digits, unsigned& out) {
-    if (i + digits > s.size()) return false;
-    out = 0;
-    for (size_t k = 0; k < digits; ++k, ++i) {
-      if (s[i] < '0' || s[i] > '9') return false;
-      out = out * 10 + static_cast<unsigned>(s[i] - '0');
-    }
-    return true;
-  };
-  auto lit = [&](std::string_view any) {
-    if (i >= s.size() || any.find(s[i]) == std::string_view::npos) return false;
-    ++i;
-    return true;
-  };
-  unsigned y, mo, d, h, mi, sec;
-  if (!num(4, y) || !lit("-") || !num(2, mo) || !lit("-") || !num(2, d) || !lit("Tt ") || !num(2, h) || !lit(":") ||
-      !num(2, mi) || !lit(":") || !num(2, sec))
-    return std::nullopt;
-  uint64_t frac_ns = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    uint64_t scale = kSecond;
-    const size_t start = i;
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
-      if (scale /= 10) frac_ns += static_cast<uint64_t>(s[i] - '0') * scale;
-    if (i == start) return std::nullopt;
-  }
-  int64_t offset = 0;  // seconds east of UTC
-  if (lit("Zz")) {
-  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-    const int sign = s[i++] == '+' ? 1 : -1;
-    unsigned oh, om;
-    if (!num(2, oh) || !lit(":") || !num(2, om) || oh > 23 || om > 59) return std::nullopt;
-    offset = sign * static_cast<int64_t>(oh * 3600 + om * 60);
-  } else {
-    return std::nullopt;
-  }
-  if (i != s.size()) return std::nullopt;
-  static constexpr unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 ||
-      mi > 59 || sec > 60)
-    return std::nullopt;
-  const int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
-  if (t < 0) return std::nullopt;
-  return static_cast<uint64_t>(t) * kSecond + frac_ns;
-}
 
 Result<std::vector<Cidr>> parse_cidrs(const std::vector<std::string>& texts) {
   std::vector<Cidr> out;
@@ -150,7 +48,7 @@ std::string kind_label(const ListArgs& a) {
 }
 
 std::string expiry_note(uint64_t expires, uint64_t now) {
-  return expires ? fmt::format(", expires {} ({})", format_unix_time(expires), format_expiry(expires, now)) : "";
+  return expires ? fmt::format(", expires {} ({})", format_time(expires), format_expiry(expires, now)) : "";
 }
 
 // --expires as given, or 0 (never) when absent.
@@ -366,19 +264,9 @@ Blocklist parse_blocklist(std::string_view text) {
 }
 
 Result<uint64_t> parse_expiry(std::string_view text, uint64_t now_unix_ns) {
-  if (auto secs = parse_duration(text)) {
-    if (*secs == 0) return usage_error(fmt::format("--expires {} is no time at all", text), "give e.g. 30m or 2h");
-    return now_unix_ns + *secs * kSecond;
-  }
-  if (auto t = parse_rfc3339(text)) {
-    if (*t <= now_unix_ns)
-      return usage_error(fmt::format("--expires {} is in the past", text), "give a later time, or a duration like 2h");
-    if ((*t - now_unix_ns) / kSecond > kMaxExpiry)
-      return usage_error(fmt::format("--expires {} is more than ten years away", text), "leave --expires out: never");
-    return *t;
-  }
-  return usage_error(fmt::format("--expires '{}' is neither a duration nor an RFC 3339 time", text),
-                     "give e.g. 30m, 2h, 1d12h or 2026-12-01T00:00:00Z");
+  auto t = levee::parse_expiry(text, now_unix_ns);
+  if (!t) return usage_error("--expires " + t.error().what, t.error().hint);
+  return t;
 }
 
 Status lists(const ListArgs& a) {

@@ -17,7 +17,7 @@
 #include "bpf/policy_map.hpp"
 #include "bpf/prune.hpp"
 #include "cli/commands.hpp"
-#include "cli/signals.hpp"
+#include "core/signals.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
 
@@ -129,7 +129,7 @@ TopRow make_row(const Pinned& p, const lv_control& ctl, const lv_policy& pol, co
     return row;
   }
   const lv_class& c = pol.classes[k.class_id];
-  row.class_name = std::string(c.name, strnlen(c.name, sizeof c.name));
+  row.class_name = name_of(c.name);
   row.prefix = row.network ? (v4 ? c.net_prefix4 : c.net_prefix6) : (v4 ? c.prefix4 : c.prefix6);
   row.address = key_address(k.addr, k.family, row.prefix);
   if (row.network) {
@@ -137,7 +137,7 @@ TopRow make_row(const Pinned& p, const lv_control& ctl, const lv_policy& pol, co
     return row;
   }
   const lv_override* o = override_for(p, ctl, pol, k, now);
-  if (o) row.override_name = std::string(o->name, strnlen(o->name, sizeof o->name));
+  if (o) row.override_name = name_of(o->name);
   top_limiter(row, s, o ? o->pkt : c.pkt, o ? o->bytes : c.bytes, now);
   ban_of(p, pol, row, now);
   return row;
@@ -156,7 +156,7 @@ Status top(const TopArgs& a) {
   auto pm = map_pinned_policy(*p);
   if (!pm) return pm.error();
 
-  std::optional<StopOnSignal> signals;
+  std::optional<Signals> signals;
   if (a.watch) signals.emplace();
   const bool tty = isatty(STDOUT_FILENO);
   const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -208,7 +208,7 @@ Status top(const TopArgs& a) {
     // took longer than the interval.
     next += interval;
     if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now();
-    if (!StopOnSignal::sleep_until(next)) break;
+    if (!Signals::sleep_until(next)) break;
   }
   return {};
 }

@@ -132,6 +132,8 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
       unit = 3600 * kS;
     else if (s[0] == 'd')
       unit = 86400 * kS;
+    else if (s[0] == 'w')
+      unit = 7 * 86400 * kS;
     else
       return std::nullopt;
     s.remove_prefix(len);

@@ -26,12 +26,13 @@ std::string format_ns(uint64_t ns);
 inline constexpr uint64_t kMaxDurationNs = 36500ull * 86400 * 1'000'000'000;
 
 // A duration as operators type it: groups of digits and a unit, "500ms", "90s", "30m",
-// "2h", "7d", "1h30m". Units ms, s, m, h, d. In ns; nullopt if malformed (no unit, an
-// unknown unit, a fraction, blanks) or over kMaxDurationNs. Zero is a duration ("0s").
+// "2h", "7d", "1w", "1h30m". Units ms, s, m, h, d, w. In ns; nullopt if malformed (no
+// unit, an unknown unit, a fraction, blanks) or over kMaxDurationNs. Zero is a duration
+// ("0s"). The one reader of durations: the command line and the config file both use it.
 std::optional<uint64_t> parse_duration_ns(std::string_view s);
 
 // The inverse for display, in the units an operator would write: "500ms", "2s", "1h",
-// "1h30m", "1d12h". Exact: what parse_duration_ns reads back is the same duration.
+// "1h30m", "1d12h" (weeks as days). Exact: what parse_duration_ns reads back is the same duration.
 std::string format_duration(uint64_t ns);
 
 }  // namespace levee

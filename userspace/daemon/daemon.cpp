@@ -16,26 +16,19 @@
 #include "bpf/loader.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/prune.hpp"
-#include "cli/signals.hpp"
+#include "core/clock.hpp"
 #include "core/lock.hpp"
+#include "core/signals.hpp"
+#include "core/version.hpp"
 #include "export/events.hpp"
 #include "export/format.hpp"
 #include "export/metrics.hpp"
 #include "policy/config.hpp"
 
-#ifndef LEVEE_VERSION
-#define LEVEE_VERSION "0.1.0"
-#endif
-
 namespace levee {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-volatile sig_atomic_t g_hup = 0;
-void on_hup(int) { g_hup = 1; }
-
-uint64_t unix_now_ns() { return ClockPair::read().unix_ns; }
 
 // The daemon's lines for the operator (stderr: the journal under systemd). Events go
 // to their own stream.
@@ -245,7 +238,7 @@ void Daemon::maintain() {
 Result<MetricsSnapshot> Daemon::snapshot() {
   MetricsSnapshot s;
   s.iface = o_.iface;
-  s.version = LEVEE_VERSION;
+  s.version = levee_version();
   auto st = query_status(*pins_, false);
   if (!st) return st.error();
   auto c = interface_counters(*pins_);
@@ -272,17 +265,7 @@ Status Daemon::run() {
   const std::string& iface = o_.iface;
   // Signals first: a SIGTERM while it attaches ends it after the attach, cleanly (the
   // default action would kill it between the attach and its loop).
-  cli::StopOnSignal stop;
-  struct sigaction sa {
-  }, old_hup{};
-  sa.sa_handler = on_hup;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGHUP, &sa, &old_hup);
-  g_hup = 0;
-  struct RestoreHup {
-    struct sigaction old;
-    ~RestoreHup() { sigaction(SIGHUP, &old, nullptr); }
-  } restore_hup{old_hup};
+  Signals signals(Signals::Hangup::Catch);
   LV_TRY(check_privileges("run"));
   LV_TRY(check_bpffs());
   // Everything that can fail without touching the kernel, first.
@@ -317,11 +300,8 @@ Status Daemon::run() {
   auto next_walk = Clock::now();
   bool detached_by_other = false;
   const EventSource::Sink sink = [this](const EventRecord& r) { return write_event(r); };
-  while (!cli::StopOnSignal::stopped()) {
-    if (g_hup) {
-      g_hup = 0;
-      reload();
-    }
+  while (!Signals::stopped()) {
+    if (Signals::take_hangup()) reload();
     if (!pin_dir_exists(iface)) {
       detached_by_other = true;
       break;
@@ -336,7 +316,7 @@ Status Daemon::run() {
       auto n = events_->poll(wait + std::chrono::milliseconds(1), sink);
       if (!n) say(iface, "reading events failed: {}", n.error().message());
     } else {
-      cli::StopOnSignal::sleep_until(Clock::now() + wait);
+      Signals::sleep_until(Clock::now() + wait);
     }
   }
   stop_server();

@@ -21,14 +21,6 @@ namespace {
 
 constexpr auto kBanPollEvery = std::chrono::seconds(1);
 
-uint64_t clock_ns(clockid_t id) {
-  timespec t{};
-  clock_gettime(id, &t);
-  return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec);
-}
-
-std::string name_of(const lv_class& c) { return std::string(c.name, strnlen(c.name, sizeof c.name)); }
-
 // The class an id names in the policy now, or nullptr.
 const lv_class* class_of_id(const lv_policy& p, unsigned id) {
   if (id >= LV_MAX_CLASSES) return nullptr;
@@ -46,24 +38,6 @@ std::string address_of(const uint32_t (&addr)[4], uint8_t family, const lv_class
 }
 
 }  // namespace
-
-ClockPair ClockPair::read() {
-  // Both clocks as close together as two reads can be: the monotonic one twice, around
-  // the wall clock, and the middle taken.
-  const uint64_t m0 = clock_ns(CLOCK_MONOTONIC);
-  const uint64_t u = clock_ns(CLOCK_REALTIME);
-  const uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
-  return ClockPair{m0 + (m1 - m0) / 2, u};
-}
-
-std::string format_time_ms(uint64_t unix_ns) {
-  const time_t t = static_cast<time_t>(unix_ns / LV_NSEC_PER_SEC);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03}Z", buf, (unix_ns % LV_NSEC_PER_SEC) / 1'000'000);
-}
 
 const char* event_type_name(unsigned type) {
   switch (type) {
@@ -88,7 +62,7 @@ const char* reason_name(unsigned reason) {
   return "unknown";
 }
 
-EventRecord decode_event(const lv_event& e, const lv_policy& p, const ClockPair& clocks, const std::string& iface) {
+EventRecord decode_event(const lv_event& e, const lv_policy& p, const Clocks& clocks, const std::string& iface) {
   EventRecord r;
   r.type = e.type;
   r.time_unix_ns = clocks.to_unix(e.time_ns);
@@ -96,7 +70,7 @@ EventRecord decode_event(const lv_event& e, const lv_policy& p, const ClockPair&
   r.family = (e.family & ~LV_KEY_NETWORK) == LV_AF_INET ? 4 : 6;
   r.class_id = e.class_id;
   const lv_class* c = class_of_id(p, e.class_id);
-  if (c) r.class_name = name_of(*c);
+  if (c) r.class_name = name_of(c->name);
   r.address = address_of(e.addr, e.family, c);
   r.reason = e.reason;
   r.count = e.count;
@@ -106,7 +80,7 @@ EventRecord decode_event(const lv_event& e, const lv_policy& p, const ClockPair&
   return r;
 }
 
-EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const ClockPair& clocks,
+EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Clocks& clocks,
                            const std::string& iface) {
   EventRecord r;
   r.type = LV_EV_BAN_ENDED;
@@ -115,7 +89,7 @@ EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Cl
   r.family = (e.key.family & ~LV_KEY_NETWORK) == LV_AF_INET ? 4 : 6;
   r.class_id = e.ban.class_id;  // the class that imposed it (the key of an every-class ban names none)
   const lv_class* c = class_of_id(p, e.ban.class_id);
-  if (c) r.class_name = name_of(*c);
+  if (c) r.class_name = name_of(c->name);
   r.address = address_of(e.key.addr, e.key.family, c);
   r.count = e.ban.offences;
   r.value = e.ban.duration_ns;
@@ -126,7 +100,7 @@ EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Cl
 
 nlohmann::json event_json(const EventRecord& r) {
   using nlohmann::json;
-  json j{{"time", format_time_ms(r.time_unix_ns)},
+  json j{{"time", format_time(r.time_unix_ns, TimeDigits::Millis)},
          {"iface", r.iface},
          {"type", event_type_name(r.type)},
          {"address", r.address},
@@ -143,8 +117,8 @@ nlohmann::json event_json(const EventRecord& r) {
 }
 
 std::string event_text(const EventRecord& r) {
-  std::string out =
-      fmt::format("{} {} {} {}", format_time_ms(r.time_unix_ns), r.iface, event_type_name(r.type), r.address);
+  std::string out = fmt::format("{} {} {} {}", format_time(r.time_unix_ns, TimeDigits::Millis), r.iface,
+                                event_type_name(r.type), r.address);
   out += r.class_name.empty() ? fmt::format(" class #{}", r.class_id) : fmt::format(" class {}", r.class_name);
   if (r.reason) out += fmt::format(" reason {}", reason_name(*r.reason));
   const std::string offences = fmt::format("{} offence{}", r.count, r.count == 1 ? "" : "s");
@@ -220,9 +194,9 @@ Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface)
   s->shared_.emplace(std::move(shared.value()));
   s->ring_ = ring_buffer__new(s->pins_.events.get(), &EventSource::on_sample, s.get(), nullptr);
   if (!s->ring_) return sys_error(fmt::format("open the event ring of {}", iface));
-  s->clocks_ = ClockPair::read();
+  s->clocks_ = Clocks::read();
   // Learn which bans are active now: their ends are reported, not their past.
-  LV_TRY(s->poll_bans(s->clocks_.mono_ns, [](const EventRecord&) { return true; }));
+  LV_TRY(s->poll_bans(s->clocks_.now_mono_ns, [](const EventRecord&) { return true; }));
   s->next_ban_poll_ = std::chrono::steady_clock::now() + kBanPollEvery;
   return s;
 }
@@ -286,7 +260,7 @@ Result<size_t> EventSource::poll(std::chrono::milliseconds timeout, const Sink& 
     if (n == -EINTR) break;  // a signal: the caller decides
     if (n < 0) return sys_error(fmt::format("read the event ring of {}", iface_), -n);
     if (clock::now() >= next_ban_poll_) {
-      LV_TRY(poll_bans(clock_ns(CLOCK_MONOTONIC), fn));
+      LV_TRY(poll_bans(mono_now_ns(), fn));
       next_ban_poll_ = clock::now() + kBanPollEvery;
     }
     if (clock::now() >= until) break;

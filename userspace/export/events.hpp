@@ -26,21 +26,11 @@
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
+#include "core/clock.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
 
 namespace levee {
-
-// CLOCK_MONOTONIC (the datapath's times) to Unix time, from one reading of both clocks.
-struct ClockPair {
-  uint64_t mono_ns = 0;
-  uint64_t unix_ns = 0;
-  static ClockPair read();
-  uint64_t to_unix(uint64_t mono) const { return unix_ns + (mono - mono_ns); }  // wraps right both ways
-};
-
-// RFC 3339 in UTC with milliseconds: "2026-11-22T05:15:23.123Z".
-std::string format_time_ms(uint64_t unix_ns);
 
 const char* event_type_name(unsigned type);  // limited, banned, admission, map_full, ban_ended
 const char* reason_name(unsigned reason);    // core/reasons.hpp's name, or "reason_N"
@@ -63,7 +53,7 @@ struct EventRecord {
 };
 
 // An event of the datapath, decoded at `clocks`.
-EventRecord decode_event(const lv_event& e, const lv_policy& p, const ClockPair& clocks, const std::string& iface);
+EventRecord decode_event(const lv_event& e, const lv_policy& p, const Clocks& clocks, const std::string& iface);
 
 // JSON: {"time", "iface", "type", "address", "class", "reason", "suppressed"}, plus
 // "duration_ms" and "offences" for banned and ban_ended, "scope" ("class" or "all") for
@@ -98,8 +88,7 @@ class BanEnds {
 };
 
 // A ban end as an event (type LV_EV_BAN_ENDED).
-EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const ClockPair& clocks,
-                           const std::string& iface);
+EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Clocks& clocks, const std::string& iface);
 
 // Reads one interface's events: the ring buffer, and lv_bans once a second for ban ends
 // (within the interface's event rate, shared with the datapath's; their "suppressed" counts
@@ -126,7 +115,7 @@ class EventSource {
   Pinned pins_;
   std::optional<PolicyMap> policy_;
   ring_buffer* ring_ = nullptr;
-  ClockPair clocks_;
+  Clocks clocks_;
   BanEnds bans_;
   std::optional<SharedMap> shared_;  // the event rate's GCRA
   uint64_t ban_suppressed_ = 0;      // ban ends over the event rate since the last one sent

@@ -112,8 +112,6 @@ std::string describe_rates(const Rate& packets, const Rate& bytes) {
   return s.empty() ? "no limit" : s;
 }
 
-std::string name_of(const char (&n)[LV_NAME_LEN]) { return std::string(n, strnlen(n, LV_NAME_LEN)); }
-
 std::string override_line(const std::string& name, const Rate& packets, const Rate& bytes, const std::string& where) {
   return fmt::format("  override {:<11} {}; {}\n", name, describe_rates(packets, bytes), where);
 }
@@ -240,7 +238,7 @@ nlohmann::json status_json(const std::vector<IfaceStatus>& all) {
     }
     json overrides = json::array();
     for (const lv_override& o : s.overrides)
-      overrides.push_back({{"name", std::string(o.name, strnlen(o.name, LV_NAME_LEN))},
+      overrides.push_back({{"name", name_of(o.name)},
                            {"rate", o.pkt.rate},
                            {"burst", o.pkt.burst},
                            {"bytes_rate", o.bytes.rate},
@@ -363,15 +361,6 @@ std::string policy_text(const Policy& p, bool with_lists) {
   return out;
 }
 
-std::string format_unix_time(uint64_t unix_ns) {
-  const time_t t = static_cast<time_t>(unix_ns / LV_NSEC_PER_SEC);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string format_span(uint64_t s) {
   struct Unit {
     uint64_t secs;
@@ -397,31 +386,6 @@ std::string format_expiry(uint64_t expires, uint64_t now) {
   return "expired " + format_span((now - expires) / LV_NSEC_PER_SEC) + " ago";
 }
 
-const char* list_kind_name(lv_list_kind k) {
-  switch (k) {
-    case LV_LIST_ALLOW:
-      return "allow";
-    case LV_LIST_DENY:
-      return "deny";
-    case LV_LIST_OVERRIDE:
-      return "override";
-    default:
-      return "none";
-  }
-}
-
-const char* list_origin_name(lv_list_origin o) {
-  switch (o) {
-    case LV_ORIGIN_CONFIG:
-      return "config";
-    case LV_ORIGIN_CLI:
-      return "cli";
-    case LV_ORIGIN_IMPORT:
-      return "import";
-  }
-  return "unknown";
-}
-
 nlohmann::json list_row_json(const ListRow& r, uint64_t now) {
   using nlohmann::json;
   json j = {{"cidr", r.cidr.to_string()},
@@ -434,7 +398,7 @@ nlohmann::json list_row_json(const ListRow& r, uint64_t now) {
             {"expired", false},
             {"origin", list_origin_name(r.origin)}};
   if (r.expires_unix_ns) {
-    j["expires"] = format_unix_time(r.expires_unix_ns);
+    j["expires"] = format_time(r.expires_unix_ns);
     j["expires_unix"] = r.expires_unix_ns / LV_NSEC_PER_SEC;
     j["expires_in"] = r.expires_unix_ns > now ? (r.expires_unix_ns - now + LV_NSEC_PER_SEC - 1) / LV_NSEC_PER_SEC : 0;
     j["expired"] = r.expires_unix_ns <= now;
@@ -452,7 +416,7 @@ std::string list_text(const std::string& iface, lv_list_kind kind, const std::ve
   if (rows.empty()) return fmt::format("{}: no {} entries\n", iface, list_kind_name(kind));
   auto expires = [&](const ListRow& r) {
     return r.expires_unix_ns
-               ? fmt::format("{} ({})", format_unix_time(r.expires_unix_ns), format_expiry(r.expires_unix_ns, now))
+               ? fmt::format("{} ({})", format_time(r.expires_unix_ns), format_expiry(r.expires_unix_ns, now))
                : std::string("never");
   };
   size_t wc = 4, wo = 8, we = 7;
@@ -623,7 +587,7 @@ std::string show_text(const std::string& iface, const ShowResult& r, uint64_t no
                                                   : fmt::format("{} {}", list_kind_name(e.kind), e.cidr.to_string());
     std::string detail = fmt::format("origin {}", list_origin_name(e.origin));
     if (e.expires_unix_ns)
-      detail += fmt::format(", expires {} ({})", format_unix_time(e.expires_unix_ns),
+      detail += fmt::format(", expires {} ({})", format_time(e.expires_unix_ns),
                             format_expiry(e.expires_unix_ns, now_unix_ns));
     out += fmt::format("  list     {}, {}: {}\n", what, detail, list_effect(e));
   } else {

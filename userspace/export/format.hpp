@@ -57,15 +57,11 @@ std::string describe_match(const Match& m);
 // limits), per override, and (with_lists) the list entries by kind.
 std::string policy_text(const Policy& p, bool with_lists = true);
 
-// Wall-clock times and spans for expiries: "2026-12-01T00:00:00Z" (UTC), "2h 5m".
-std::string format_unix_time(uint64_t unix_ns);
+// Spans for expiries and bans: "2h 5m" (times: format_time() of core/clock.hpp).
 std::string format_span(uint64_t seconds);
 // "in 2h 5m", or "expired 3m ago" (such an entry stays in the trie, matching nothing,
 // until the next change of the lists).
 std::string format_expiry(uint64_t expires_unix_ns, uint64_t now_unix_ns);
-
-const char* list_kind_name(lv_list_kind k);      // "allow", "deny", "override"
-const char* list_origin_name(lv_list_origin o);  // "config", "cli", "import"
 
 // `levee allow|deny|override list`: the rows of one kind, as given (callers sort).
 // JSON: {"interface", "kind", "entries": [{"cidr", "family", "override", "expires",

@@ -21,6 +21,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/clock.hpp"
 #include "core/units.hpp"
 
 namespace levee {
@@ -28,7 +29,6 @@ namespace {
 
 constexpr uint64_t kMaxSources = 100'000'000;  // as `levee attach --max-sources`
 constexpr uint64_t kMaxBans = 100'000'000;
-constexpr uint64_t kMaxDurationS = kMaxDurationNs / LV_NSEC_PER_SEC;
 constexpr size_t kMaxFileBytes = 64u << 20;
 constexpr const char* kCountHint = "write e.g. 500, \"10k\" or \"1.5M\"";
 
@@ -89,20 +89,6 @@ std::optional<uint64_t> number(std::string_view s, uint64_t max) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || v > max) return std::nullopt;
   return v;
-}
-
-// An offset date-time as Unix seconds (negative before 1970).
-int64_t unix_seconds(const toml::date_time& dt) {
-  using namespace std::chrono;
-  const sys_days day = year{dt.date.year} / month{dt.date.month} / std::chrono::day{dt.date.day};
-  return int64_t{day.time_since_epoch().count()} * 86400 + dt.time.hour * 3600 + dt.time.minute * 60 + dt.time.second -
-         int64_t{dt.offset->minutes} * 60;
-}
-
-uint64_t realtime_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_REALTIME, &t);
-  return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec);
 }
 
 constexpr const char* kDurationHint = "write a duration like \"500ms\", \"2s\", \"10m\", \"1h\" or \"1h30m\"";
@@ -306,30 +292,27 @@ class Reader {
     return ns;
   }
 
-  // A duration from now ("2h") or an offset date-time: Unix ns, 0 after an error.
+  // A duration from now ("2h") or a date-time, as a TOML date-time or a string: Unix ns, 0
+  // after an error. The same rule as --expires (parse_expiry).
   uint64_t expiry(const toml::node& n, const std::string& key) {
-    constexpr const char* hint =
-        "write a duration like \"90s\", \"30m\", \"2h\", \"7d\" or \"1h30m\" (up to 36500d), "
-        "or a date-time like 2026-12-01T00:00:00Z";
+    std::string text;
     if (const auto* s = n.as_string()) {
-      auto ns = parse_duration_ns(s->get());
-      if (!ns) return fail(n, key, fmt::format("'{}' is not a duration", s->get()), hint), 0;
-      if (*ns == 0) return fail(n, key, fmt::format("'{}' expires at once", s->get()), "give a positive duration"), 0;
-      return now_ns_ + *ns;
+      text = s->get();
+    } else if (const auto* d = n.as_date_time()) {
+      std::ostringstream out;  // RFC 3339, as TOML writes it
+      out << d->get();
+      text = out.str();
+      if (!d->get().offset)
+        return fail(n, key, fmt::format("{} has no time zone", text), "add Z for UTC, or an offset like +02:00"), 0;
+    } else {
+      return wrong_type(n, key, "a duration or a date-time",
+                        "write a duration like \"90s\", \"30m\", \"2h\", \"7d\" or \"1w\", "
+                        "or a date-time like 2026-12-01T00:00:00Z"),
+             0;
     }
-    const auto* d = n.as_date_time();
-    if (!d) return wrong_type(n, key, "a duration or a date-time", hint), 0;
-    std::ostringstream text;
-    text << d->get();
-    if (!d->get().offset)
-      return fail(n, key, fmt::format("{} has no time zone", text.str()), "add Z for UTC, or an offset like +02:00"), 0;
-    const int64_t secs = unix_seconds(d->get());
-    if (secs > static_cast<int64_t>(now_ns_ / LV_NSEC_PER_SEC + kMaxDurationS))
-      return fail(n, key, fmt::format("{} is more than 100 years away", text.str()), "leave expires out: never"), 0;
-    const uint64_t ns = secs < 0 ? 0 : static_cast<uint64_t>(secs) * LV_NSEC_PER_SEC + d->get().time.nanosecond;
-    if (ns <= now_ns_)
-      return fail(n, key, fmt::format("{} is in the past", text.str()), "give a later time, or remove the entry"), 0;
-    return ns;
+    auto t = parse_expiry(text, now_ns_);
+    if (!t) return fail(n, key, t.error().what, t.error().hint), 0;
+    return *t;
   }
 
   // ---- tables ----
@@ -683,7 +666,7 @@ Result<Policy> parse_config(const std::string& text, const std::string& name, ui
 }
 
 Result<Policy> parse_config(const std::string& text, const std::string& name) {
-  return parse_config(text, name, realtime_ns());
+  return parse_config(text, name, unix_now_ns());
 }
 
 Result<Policy> load_config(const std::string& path) {

@@ -22,13 +22,6 @@ Status validate(const Limits& l) {
   return {};
 }
 
-uint64_t clock_tick_ns() {
-  timespec ts{};
-  if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) != 0 || (ts.tv_sec == 0 && ts.tv_nsec == 0))
-    return 10'000'000;  // HZ=100, the coarsest common tick
-  return static_cast<uint64_t>(ts.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 lv_class compile_class(const Limits& l, uint64_t tick_ns) {
   return compile_class(one_class_policy(l).classes[0], tick_ns);
 }

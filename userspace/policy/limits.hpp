@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/clock.hpp"  // clock_tick_ns(), compile_class()'s tick
 #include "core/result.hpp"
 #include "levee_abi.h"
 
@@ -25,10 +26,6 @@ struct Limits {
 
 // Checks ranges; the error names the option and the accepted range.
 Status validate(const Limits& l);
-
-// The kernel's timer tick (CLOCK_MONOTONIC_COARSE resolution): bounds how stale the
-// datapath's cached clock can be.
-uint64_t clock_tick_ns();
 
 // The datapath form. The fast reject on the cached clock is enabled only when the
 // burst tolerance covers two ticks of staleness, so that a source sending at or

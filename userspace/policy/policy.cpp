@@ -75,15 +75,6 @@ void copy_name(char (&dst)[LV_NAME_LEN], const std::string& src) {
 // Prefix keys independent of family, for fallback search: (len, masked address).
 using PrefixKey = std::pair<unsigned, std::array<uint8_t, 16>>;
 
-std::array<uint8_t, 16> mask_bytes(const std::array<uint8_t, 16>& a, unsigned len) {
-  std::array<uint8_t, 16> out{};
-  for (unsigned i = 0; i < 16; ++i) {
-    unsigned bits = len > 8 * i ? std::min(8u, len - 8 * i) : 0;
-    out[i] = static_cast<uint8_t>(a[i] & (bits ? 0xff << (8 - bits) : 0));
-  }
-  return out;
-}
-
 PrefixKey prefix_of(const lv_lpm4& k) {
   std::array<uint8_t, 16> a{};
   std::memcpy(a.data(), &k.addr, 4);
@@ -162,6 +153,31 @@ Status check_class_extras(const ClassSpec& c) {
 
 }  // namespace
 
+const char* list_kind_name(lv_list_kind k) {
+  switch (k) {
+    case LV_LIST_ALLOW:
+      return "allow";
+    case LV_LIST_DENY:
+      return "deny";
+    case LV_LIST_OVERRIDE:
+      return "override";
+    default:
+      return "none";
+  }
+}
+
+const char* list_origin_name(lv_list_origin o) {
+  switch (o) {
+    case LV_ORIGIN_CONFIG:
+      return "config";
+    case LV_ORIGIN_CLI:
+      return "cli";
+    case LV_ORIGIN_IMPORT:
+      return "import";
+  }
+  return "unknown";
+}
+
 std::string Where::describe() const {
   std::string s = file;
   if (line) s += fmt::format(":{}", line);
@@ -192,48 +208,6 @@ const char* proto_name(Proto p) {
       return "other";
   }
   return "?";
-}
-
-Result<Cidr> Cidr::parse(std::string_view text) {
-  std::string s(text);
-  Cidr c;
-  std::string addr = s;
-  std::optional<unsigned> len;
-  if (auto slash = s.find('/'); slash != std::string::npos) {
-    addr = s.substr(0, slash);
-    std::string l = s.substr(slash + 1);
-    if (l.empty() || l.size() > 3 || !std::all_of(l.begin(), l.end(), ::isdigit))
-      return usage_error(fmt::format("'{}' is not a CIDR", s), "write ADDRESS/LENGTH, e.g. 198.51.100.0/24");
-    len = static_cast<unsigned>(std::stoul(l));
-  }
-  if (inet_pton(AF_INET, addr.c_str(), c.addr.data()) == 1) {
-    c.family = 4;
-    c.len = len.value_or(32);
-    if (c.len > 32) return usage_error(fmt::format("'{}': an IPv4 prefix is at most /32", s));
-  } else if (inet_pton(AF_INET6, addr.c_str(), c.addr.data()) == 1) {
-    c.family = 6;
-    c.len = len.value_or(128);
-    if (c.len > 128) return usage_error(fmt::format("'{}': an IPv6 prefix is at most /128", s));
-  } else {
-    return usage_error(fmt::format("'{}' is not an IPv4 or IPv6 address", s),
-                       "write e.g. 198.51.100.0/24 or 2001:db8::/32");
-  }
-  if (mask_bytes(c.addr, c.len) != c.addr) {
-    Cidr fixed = c;
-    fixed.addr = mask_bytes(c.addr, c.len);
-    return usage_error(fmt::format("'{}' has host bits set", s), fmt::format("did you mean {}?", fixed.to_string()));
-  }
-  return c;
-}
-
-std::string Cidr::to_string() const {
-  char buf[INET6_ADDRSTRLEN] = {};
-  inet_ntop(family == 4 ? AF_INET : AF_INET6, addr.data(), buf, sizeof buf);
-  return fmt::format("{}/{}", buf, len);
-}
-
-bool Cidr::contains(const Cidr& o) const {
-  return family == o.family && len <= o.len && mask_bytes(o.addr, len) == addr;
 }
 
 Policy one_class_policy(const Limits& l) {
@@ -381,7 +355,7 @@ void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
   auto covering = [&](const PrefixKey& pk, unsigned from_len, uint64_t after_ns,
                       unsigned* len) -> const lv_list_value* {
     for (unsigned l = from_len; l-- > 0;) {
-      auto it = by_prefix.find({l, mask_bytes(pk.second, l)});
+      auto it = by_prefix.find({l, mask_prefix(pk.second, l)});
       if (it == by_prefix.end()) continue;
       const uint64_t e = it->second->expires_ns;
       if (e == 0 || e > after_ns) {
@@ -415,20 +389,9 @@ void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
 template void compute_fallbacks(std::vector<std::pair<lv_lpm4, lv_list_value>>&);
 template void compute_fallbacks(std::vector<std::pair<lv_lpm6, lv_list_value>>&);
 
-Clocks Clocks::read() {
-  timespec m{}, r{};
-  clock_gettime(CLOCK_MONOTONIC, &m);
-  clock_gettime(CLOCK_REALTIME, &r);
-  auto ns = [](const timespec& t) {
-    return static_cast<uint64_t>(t.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(t.tv_nsec);
-  };
-  return Clocks{clock_tick_ns(), ns(r), ns(m)};
-}
-
 ClassIds class_ids(const lv_policy& slot) {
   ClassIds out;
-  for (uint8_t id : class_order(slot))
-    out[std::string(slot.classes[id].name, strnlen(slot.classes[id].name, LV_NAME_LEN))] = id;
+  for (uint8_t id : class_order(slot)) out[name_of(slot.classes[id].name)] = id;
   return out;
 }
 
@@ -523,7 +486,7 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prio
     if (e.kind == LV_LIST_OVERRIDE) v.override_id = ov_ids.at(e.override_name);
     if (e.expires_unix_ns) {
       if (e.expires_unix_ns <= clk.now_unix_ns) continue;  // already over
-      v.expires_ns = clk.now_mono_ns + (e.expires_unix_ns - clk.now_unix_ns);
+      v.expires_ns = clk.to_mono(e.expires_unix_ns);
     }
     auto key = std::make_pair(e.cidr.family, PrefixKey{e.cidr.len, e.cidr.addr});
     auto it = merged.find(key);
@@ -698,7 +661,7 @@ lv_key ban_all_key(const Cidr& addr, const lv_policy& p) {
 
 ClassSpec class_of(const lv_class& c) {
   ClassSpec s;
-  s.name = std::string(c.name, strnlen(c.name, sizeof c.name));
+  s.name = name_of(c.name);
   s.packets = {c.pkt.rate, c.pkt.burst};
   s.bytes = {c.bytes.rate, c.bytes.burst};
   s.prefix4 = c.prefix4;

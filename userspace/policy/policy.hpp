@@ -9,14 +9,18 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/clock.hpp"
+#include "core/iface.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
+#include "policy/cidr.hpp"
 #include "policy/limits.hpp"
 
 namespace levee {
@@ -118,16 +122,8 @@ struct ClassSpec {
   bool per_source_limited() const { return packets.set() || bytes.set(); }
 };
 
-struct Cidr {
-  uint8_t family = 0;              // 4 or 6
-  std::array<uint8_t, 16> addr{};  // network order; IPv4 in the first 4 bytes
-  unsigned len = 0;
-
-  static Result<Cidr> parse(std::string_view text);  // "198.51.100.0/24", "2001:db8::/32", a bare address
-  std::string to_string() const;
-  bool contains(const Cidr& o) const;  // o is within this prefix
-  bool operator==(const Cidr&) const = default;
-};
+const char* list_kind_name(lv_list_kind k);      // "allow", "deny", "override"
+const char* list_origin_name(lv_list_origin o);  // "config", "cli", "import"
 
 struct ListEntry {
   Cidr cidr;
@@ -155,20 +151,6 @@ inline constexpr uint64_t kMaxEventsPerSecond = 100'000;
 inline constexpr uint64_t kMaxEventsBurst = 2'000;
 inline Rate events_rate(uint64_t per_second) {
   return per_second ? Rate{per_second, std::min(per_second, kMaxEventsBurst)} : Rate{};
-}
-
-// A name the kernel could give an interface (IFNAMSIZ, no '/', ':' or blanks): checked
-// before it names a pin directory or a lock file.
-inline bool valid_iface_name(std::string_view n) {
-  return !n.empty() && n.size() < 16 && n.find_first_of("/: \t") == std::string_view::npos;
-}
-
-// "auto", "native", "generic" (attach --mode, run --mode, [interface] mode).
-inline std::optional<lv_attach_mode> parse_attach_mode(std::string_view m) {
-  if (m == "auto") return LV_MODE_AUTO;
-  if (m == "native") return LV_MODE_NATIVE;
-  if (m == "generic") return LV_MODE_GENERIC;
-  return std::nullopt;
 }
 
 // Settings of the attachment itself. mode, max_sources and max_bans size or attach
@@ -208,14 +190,6 @@ struct CompiledPolicy {
   std::vector<uint8_t> new_ids;  // ids given to a class that did not hold them before
   std::vector<std::pair<lv_lpm4, lv_list_value>> list4;
   std::vector<std::pair<lv_lpm6, lv_list_value>> list6;
-};
-
-// Expiry times become CLOCK_MONOTONIC: expires_mono = now_mono + (expires_unix - now_unix).
-struct Clocks {
-  uint64_t tick_ns;
-  uint64_t now_unix_ns;
-  uint64_t now_mono_ns;
-  static Clocks read();
 };
 
 // Class ids by name, of a compiled slot: what a reload keeps.
@@ -283,6 +257,12 @@ void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries);
 lv_key source_key(const Cidr& addr, const lv_class& c, unsigned id);
 lv_key network_key(const Cidr& addr, const lv_class& c, unsigned id);
 lv_key ban_all_key(const Cidr& addr, const lv_policy& p);
+
+// A NUL-padded name of the datapath's (a class's, an override's, the policy's source).
+template <size_t N>
+std::string name_of(const char (&n)[N]) {
+  return std::string(n, strnlen(n, N));
+}
 
 // Read a compiled slot back (status, show): class i's operator-facing view.
 ClassSpec class_of(const lv_class& c);
