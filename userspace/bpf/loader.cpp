@@ -104,15 +104,11 @@ struct Session {
 
   static Result<Session> open(const std::string& iface, const std::string& action) {
     LV_TRY(preflight(action));
-    auto lock = IfaceLock::acquire(iface);
-    if (!lock) return lock.error();
-    auto p = open_pinned(iface);
-    if (!p) return p.error();
-    auto pm = map_pinned_policy(*p);
-    if (!pm) return pm.error();
-    auto sh = SharedMap::map(p->shared.get());
-    if (!sh) return sh.error();
-    return Session{std::move(lock.value()), std::move(p.value()), std::move(pm.value()), std::move(sh.value())};
+    LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
+    LV_TRY_ASSIGN(auto p, open_pinned(iface));
+    LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+    LV_TRY_ASSIGN(auto sh, SharedMap::map(p.shared.get()));
+    return Session{std::move(lock), std::move(p), std::move(pm), std::move(sh)};
   }
 
   uint32_t max_sources() const {
@@ -125,9 +121,8 @@ struct Session {
 // The per-CPU hot entries remember a rejected source's ready time for the current
 // generation: after lowering one (an unban), publish the same policy to forget them.
 Status republish(Session& sess) {
-  auto lists = sess.policy.active_lists();
-  if (!lists) return lists.error();
-  return sess.policy.publish(sess.policy.active(), *lists);
+  LV_TRY_ASSIGN(auto lists, sess.policy.active_lists());
+  return sess.policy.publish(sess.policy.active(), lists);
 }
 
 // The most a limit can push a source's ready time past now by itself: one packet's cost
@@ -217,10 +212,8 @@ Result<AttachResult> attach(const AttachOptions& o) {
   const Clocks clocks = Clocks::read();
   LV_TRY(validate(o.policy, clocks.now_unix_ns));
   LV_TRY(preflight("attach"));
-  auto ifindex = iface_index(o.iface);
-  if (!ifindex) return ifindex.error();
-  auto lock = IfaceLock::acquire(o.iface);
-  if (!lock) return lock.error();
+  LV_TRY_ASSIGN(auto ifindex, iface_index(o.iface));
+  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(o.iface));
 
   const std::string dir = pin_dir(o.iface);
   std::error_code ec;
@@ -243,7 +236,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
 
   bpf_xdp_query_opts q{};
   q.sz = sizeof q;
-  if (bpf_xdp_query(static_cast<int>(*ifindex), 0, &q) == 0 && q.attach_mode != XDP_ATTACHED_NONE)
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) == 0 && q.attach_mode != XDP_ATTACHED_NONE)
     return Error{fmt::format("{} already has an XDP program (id {}) that levee does not manage", o.iface,
                              q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id)),
                  0, fmt::format("remove it first: ip link set dev {} xdp off", o.iface)};
@@ -271,26 +264,25 @@ Result<AttachResult> attach(const AttachOptions& o) {
   }
 
   const ListFds lists = list_fds_of(skel.get());
-  auto policy = PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists);
-  if (!policy) return policy.error();
+  LV_TRY_ASSIGN(auto policy, PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists));
   // lv_shared starts zeroed: every class's budgets full, and the source count that
   // LV_POL_REFUSE_FULL compares with full_at right for an empty lv_state.
-  LV_TRY(policy->init(compiled.slot, lists_of(compiled), *ifindex, o.mode));
+  LV_TRY(policy.init(compiled.slot, lists_of(compiled), ifindex, o.mode));
   uint32_t seed = 0;
   if (getrandom(&seed, sizeof seed, 0) != sizeof seed) return sys_error("draw a seed for the known-source filter");
-  policy->seed_filter(seed);
+  policy.seed_filter(seed);
 
   // Attach. auto: native first, generic if the driver cannot.
   const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
   AttachResult res;
   Result<Fd> link = Error{};
   if (o.mode == LV_MODE_GENERIC) {
-    link = create_link(prog_fd, *ifindex, XDP_FLAGS_SKB_MODE);
+    link = create_link(prog_fd, ifindex, XDP_FLAGS_SKB_MODE);
   } else {
-    link = create_link(prog_fd, *ifindex, XDP_FLAGS_DRV_MODE);
+    link = create_link(prog_fd, ifindex, XDP_FLAGS_DRV_MODE);
     if (!link && o.mode == LV_MODE_AUTO && link.error().err != EBUSY && link.error().err != EEXIST) {
       res.fallback = fmt::format("native XDP refused ({})", std::strerror(link.error().err));
-      link = create_link(prog_fd, *ifindex, XDP_FLAGS_SKB_MODE);
+      link = create_link(prog_fd, ifindex, XDP_FLAGS_SKB_MODE);
     }
   }
   if (!link) {
@@ -329,7 +321,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
   if (rename(staging.path().c_str(), dir.c_str()) != 0) return sys_error(fmt::format("create {}", dir));
   staging.commit();
 
-  res.mode = attached_mode(*ifindex);
+  res.mode = attached_mode(ifindex);
   res.prog_id = prog_id_of(prog_fd);
   return res;
 }
@@ -337,8 +329,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
 Status detach(const std::string& iface) {
   LV_TRY(preflight("detach"));
   if (!valid_iface_name(iface)) return usage_error(fmt::format("'{}' is not a valid interface name", iface));
-  auto lock = IfaceLock::acquire(iface);
-  if (!lock) return lock.error();
+  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
   const std::string dir = pin_dir(iface);
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
@@ -377,17 +368,15 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   s.other_netns = !s.defunct && iface_name(s.ifindex) != p.iface;
   s.mode = s.defunct || s.other_netns ? "" : attached_mode(s.ifindex);
 
-  auto pm = map_pinned_policy(p);
-  if (!pm) return pm.error();
-  const lv_policy& pol = pm->active();
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  const lv_policy& pol = pm.active();
   s.source = name_of(pol.source);
   s.class_ids = class_order(pol);
   for (uint8_t id : s.class_ids) s.classes.push_back(pol.classes[id]);
   s.overrides.assign(pol.overrides, pol.overrides + std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES));
   s.generation = pol.generation;
-  auto lists = pm->active_lists();
-  if (!lists) return lists.error();
-  for (const AnyEntry& e : flatten(*lists)) {
+  LV_TRY_ASSIGN(auto lists, pm.active_lists());
+  for (const AnyEntry& e : flatten(lists)) {
     if (e.value.kind == LV_LIST_ALLOW)
       ++s.allow;
     else if (e.value.kind == LV_LIST_DENY)
@@ -405,26 +394,23 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   len = sizeof mi;
   if (bpf_obj_get_info_by_fd(p.bans.get(), &mi, &len) == 0) s.max_bans = mi.max_entries;
   if (walk) {
-    auto n = count_state(p.state.get());
-    if (!n) return n.error();
-    s.sources = n->sources;
-    s.networks = n->networks;
+    LV_TRY_ASSIGN(auto n, count_state(p.state.get()));
+    s.sources = n.sources;
+    s.networks = n.networks;
     const uint64_t now = Clocks::read().now_mono_ns;
     LV_TRY(for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
       ++s.ban_records;
       if (b.until_ns > now) ++s.bans_active;
     }));
   }
-  auto shared = SharedMap::map(p.shared.get());
-  if (!shared) return shared.error();
-  for (uint8_t id : s.class_ids) s.admitted.push_back(shared->admitted(id));
+  LV_TRY_ASSIGN(auto shared, SharedMap::map(p.shared.get()));
+  for (uint8_t id : s.class_ids) s.admitted.push_back(shared.admitted(id));
   return s;
 }
 
 Result<SetResult> set_limits(const std::string& iface, const LimitChange& ch) {
-  auto sess = Session::open(iface, "set");
-  if (!sess) return sess.error();
-  lv_policy next = sess->policy.active();
+  LV_TRY_ASSIGN(auto sess, Session::open(iface, "set"));
+  lv_policy next = sess.policy.active();
   const std::vector<uint8_t> order = class_order(next);
   std::string names;
   for (uint8_t i : order) names += (names.empty() ? "" : ", ") + name_of(next.classes[i].name);
@@ -499,9 +485,8 @@ Result<SetResult> set_limits(const std::string& iface, const LimitChange& ch) {
     if (*ch.monitor) next.flags |= LV_POL_MONITOR;
   }
   apply_interface(next);
-  auto lists = sess->policy.active_lists();
-  if (!lists) return lists.error();
-  LV_TRY(sess->policy.publish(next, *lists));
+  LV_TRY_ASSIGN(auto lists, sess.policy.active_lists());
+  LV_TRY(sess.policy.publish(next, lists));
   r.monitor = next.flags & LV_POL_MONITOR;
   r.classes = order.size();
   for (uint8_t i : order)
@@ -512,27 +497,24 @@ Result<SetResult> set_limits(const std::string& iface, const LimitChange& ch) {
 Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   const Clocks clocks = Clocks::read();
   LV_TRY(validate(p, clocks.now_unix_ns));
-  auto sess = Session::open(iface, "reload");
-  if (!sess) return sess.error();
-  const lv_policy& cur = sess->policy.active();
+  LV_TRY_ASSIGN(auto sess, Session::open(iface, "reload"));
+  const lv_policy& cur = sess.policy.active();
   const uint32_t prior_flags = cur.flags;
   CompiledPolicy next = compile(p, clocks, &cur);  // classes keep their ids and state
   // The interface's monitor switch is `levee set --mode`'s, not the file's: it stays.
   next.slot.flags = (next.slot.flags & ~uint32_t{LV_POL_MONITOR}) | (prior_flags & LV_POL_MONITOR);
   apply_interface(next.slot);
-  next.slot.full_at = refuse_full_at(sess->max_sources(), possible_cpus());  // the map as it is
+  next.slot.full_at = refuse_full_at(sess.max_sources(), possible_cpus());  // the map as it is
   if (!next.new_ids.empty()) {
     // A new class starts counting from what its id counted before it.
-    auto counters = read_counters(sess->pins.percpu.get());
-    if (!counters) return counters.error();
-    for (uint8_t id : next.new_ids) next.slot.class_base[id] = counters->by_class[id];
+    LV_TRY_ASSIGN(auto counters, read_counters(sess.pins.percpu.get()));
+    for (uint8_t id : next.new_ids) next.slot.class_base[id] = counters.by_class[id];
   }
-  auto cur_lists = sess->policy.active_lists();
-  if (!cur_lists) return cur_lists.error();
+  LV_TRY_ASSIGN(auto cur_lists, sess.policy.active_lists());
 
   ReloadResult r;
   std::vector<AnyEntry> entries = flatten(Lists{next.list4, next.list6});
-  for (const AnyEntry& e : flatten(*cur_lists)) {
+  for (const AnyEntry& e : flatten(cur_lists)) {
     if (e.value.origin == LV_ORIGIN_CONFIG) continue;
     AnyEntry kept = e;
     if (e.value.kind == LV_LIST_OVERRIDE) {
@@ -557,25 +539,23 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   if ((next.slot.flags & LV_POL_REFUSE_FULL) && !(prior_flags & LV_POL_REFUSE_FULL)) {
     // The datapath counts the states it creates only while it refuses: start it from
     // what the map holds, before the first packet compares it with full_at.
-    auto n = count_sources(sess->pins.state.get());
-    if (!n) return n.error();
-    sess->shared.set_sources(*n);
+    LV_TRY_ASSIGN(auto n, count_sources(sess.pins.state.get()));
+    sess.shared.set_sources(n);
   }
-  LV_TRY(sess->policy.publish(next.slot, lists));
+  LV_TRY(sess.policy.publish(next.slot, lists));
   // A class given an id another class held: its shared budgets start full. Packets
   // still in flight under the old policy may touch the entry a moment longer.
-  for (uint8_t id : next.new_ids) sess->shared.reset_class(id);
-  r.generation = sess->policy.active().generation;
+  for (uint8_t id : next.new_ids) sess.shared.reset_class(id);
+  r.generation = sess.policy.active().generation;
   r.classes = p.classes.size();
   r.list_entries = lists.v4.size() + lists.v6.size();
   return r;
 }
 
 Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) {
-  auto sess = Session::open(iface, "change the lists of");
-  if (!sess) return sess.error();
+  LV_TRY_ASSIGN(auto sess, Session::open(iface, "change the lists of"));
   const Clocks clocks = Clocks::read();
-  const lv_policy& pol = sess->policy.active();
+  const lv_policy& pol = sess.policy.active();
   uint16_t override_id = 0;
   if (ed.kind == LV_LIST_OVERRIDE && !ed.add.empty()) {
     const uint32_t n = std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES);
@@ -588,13 +568,12 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
   }
   if (ed.expires_unix_ns && ed.expires_unix_ns <= clocks.now_unix_ns)
     return usage_error("the expiry time is in the past");
-  auto cur = sess->policy.active_lists();
-  if (!cur) return cur.error();
+  LV_TRY_ASSIGN(auto cur, sess.policy.active_lists());
   // One value per prefix, as in the tries; indexed, so a file of 100k entries is not
   // quadratic.
   using PrefixKey = std::tuple<uint8_t, unsigned, std::array<uint8_t, 16>>;
   std::map<PrefixKey, AnyEntry> entries;
-  for (AnyEntry& e : flatten(*cur)) entries.emplace(PrefixKey{e.cidr.family, e.cidr.len, e.cidr.addr}, e);
+  for (AnyEntry& e : flatten(cur)) entries.emplace(PrefixKey{e.cidr.family, e.cidr.len, e.cidr.addr}, e);
   auto expired = [&](const lv_list_value& v) { return v.expires_ns && v.expires_ns <= clocks.now_mono_ns; };
 
   ListEditResult r;
@@ -635,22 +614,19 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
   Lists lists = rebuild(next);
   if (lists.v4.size() > LV_MAX_LIST_ENTRIES || lists.v6.size() > LV_MAX_LIST_ENTRIES)
     return usage_error(fmt::format("more than {} list entries for one family", LV_MAX_LIST_ENTRIES));
-  LV_TRY(sess->policy.publish(pol, lists));
+  LV_TRY(sess.policy.publish(pol, lists));
   return r;
 }
 
 Result<std::vector<ListRow>> list_rows(const std::string& iface) {
   LV_TRY(preflight("list"));
-  auto p = open_pinned(iface);
-  if (!p) return p.error();
-  auto pm = map_pinned_policy(*p);
-  if (!pm) return pm.error();
-  auto lists = pm->active_lists();
-  if (!lists) return lists.error();
-  const lv_policy& pol = pm->active();
+  LV_TRY_ASSIGN(auto p, open_pinned(iface));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  LV_TRY_ASSIGN(auto lists, pm.active_lists());
+  const lv_policy& pol = pm.active();
   const Clocks clocks = Clocks::read();
   std::vector<ListRow> rows;
-  for (const AnyEntry& e : flatten(*lists)) {
+  for (const AnyEntry& e : flatten(lists)) {
     ListRow r{e.cidr, static_cast<lv_list_kind>(e.value.kind), "", mono_to_unix(e.value.expires_ns, clocks),
               static_cast<lv_list_origin>(e.value.origin)};
     if (r.kind == LV_LIST_OVERRIDE && e.value.override_id < LV_MAX_OVERRIDES)
@@ -661,33 +637,29 @@ Result<std::vector<ListRow>> list_rows(const std::string& iface) {
 }
 
 Result<ShowResult> show(const std::string& iface, const std::string& address) {
-  auto addr = Cidr::parse(address);
-  if (!addr) return addr.error();
-  if ((addr->family == 4 && addr->len != 32) || (addr->family == 6 && addr->len != 128))
+  LV_TRY_ASSIGN(auto addr, Cidr::parse(address));
+  if ((addr.family == 4 && addr.len != 32) || (addr.family == 6 && addr.len != 128))
     return usage_error(fmt::format("'{}' is a network; levee show takes one address", address));
   LV_TRY(preflight("show"));
-  auto p = open_pinned(iface);
-  if (!p) return p.error();
-  auto pm = map_pinned_policy(*p);
-  if (!pm) return pm.error();
-  const lv_policy& pol = pm->active();
+  LV_TRY_ASSIGN(auto p, open_pinned(iface));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  const lv_policy& pol = pm.active();
   const Clocks clocks = Clocks::read();
 
   ShowResult out;
   out.address = address;
-  auto rows = list_rows(iface);
-  if (!rows) return rows.error();
+  LV_TRY_ASSIGN(auto rows, list_rows(iface));
   const ListRow* best = nullptr;
-  for (const ListRow& r : *rows)
-    if (r.cidr.contains(*addr) && (!best || r.cidr.len > best->cidr.len ||
-                                   (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
+  for (const ListRow& r : rows)
+    if (r.cidr.contains(addr) && (!best || r.cidr.len > best->cidr.len ||
+                                  (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
       best = &r;
   // An expired deny entry stays in the trie until the lists next change; the datapath
   // then uses the most specific entry without an expiry that covers it.
   if (best && best->expires_unix_ns && best->expires_unix_ns <= clocks.now_unix_ns) {
     const ListRow* after = nullptr;
-    for (const ListRow& r : *rows)
-      if (!r.expires_unix_ns && r.cidr.len < best->cidr.len && r.cidr.contains(*addr) &&
+    for (const ListRow& r : rows)
+      if (!r.expires_unix_ns && r.cidr.len < best->cidr.len && r.cidr.contains(addr) &&
           (!after || r.cidr.len > after->cidr.len))
         after = &r;
     best = after;
@@ -701,24 +673,24 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
 
   out.now_ns = clocks.now_mono_ns;
   if (pol.flags & LV_POL_BAN_ALL) {
-    const lv_key k = ban_all_key(*addr, pol);
+    const lv_key k = ban_all_key(addr, pol);
     lv_ban b{};
-    if (bpf_map_lookup_elem(p->bans.get(), &k, &b) == 0) out.ban_all = b;
+    if (bpf_map_lookup_elem(p.bans.get(), &k, &b) == 0) out.ban_all = b;
   }
   for (uint8_t id : class_order(pol)) {
     const lv_class& c = pol.classes[id];
-    const lv_key key = source_key(*addr, c, id);
+    const lv_key key = source_key(addr, c, id);
     lv_state st{};
-    const bool has_state = bpf_map_lookup_elem(p->state.get(), &key, &st) == 0;
+    const bool has_state = bpf_map_lookup_elem(p.state.get(), &key, &st) == 0;
     std::optional<lv_state> network;
     if (c.flags & LV_CLASS_NETWORK) {
-      const lv_key nk = network_key(*addr, c, id);
+      const lv_key nk = network_key(addr, c, id);
       lv_state ns{};
-      if (bpf_map_lookup_elem(p->state.get(), &nk, &ns) == 0) network = ns;
+      if (bpf_map_lookup_elem(p.state.get(), &nk, &ns) == 0) network = ns;
     }
     std::optional<lv_ban> ban;
     lv_ban b{};
-    if (bpf_map_lookup_elem(p->bans.get(), &key, &b) == 0) ban = b;
+    if (bpf_map_lookup_elem(p.bans.get(), &key, &b) == 0) ban = b;
     if (!has_state && !network && !ban) continue;
     ShowClass sc;
     sc.has_state = has_state;
@@ -744,14 +716,12 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
 
 Result<UnbanResult> unban(const std::string& iface, const std::string& address,
                           const std::optional<std::string>& class_name) {
-  auto addr = Cidr::parse(address);
-  if (!addr) return addr.error();
-  if ((addr->family == 4 && addr->len != 32) || (addr->family == 6 && addr->len != 128))
+  LV_TRY_ASSIGN(auto addr, Cidr::parse(address));
+  if ((addr.family == 4 && addr.len != 32) || (addr.family == 6 && addr.len != 128))
     return usage_error(fmt::format("'{}' is a network; levee unban takes one address", address),
                        "give the address of a banned source, e.g. 198.18.0.7");
-  auto sess = Session::open(iface, "unban");
-  if (!sess) return sess.error();
-  const lv_policy& pol = sess->policy.active();
+  LV_TRY_ASSIGN(auto sess, Session::open(iface, "unban"));
+  const lv_policy& pol = sess.policy.active();
   std::vector<uint8_t> ids = class_order(pol);
   if (class_name) {
     std::string names;
@@ -764,7 +734,7 @@ Result<UnbanResult> unban(const std::string& iface, const std::string& address,
     ids = {*it};
   }
   const uint64_t now = Clocks::read().now_mono_ns;
-  const int bans = sess->pins.bans.get();
+  const int bans = sess.pins.bans.get();
   UnbanResult r;
   // Take a record out; what it held is reported.
   auto take = [&](const lv_key& k, std::string scope) -> Result<std::optional<lv_ban>> {
@@ -779,22 +749,20 @@ Result<UnbanResult> unban(const std::string& iface, const std::string& address,
   // named. The class that imposed it holds the source back through its state too.
   std::optional<uint16_t> imposed_by;
   if (pol.flags & LV_POL_BAN_ALL) {
-    auto b = take(ban_all_key(*addr, pol), "");
-    if (!b) return b.error();
-    if (*b && (*b)->until_ns > now) imposed_by = (*b)->class_id;
+    LV_TRY_ASSIGN(auto b, take(ban_all_key(addr, pol), ""));
+    if (b && (b)->until_ns > now) imposed_by = (b)->class_id;
   }
   if (imposed_by && *imposed_by < LV_MAX_CLASSES && std::find(ids.begin(), ids.end(), *imposed_by) == ids.end())
     ids.push_back(static_cast<uint8_t>(*imposed_by));
   for (uint8_t id : ids) {
     const lv_class& c = pol.classes[id];
-    const lv_key key = source_key(*addr, c, id);
-    auto b = take(key, name_of(c.name));
-    if (!b) return b.error();
-    const bool banned = imposed_by == id || (*b && (*b)->until_ns > now);
+    const lv_key key = source_key(addr, c, id);
+    LV_TRY_ASSIGN(auto b, take(key, name_of(c.name)));
+    const bool banned = imposed_by == id || (b && (b)->until_ns > now);
     // A ban holds the source back through its state's ready times. A record the LRU
     // evicted leaves no trace but those: ready times beyond what the limits can push.
     lv_state st{};
-    if (bpf_map_lookup_elem(sess->pins.state.get(), &key, &st) != 0) continue;
+    if (bpf_map_lookup_elem(sess.pins.state.get(), &key, &st) != 0) continue;
     uint64_t pkt_reach = limit_reach(c.pkt, false), byte_reach = limit_reach(c.bytes, true);
     for (uint32_t o = 0; o < std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES); ++o)
       if ((pol.overrides[o].classes >> id) & 1) {
@@ -807,23 +775,21 @@ Result<UnbanResult> unban(const std::string& iface, const std::string& address,
     if (!released) continue;
     // The datapath may update the state meanwhile (a CAS on the replaced element is
     // lost): at worst a packet's charge or a count, never a ban kept.
-    if (bpf_map_update_elem(sess->pins.state.get(), &key, &st, BPF_EXIST) != 0 && errno != ENOENT)
+    if (bpf_map_update_elem(sess.pins.state.get(), &key, &st, BPF_EXIST) != 0 && errno != ENOENT)
       return sys_error(fmt::format("release the state of {} in class {}", address, name_of(c.name)));
     ++r.states_released;
   }
-  if (!r.lifted.empty() || r.states_released) LV_TRY(republish(*sess));
+  if (!r.lifted.empty() || r.states_released) LV_TRY(republish(sess));
   return r;
 }
 
 Result<Counters> interface_counters(const Pinned& p) {
-  auto c = read_counters(p.percpu.get());
-  if (!c) return c.error();
-  auto pm = map_pinned_policy(p);
-  if (!pm) return pm.error();
-  const lv_policy& pol = pm->active();
+  LV_TRY_ASSIGN(auto c, read_counters(p.percpu.get()));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  const lv_policy& pol = pm.active();
   for (uint8_t id : class_order(pol)) {
     // What this class counted: the id's counters less what they held when it got the id.
-    lv_class_counters& k = c->by_class[id];
+    lv_class_counters& k = c.by_class[id];
     const lv_class_counters& b = pol.class_base[id];
     k.passed.packets -= b.passed.packets;
     k.passed.bytes -= b.passed.bytes;
@@ -834,11 +800,9 @@ Result<Counters> interface_counters(const Pinned& p) {
 }
 
 Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
-  auto c = interface_counters(p);
-  if (!c) return c.error();
-  auto s = query_status(p, false);
-  if (!s) return s.error();
-  return class_counters(*s, *c);
+  LV_TRY_ASSIGN(auto c, interface_counters(p));
+  LV_TRY_ASSIGN(auto s, query_status(p, false));
+  return class_counters(s, c);
 }
 
 std::vector<ClassCounters> class_counters(const IfaceStatus& s, const Counters& c) {

@@ -140,11 +140,10 @@ ListFds list_fds(const Pinned& p) {
 }
 
 Result<PolicyMap> map_pinned_policy(const Pinned& p) {
-  auto pm = PolicyMap::map(p.policy.get(), list_fds(p));
-  if (!pm) return pm.error();
-  if (pm->control().abi_version != LV_ABI_VERSION)
+  LV_TRY_ASSIGN(auto pm, PolicyMap::map(p.policy.get(), list_fds(p)));
+  if (pm.control().abi_version != LV_ABI_VERSION)
     return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", p.iface,
-                             pm->control().abi_version, LV_ABI_VERSION),
+                             pm.control().abi_version, LV_ABI_VERSION),
                  0, fmt::format("detach and attach again: levee detach {}", p.iface)};
   return pm;
 }

@@ -120,23 +120,19 @@ const lv_policy& PolicyMap::active() const {
 
 Result<Lists> PolicyMap::active_lists() const {
   const unsigned a = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
-  auto v4 = read_trie<lv_lpm4>(lists_[a][kNet4]);
-  if (!v4) return v4.error();
-  auto v6 = read_trie<lv_lpm6>(lists_[a][kNet6]);
-  if (!v6) return v6.error();
-  Lists out{std::move(v4.value()), std::move(v6.value())};
+  LV_TRY_ASSIGN(auto v4, read_trie<lv_lpm4>(lists_[a][kNet4]));
+  LV_TRY_ASSIGN(auto v6, read_trie<lv_lpm6>(lists_[a][kNet6]));
+  Lists out{std::move(v4), std::move(v6)};
   LV_TRY((read_hosts<uint32_t, lv_lpm4>(lists_[a][kHost4], out.v4)));
   LV_TRY((read_hosts<lv_in6, lv_lpm6>(lists_[a][kHost6], out.v6)));
   return out;
 }
 
 Status PolicyMap::fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p) {
-  auto n4 = fill_family<lv_lpm4, uint32_t>(lists_[slot][kNet4], lists_[slot][kHost4], lists.v4);
-  if (!n4) return n4.error();
-  auto n6 = fill_family<lv_lpm6, lv_in6>(lists_[slot][kNet6], lists_[slot][kHost6], lists.v6);
-  if (!n6) return n6.error();
-  std::tie(p.nr_list4, p.nr_host4) = *n4;
-  std::tie(p.nr_list6, p.nr_host6) = *n6;
+  LV_TRY_ASSIGN(auto n4, fill_family<lv_lpm4, uint32_t>(lists_[slot][kNet4], lists_[slot][kHost4], lists.v4));
+  LV_TRY_ASSIGN(auto n6, fill_family<lv_lpm6, lv_in6>(lists_[slot][kNet6], lists_[slot][kHost6], lists.v6));
+  std::tie(p.nr_list4, p.nr_host4) = n4;
+  std::tie(p.nr_list6, p.nr_host6) = n6;
   return {};
 }
 

@@ -140,19 +140,14 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
   const auto t0 = std::chrono::steady_clock::now();
   LV_TRY(check_privileges("prune"));
   LV_TRY(check_bpffs());
-  auto lock = IfaceLock::acquire(iface);
-  if (!lock) return lock.error();
-  auto pins = open_pinned(iface);
-  if (!pins) return pins.error();
-  auto pm = map_pinned_policy(*pins);
-  if (!pm) return pm.error();
-  auto shared = SharedMap::map(pins->shared.get());
-  if (!shared) return shared.error();
-  auto seen = SeenMap::map(pins->seen.get());
-  if (!seen) return seen.error();
+  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
+  LV_TRY_ASSIGN(auto pins, open_pinned(iface));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(pins));
+  LV_TRY_ASSIGN(auto shared, SharedMap::map(pins.shared.get()));
+  LV_TRY_ASSIGN(auto seen, SeenMap::map(pins.seen.get()));
 
   // Policies change only under the lock we hold: this one stays active throughout.
-  const lv_policy& pol = pm->active();
+  const lv_policy& pol = pm.active();
   const uint64_t now = Clocks::read().now_mono_ns;
   PruneResult r;
   r.refuse = pol.flags & LV_POL_REFUSE_FULL;
@@ -161,7 +156,7 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
   // Ban records first: the forgotten go, the active ones keep their sources.
   KeySet banned;
   std::vector<lv_key> banned_all, forgettable;
-  LV_TRY(for_each_ban(pins->bans.get(), [&](const lv_key& k, const lv_ban& b) {
+  LV_TRY(for_each_ban(pins.bans.get(), [&](const lv_key& k, const lv_ban& b) {
     if (ban_forgettable(k, b, pol, now)) {
       forgettable.push_back(k);
       return;
@@ -175,9 +170,8 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
         banned.insert(k);
     }
   }));
-  auto gone = delete_keys(pins->bans.get(), forgettable, "ban records");
-  if (!gone) return gone.error();
-  r.bans_removed = *gone;
+  LV_TRY_ASSIGN(auto gone, delete_keys(pins.bans.get(), forgettable, "ban records"));
+  r.bans_removed = gone;
   BanAllIndex banned_everywhere(pol, std::move(banned_all));
 
   std::array<lv_class, LV_MAX_CLASSES> judged{};
@@ -185,15 +179,15 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
 
   // The inactive half of the filter: packets that read it before the last flip (an
   // earlier prune, perhaps a moment ago) have left the program after a grace period.
-  const uint32_t seed = pm->control().seen_seed;
-  uint64_t* refill = seen->half((pm->control().seen_active & 1) ^ 1);
+  const uint32_t seed = pm.control().seen_seed;
+  uint64_t* refill = seen.half((pm.control().seen_active & 1) ^ 1);
   LV_TRY(wait_for_datapath_readers());
   seen_clear(refill);
 
   std::vector<lv_key> sources, networks;
   sources.reserve(kChunk);
   networks.reserve(kChunk);
-  LV_TRY(for_each_state_chunk(pins->state.get(), kChunk,
+  LV_TRY(for_each_state_chunk(pins.state.get(), kChunk,
                               [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
                                 sources.clear();
                                 networks.clear();
@@ -216,19 +210,17 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
                                     ++r.filter_sources;
                                   }
                                 }
-                                auto s = delete_keys(pins->state.get(), sources, "idle sources");
-                                if (!s) return s.error();
-                                auto n = delete_keys(pins->state.get(), networks, "idle networks");
-                                if (!n) return n.error();
-                                r.sources_removed += *s;
-                                r.networks_removed += *n;
+                                LV_TRY_ASSIGN(auto s, delete_keys(pins.state.get(), sources, "idle sources"));
+                                LV_TRY_ASSIGN(auto n, delete_keys(pins.state.get(), networks, "idle networks"));
+                                r.sources_removed += s;
+                                r.networks_removed += n;
                                 // The datapath counts every state it creates while refusing, networks included; the
                                 // room is given back batch by batch, so new sources are admitted during a long walk.
-                                if (r.refuse) r.count = shared->subtract_sources(*s + *n);
+                                if (r.refuse) r.count = shared.subtract_sources(s + n);
                                 return {};
                               }));
-  if (r.refuse && !r.count) r.count = shared->sources();  // an empty map
-  pm->flip_seen();
+  if (r.refuse && !r.count) r.count = shared.sources();  // an empty map
+  pm.flip_seen();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

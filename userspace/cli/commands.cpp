@@ -60,12 +60,11 @@ Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
   for (Count o : {Count{"--new-sources", a.new_sources, kMaxRatePps, &Rate::rate},
                   Count{"--new-sources-burst", a.new_sources_burst, kMaxBurst, &Rate::burst}}) {
     if (o.text.empty()) continue;
-    auto v = count_arg(o.name, o.text);
-    if (!v) return v.error();
-    if (*v < 1 || *v > o.max)
-      return usage_error(fmt::format("{} {} is out of range", o.name, *v),
+    LV_TRY_ASSIGN(auto v, count_arg(o.name, o.text));
+    if (v < 1 || v > o.max)
+      return usage_error(fmt::format("{} {} is out of range", o.name, v),
                          fmt::format("give 1 to {}", format_count(o.max)));
-    c.new_sources.*o.field = *v;
+    c.new_sources.*o.field = v;
   }
   if (c.new_sources.rate && a.new_sources_burst.empty())
     c.new_sources.burst = default_new_sources_burst(c.new_sources.rate);
@@ -77,9 +76,8 @@ Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
   for (Opt o : {Opt{"--ban", a.ban, &BanSpec::ban_ns}, Opt{"--ban-max", a.ban_max, &BanSpec::max_ns},
                 Opt{"--forget-after", a.forget_after, &BanSpec::forget_ns}}) {
     if (o.text.empty()) continue;
-    auto v = duration_arg(o.name, o.text);
-    if (!v) return v.error();
-    c.ban.*o.field = *v;
+    LV_TRY_ASSIGN(auto v, duration_arg(o.name, o.text));
+    c.ban.*o.field = v;
   }
   if (c.ban.set() && c.ban.max_or_default() < c.ban.ban_ns)
     return usage_error(fmt::format("--ban-max {} is shorter than --ban {}", a.ban_max, a.ban),
@@ -106,43 +104,38 @@ Status attach(const AttachArgs& a) {
   if (!a.config.empty()) {
     if (!a.rate.empty() || !a.burst.empty())
       return usage_error("--config and --rate/--burst exclude each other", "the file's classes hold the limits");
-    auto p = load_config(a.config, a.iface);
-    if (!p) return p.error();
+    LV_TRY_ASSIGN(auto p, load_config(a.config, a.iface));
     // The file's [interface] settings, unless the command line says otherwise.
-    o = attach_options(a.iface, std::move(p.value()));
+    o = attach_options(a.iface, std::move(p));
     if (a.mode_given) o.mode = mode;
   } else {
     if (a.rate.empty() && a.burst.empty())
       return usage_error("levee attach needs a policy", "give --config FILE, or --rate PPS and --burst PKTS");
-    auto rate = count_arg("--rate", a.rate);
-    if (!rate) return rate.error();
-    auto burst = count_arg("--burst", a.burst);
-    if (!burst) return burst.error();
-    shorthand = Limits{*rate, *burst, a.prefix4, a.prefix6};
+    LV_TRY_ASSIGN(auto rate, count_arg("--rate", a.rate));
+    LV_TRY_ASSIGN(auto burst, count_arg("--burst", a.burst));
+    shorthand = Limits{rate, burst, a.prefix4, a.prefix6};
     LV_TRY(validate(*shorthand));
     o.policy = one_class_policy(*shorthand);
     LV_TRY(shorthand_extras(a, o.policy.classes[0]));
   }
   o.policy.monitor = a.monitor;
   if (!a.max_sources.empty()) {
-    auto m = count_arg("--max-sources", a.max_sources);
-    if (!m) return m.error();
-    if (*m < 1 || *m > 100'000'000)
-      return usage_error(fmt::format("--max-sources {} is out of range", *m), "give 1 to 100M");
-    o.max_sources = static_cast<uint32_t>(*m);
+    LV_TRY_ASSIGN(auto m, count_arg("--max-sources", a.max_sources));
+    if (m < 1 || m > 100'000'000)
+      return usage_error(fmt::format("--max-sources {} is out of range", m), "give 1 to 100M");
+    o.max_sources = static_cast<uint32_t>(m);
   }
-  auto r = levee::attach(o);
-  if (!r) return r.error();
-  if (!r->fallback.empty()) fmt::print("{}; using generic mode\n", r->fallback);
+  LV_TRY_ASSIGN(auto r, levee::attach(o));
+  if (!r.fallback.empty()) fmt::print("{}; using generic mode\n", r.fallback);
   if (shorthand) {
     std::string extras = describe_extras(o.policy.classes[0]);
     fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{}){}{}\n",
-               a.iface, r->mode, r->prog_id, format_count(shorthand->rate), format_count(shorthand->burst),
+               a.iface, r.mode, r.prog_id, format_count(shorthand->rate), format_count(shorthand->burst),
                shorthand->prefix4, shorthand->prefix6, extras.empty() ? "" : "; " + extras,
                a.monitor ? "; monitor mode: nothing is dropped, would-be drops are counted" : "");
   } else {
-    fmt::print("attached to {} in {} mode (program {}): policy from {}, {} sources at most\n{}", a.iface, r->mode,
-               r->prog_id, o.policy.source, format_count(o.max_sources), policy_text(o.policy));
+    fmt::print("attached to {} in {} mode (program {}): policy from {}, {} sources at most\n{}", a.iface, r.mode,
+               r.prog_id, o.policy.source, format_count(o.max_sources), policy_text(o.policy));
     if (a.monitor)
       fmt::print("  mode     monitor: nothing is dropped by a limit, would-be drops are counted (levee stats)\n");
   }
@@ -150,15 +143,13 @@ Status attach(const AttachArgs& a) {
 }
 
 Status reload(const ReloadArgs& a) {
-  auto p = load_config(a.config, a.iface);  // a bad file fails here, before anything is touched
-  if (!p) return p.error();
-  auto r = levee::reload(a.iface, *p);
-  if (!r) return r.error();
+  LV_TRY_ASSIGN(auto p, load_config(a.config, a.iface));  // a bad file fails here, before anything is touched
+  LV_TRY_ASSIGN(auto r, levee::reload(a.iface, p));
   fmt::print("{}: policy generation {} from {}: {} classes, {} list entries ({} of them added at run time, kept)\n{}",
-             a.iface, r->generation, p->source, r->classes, group_digits(r->list_entries),
-             group_digits(r->kept_runtime), policy_text(*p, false));
-  for (const auto& d : r->dropped) fmt::print("  dropped  {}\n", d);
-  for (const auto& n : r->notes) fmt::print("  note     {}\n", n);
+             a.iface, r.generation, p.source, r.classes, group_digits(r.list_entries), group_digits(r.kept_runtime),
+             policy_text(p, false));
+  for (const auto& d : r.dropped) fmt::print("  dropped  {}\n", d);
+  for (const auto& n : r.notes) fmt::print("  note     {}\n", n);
   return {};
 }
 
@@ -173,21 +164,18 @@ Status set(const SetArgs& a) {
                 Opt{"--bytes-rate", a.bytes_rate, ch.bytes_rate}, Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst},
                 Opt{"--new-sources-burst", a.new_sources_burst, ch.new_sources_burst}}) {
     if (o.text.empty()) continue;
-    auto v = count_arg(o.name, o.text);
-    if (!v) return v.error();
-    o.out = *v;
+    LV_TRY_ASSIGN(auto v, count_arg(o.name, o.text));
+    o.out = v;
   }
   if (!a.new_sources.empty()) {
-    auto v = count_or_off("--new-sources", a.new_sources);
-    if (!v) return v.error();
-    ch.new_sources = *v;
+    LV_TRY_ASSIGN(auto v, count_or_off("--new-sources", a.new_sources));
+    ch.new_sources = v;
   }
   for (Opt o : {Opt{"--ban", a.ban, ch.ban_ns}, Opt{"--ban-max", a.ban_max, ch.ban_max_ns},
                 Opt{"--forget-after", a.forget_after, ch.forget_ns}}) {
     if (o.text.empty()) continue;
-    auto v = &o.out == &ch.ban_ns ? duration_or_off(o.name, o.text) : duration_arg(o.name, o.text);
-    if (!v) return v.error();
-    o.out = *v;
+    LV_TRY_ASSIGN(auto v, &o.out == &ch.ban_ns ? duration_or_off(o.name, o.text) : duration_arg(o.name, o.text));
+    o.out = v;
   }
   if (ch.ban_ns && *ch.ban_ns == 0 && (ch.ban_max_ns || ch.forget_ns))
     return usage_error("--ban off with --ban-max or --forget-after", "turn bans off alone, or give --ban a duration");
@@ -205,58 +193,52 @@ Status set(const SetArgs& a) {
     return usage_error("levee set needs something to change",
                        "give --rate, --burst, --bytes-rate, --bytes-burst, --prefix4, --prefix6, --new-sources, "
                        "--new-sources-burst, --ban, --ban-max, --forget-after or --mode");
-  auto r = set_limits(a.iface, ch);
-  if (!r) return r.error();
-  if (r->changed) fmt::print("{}: class {}: {}\n", a.iface, r->changed->name, describe_limits(*r->changed));
+  LV_TRY_ASSIGN(auto r, set_limits(a.iface, ch));
+  if (r.changed) fmt::print("{}: class {}: {}\n", a.iface, r.changed->name, describe_limits(*r.changed));
   if (ch.monitor) {
-    if (r->monitor)
+    if (r.monitor)
       fmt::print("{}: monitor mode: nothing is dropped by a limit, would-be drops are counted (levee stats)\n",
                  a.iface);
-    else if (r->monitoring.empty())
+    else if (r.monitoring.empty())
       fmt::print("{}: enforce mode\n", a.iface);
     else
       fmt::print("{}: enforce mode; by their own mode, class{} {} still monitor{}\n", a.iface,
-                 r->monitoring.size() == 1 ? "" : "es", join_names(r->monitoring),
-                 r->monitoring.size() == 1 ? "s" : "");
+                 r.monitoring.size() == 1 ? "" : "es", join_names(r.monitoring), r.monitoring.size() == 1 ? "s" : "");
   }
   return {};
 }
 
 Status stats(const StatsArgs& a) {
   LV_TRY(readers_preflight("stats"));
-  auto p = open_pinned(a.iface);
-  if (!p) return p.error();
-  auto c = interface_counters(*p);
-  if (!c) return c.error();
+  LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
+  LV_TRY_ASSIGN(auto c, interface_counters(p));
   ClassNames names;
-  auto cc = class_counters(*p);
-  if (!cc) return cc.error();
+  LV_TRY_ASSIGN(auto cc, class_counters(p));
   bool monitoring = false;
-  for (const auto& k : *cc) names.emplace_back(k.name, k.id), monitoring |= k.monitor;
+  for (const auto& k : cc) names.emplace_back(k.name, k.id), monitoring |= k.monitor;
   if (!a.watch) {
     if (a.json)
-      fmt::print("{}\n", stats_json(a.iface, *c, names).dump());
+      fmt::print("{}\n", stats_json(a.iface, c, names).dump());
     else
-      fmt::print("{}", stats_text(a.iface, *c, names, monitoring));
+      fmt::print("{}", stats_text(a.iface, c, names, monitoring));
     return {};
   }
   using clock = std::chrono::steady_clock;
   auto interval = std::chrono::duration<double>(a.interval > 0 ? a.interval : 1.0);
   auto next = clock::now();
-  Counters prev = *c;
+  Counters prev = c;
   auto prev_t = clock::now();
   for (unsigned i = 0; a.count == 0 || i < a.count; ++i) {
     next += std::chrono::duration_cast<clock::duration>(interval);
     std::this_thread::sleep_until(next);
-    auto cur = interface_counters(*p);
-    if (!cur) return cur.error();
+    LV_TRY_ASSIGN(auto cur, interface_counters(p));
     auto now = clock::now();
     if (a.json)
-      fmt::print("{}\n", stats_json(a.iface, *cur, names).dump());
+      fmt::print("{}\n", stats_json(a.iface, cur, names).dump());
     else
-      fmt::print("{}  {}\n", a.iface, rates_line(prev, *cur, std::chrono::duration<double>(now - prev_t).count()));
+      fmt::print("{}  {}\n", a.iface, rates_line(prev, cur, std::chrono::duration<double>(now - prev_t).count()));
     std::fflush(stdout);
-    prev = *cur;
+    prev = cur;
     prev_t = now;
   }
   return {};

@@ -13,8 +13,7 @@ namespace levee::cli {
 
 Status events(const EventsArgs& a) {
   if (a.duration < 0) return usage_error("--duration is negative", "give seconds, e.g. 10 or 0.5");
-  auto src = EventSource::open(a.iface);
-  if (!src) return src.error();
+  LV_TRY_ASSIGN(auto src, EventSource::open(a.iface));
   Signals signals;
   using clock = std::chrono::steady_clock;
   const auto end =
@@ -35,9 +34,8 @@ Status events(const EventsArgs& a) {
     const auto now = clock::now();
     if (now >= end) break;
     const auto wait = std::min<clock::duration>(end - now, std::chrono::milliseconds(500));
-    auto n =
-        (*src)->poll(std::chrono::duration_cast<std::chrono::milliseconds>(wait) + std::chrono::milliseconds(1), print);
-    if (!n) return n.error();
+    LV_TRY(
+        src->poll(std::chrono::duration_cast<std::chrono::milliseconds>(wait) + std::chrono::milliseconds(1), print));
   }
   return {};
 }

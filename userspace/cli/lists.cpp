@@ -35,9 +35,8 @@ CidrKey key_of(const Cidr& c) { return {c.family, c.len, c.addr}; }
 Result<std::vector<Cidr>> parse_cidrs(const std::vector<std::string>& texts) {
   std::vector<Cidr> out;
   for (const auto& t : texts) {
-    auto c = Cidr::parse(t);
-    if (!c) return c.error();
-    out.push_back(*c);
+    LV_TRY_ASSIGN(auto c, Cidr::parse(t));
+    out.push_back(c);
   }
   return out;
 }
@@ -61,16 +60,13 @@ Result<uint64_t> expiry_arg(const std::string& text, uint64_t now) {
 // reports disagree (another controller changed the lists in between), only the
 // counts are printed.
 Status edit(const ListArgs& a) {
-  auto cidrs = parse_cidrs(a.cidrs);
-  if (!cidrs) return cidrs.error();
+  LV_TRY_ASSIGN(auto cidrs, parse_cidrs(a.cidrs));
   const uint64_t now = Clocks::read().now_unix_ns;
-  auto expiry = expiry_arg(a.expires, now);
-  if (!expiry) return expiry.error();
-  const uint64_t expires = *expiry;
-  auto rows = list_rows(a.iface);
-  if (!rows) return rows.error();
+  LV_TRY_ASSIGN(auto expiry, expiry_arg(a.expires, now));
+  const uint64_t expires = expiry;
+  LV_TRY_ASSIGN(auto rows, list_rows(a.iface));
   std::map<CidrKey, const ListRow*> before;
-  for (const ListRow& r : *rows)
+  for (const ListRow& r : rows)
     if (r.kind == a.kind) before.emplace(key_of(r.cidr), &r);
 
   const bool add = a.op == ListOp::Add;
@@ -79,13 +75,13 @@ Status edit(const ListArgs& a) {
   ed.override_name = a.override_name;
   ed.expires_unix_ns = expires;
   ed.origin = LV_ORIGIN_CLI;
-  (add ? ed.add : ed.del) = *cidrs;
+  (add ? ed.add : ed.del) = cidrs;
 
   ListEditResult predicted;
   std::vector<std::string> lines;
   std::set<CidrKey> present;
   for (const auto& [k, r] : before) present.insert(k);
-  for (const Cidr& c : *cidrs) {
+  for (const Cidr& c : cidrs) {
     const bool there = present.count(key_of(c)) > 0;
     std::string what;
     if (add) {
@@ -104,36 +100,33 @@ Status edit(const ListArgs& a) {
     lines.push_back(fmt::format("{}: {} {} {}", a.iface, kind_label(a), c.to_string(), what));
   }
 
-  auto r = levee::edit_lists(a.iface, ed);
-  if (!r) return r.error();
-  if (!add && r->deleted == 0) {
+  LV_TRY_ASSIGN(auto r, levee::edit_lists(a.iface, ed));
+  if (!add && r.deleted == 0) {
     std::string names;
-    for (const Cidr& c : *cidrs) names += (names.empty() ? "" : ", ") + c.to_string();
+    for (const Cidr& c : cidrs) names += (names.empty() ? "" : ", ") + c.to_string();
     return Error{fmt::format("{} has no {} entry {}", a.iface, list_kind_name(a.kind), names), 0,
                  fmt::format("see the entries with: levee {} list {}", list_kind_name(a.kind), a.iface)};
   }
-  const bool exact = r->added == predicted.added && r->replaced == predicted.replaced &&
-                     r->deleted == predicted.deleted && r->missing == predicted.missing;
+  const bool exact = r.added == predicted.added && r.replaced == predicted.replaced && r.deleted == predicted.deleted &&
+                     r.missing == predicted.missing;
   if (exact) {
     for (const auto& l : lines) fmt::print("{}\n", l);
   } else if (add) {
-    fmt::print("{}: {}: {} added, {} replaced{}\n", a.iface, kind_label(a), r->added, r->replaced,
+    fmt::print("{}: {}: {} added, {} replaced{}\n", a.iface, kind_label(a), r.added, r.replaced,
                expiry_note(expires, now));
   } else {
-    fmt::print("{}: {}: {} deleted, {} not found\n", a.iface, kind_label(a), r->deleted, r->missing);
+    fmt::print("{}: {}: {} deleted, {} not found\n", a.iface, kind_label(a), r.deleted, r.missing);
   }
   return {};
 }
 
 Status list(const ListArgs& a) {
-  auto filter = parse_cidrs(a.cidrs);
-  if (!filter) return filter.error();
-  auto rows = list_rows(a.iface);
-  if (!rows) return rows.error();
+  LV_TRY_ASSIGN(auto filter, parse_cidrs(a.cidrs));
+  LV_TRY_ASSIGN(auto rows, list_rows(a.iface));
   std::vector<ListRow> mine;
-  for (const ListRow& r : *rows) {
+  for (const ListRow& r : rows) {
     if (r.kind != a.kind) continue;
-    const bool overlaps = filter->empty() || std::any_of(filter->begin(), filter->end(), [&](const Cidr& f) {
+    const bool overlaps = filter.empty() || std::any_of(filter.begin(), filter.end(), [&](const Cidr& f) {
                             return f.contains(r.cidr) || r.cidr.contains(f);
                           });
     if (overlaps) mine.push_back(r);
@@ -151,9 +144,8 @@ Status list(const ListArgs& a) {
 
 Status import(const ListArgs& a) {
   const uint64_t now = Clocks::read().now_unix_ns;
-  auto expiry = expiry_arg(a.expires, now);
-  if (!expiry) return expiry.error();
-  const uint64_t expires = *expiry;
+  LV_TRY_ASSIGN(auto expiry, expiry_arg(a.expires, now));
+  const uint64_t expires = expiry;
   std::ifstream in(a.file, std::ios::binary);
   if (!in) return sys_error(fmt::format("read {}", a.file));
   std::ostringstream text;
@@ -176,10 +168,9 @@ Status import(const ListArgs& a) {
   // What is there already: an entry on the deny list that lasts at least as long is
   // skipped, one that expires sooner (or has expired) is renewed; a network on another
   // list is left to that list.
-  auto rows = list_rows(a.iface);
-  if (!rows) return rows.error();
+  LV_TRY_ASSIGN(auto rows, list_rows(a.iface));
   std::map<CidrKey, const ListRow*> have;
-  for (const ListRow& r : *rows) have.emplace(key_of(r.cidr), &r);
+  for (const ListRow& r : rows) have.emplace(key_of(r.cidr), &r);
   ListEdit ed;
   ed.kind = LV_LIST_DENY;
   ed.origin = LV_ORIGIN_IMPORT;
@@ -201,9 +192,8 @@ Status import(const ListArgs& a) {
   }
   ListEditResult done;
   if (!ed.add.empty()) {
-    auto r = levee::edit_lists(a.iface, ed);  // one publish for the whole file
-    if (!r) return r.error();
-    done = *r;
+    LV_TRY_ASSIGN(auto r, levee::edit_lists(a.iface, ed));  // one publish for the whole file
+    done = r;
   }
 
   std::string skipped;

@@ -16,9 +16,8 @@ Status run(const RunArgs& a) {
   o.detach_on_exit = a.detach_on_exit;
   if (!a.mode.empty()) o.mode = parse_attach_mode(a.mode).value_or(LV_MODE_AUTO);  // CLI11 checked it
   if (!a.metrics.empty()) {
-    auto m = parse_listen_address(a.metrics);
-    if (!m) return m.error();
-    o.metrics = *m;
+    LV_TRY_ASSIGN(auto m, parse_listen_address(a.metrics));
+    o.metrics = m;
   }
   auto every = parse_duration_ns(a.prune_every);
   if (!every || *every < 100'000'000)
@@ -37,12 +36,11 @@ Status run(const RunArgs& a) {
   if (o.iface.empty()) {
     // The interface the config names: read here only for its name (run_daemon reads the
     // file again, checks it whole, and a bad file fails there the same way).
-    auto p = load_config(a.config);
-    if (!p) return p.error();
-    if (p->iface.name.empty())
+    LV_TRY_ASSIGN(auto p, load_config(a.config));
+    if (p.iface.name.empty())
       return usage_error(fmt::format("{} names no interface", a.config),
                          "give the interface (levee run eth0 --config ...) or [interface] name = \"eth0\"");
-    o.iface = p->iface.name;
+    o.iface = p.iface.name;
   }
   return run_daemon(o);
 }

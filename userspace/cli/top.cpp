@@ -151,10 +151,8 @@ Status top(const TopArgs& a) {
   if (a.n == 0) return usage_error("-n 0 shows nothing", "give 1 or more");
   LV_TRY(check_privileges("top"));
   LV_TRY(check_bpffs());
-  auto p = open_pinned(a.iface);
-  if (!p) return p.error();
-  auto pm = map_pinned_policy(*p);
-  if (!pm) return pm.error();
+  LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
 
   std::optional<Signals> signals;
   if (a.watch) signals.emplace();
@@ -166,17 +164,16 @@ Status top(const TopArgs& a) {
   size_t hint = 0;
   auto next = std::chrono::steady_clock::now();
   for (unsigned round = 0;; ++round) {
-    auto w = walk(p->state.get(), a.networks, hint);
-    if (!w) return w.error();
-    hint = w->keys.size() + w->keys.size() / 8;
+    LV_TRY_ASSIGN(auto w, walk(p.state.get(), a.networks, hint));
+    hint = w.keys.size() + w.keys.size() / 8;
     // Rank on counters since the previous walk under --watch, else since creation.
-    std::vector<uint64_t> scores(w->keys.size());
+    std::vector<uint64_t> scores(w.keys.size());
     std::vector<TopCounts> deltas;
-    if (prev_at) deltas.resize(w->keys.size());
-    for (size_t i = 0; i < w->keys.size(); ++i) {
-      TopCounts c = TopCounts::of(w->states[i]);
+    if (prev_at) deltas.resize(w.keys.size());
+    for (size_t i = 0; i < w.keys.size(); ++i) {
+      TopCounts c = TopCounts::of(w.states[i]);
       if (prev_at) {
-        const TopCounts* before = prev.find(w->keys[i]);
+        const TopCounts* before = prev.find(w.keys[i]);
         c = counts_since(before ? *before : TopCounts{}, c);
         deltas[i] = c;
       }
@@ -185,15 +182,15 @@ Status top(const TopArgs& a) {
     TopView v;
     v.iface = a.iface;
     v.by = *by;
-    v.sources = w->sources;
-    v.networks = w->networks;
+    v.sources = w.sources;
+    v.networks = w.networks;
     v.with_networks = a.networks;
-    v.walk_seconds = w->seconds;
-    if (prev_at) v.interval = std::chrono::duration<double>(w->at - *prev_at).count();
-    const lv_policy& pol = pm->active();
+    v.walk_seconds = w.seconds;
+    if (prev_at) v.interval = std::chrono::duration<double>(w.at - *prev_at).count();
+    const lv_policy& pol = pm.active();
     const uint64_t now = Clocks::read().now_mono_ns;
     for (size_t i : top_indices(scores, a.n)) {
-      v.rows.push_back(make_row(*p, pm->control(), pol, w->keys[i], w->states[i], now));
+      v.rows.push_back(make_row(p, pm.control(), pol, w.keys[i], w.states[i], now));
       if (prev_at) v.rows.back().delta = deltas[i];
     }
     if (a.json)
@@ -202,8 +199,8 @@ Status top(const TopArgs& a) {
       fmt::print("{}{}", a.watch && tty ? "\x1b[H\x1b[2J" : (round ? "\n" : ""), top_text(v));
     std::fflush(stdout);
     if (!a.watch || (a.count && round + 1 >= a.count)) break;
-    prev.assign(w->keys, w->states);
-    prev_at = w->at;
+    prev.assign(w.keys, w.states);
+    prev_at = w.at;
     // The next walk starts an interval after the last began, or at once if that one
     // took longer than the interval.
     next += interval;

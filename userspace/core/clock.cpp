@@ -99,9 +99,8 @@ int64_t unix_seconds(int64_t year, unsigned month, unsigned day, unsigned hour, 
 std::optional<uint64_t> parse_rfc3339(std::string_view s) {
   Scan c{s};
   unsigned y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-  if (!c.digits(4, y) || !c.one_of("-") || !c.digits(2, mo) || !c.one_of("-") || !c.digits(2, d) ||
-      !c.one_of("Tt ") || !c.digits(2, h) || !c.one_of(":") || !c.digits(2, mi) || !c.one_of(":") ||
-      !c.digits(2, sec))
+  if (!c.digits(4, y) || !c.one_of("-") || !c.digits(2, mo) || !c.one_of("-") || !c.digits(2, d) || !c.one_of("Tt ") ||
+      !c.digits(2, h) || !c.one_of(":") || !c.digits(2, mi) || !c.one_of(":") || !c.digits(2, sec))
     return std::nullopt;
   const auto frac = c.fraction();
   const auto offset = frac ? c.offset() : std::nullopt;

@@ -36,31 +36,29 @@ void write_pid(int fd) {
 
 Result<IfaceLock> IfaceLock::acquire(const std::string& iface, std::chrono::milliseconds patience) {
   const std::string path = fmt::format("{}/{}.lock", kLockDir, iface);
-  auto fd = open_lock_file(path);
-  if (!fd) return fd.error();
+  LV_TRY_ASSIGN(auto fd, open_lock_file(path));
   const auto deadline = std::chrono::steady_clock::now() + patience;
-  while (flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
+  while (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) return sys_error(fmt::format("lock {}", path));
     if (std::chrono::steady_clock::now() >= deadline)
-      return Error{fmt::format("another levee (pid {}) is changing {}", holder_pid(fd->get()), iface), 0,
+      return Error{fmt::format("another levee (pid {}) is changing {}", holder_pid(fd.get()), iface), 0,
                    "wait for it to finish and retry"};
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  write_pid(fd->get());
-  return IfaceLock(std::move(fd.value()));
+  write_pid(fd.get());
+  return IfaceLock(std::move(fd));
 }
 
 Result<IfaceLock> IfaceLock::daemon(const std::string& iface) {
   const std::string path = fmt::format("{}/{}.daemon", kLockDir, iface);
-  auto fd = open_lock_file(path);
-  if (!fd) return fd.error();
-  if (flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
+  LV_TRY_ASSIGN(auto fd, open_lock_file(path));
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) return sys_error(fmt::format("lock {}", path));
-    return Error{fmt::format("{} already has a levee run (pid {})", iface, holder_pid(fd->get())), 0,
+    return Error{fmt::format("{} already has a levee run (pid {})", iface, holder_pid(fd.get())), 0,
                  fmt::format("one daemon per interface: stop it first (systemctl stop levee@{})", iface)};
   }
-  write_pid(fd->get());
-  return IfaceLock(std::move(fd.value()));
+  write_pid(fd.get());
+  return IfaceLock(std::move(fd));
 }
 
 }  // namespace levee

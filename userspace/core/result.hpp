@@ -82,11 +82,11 @@ using Status = Result<void>;
 // Assign or return: `LV_TRY_ASSIGN(auto pins, open_pinned(iface));` declares `pins` as
 // the value of a Result, or returns its error from the enclosing function. The left side
 // is any declaration or assignable expression: `LV_TRY_ASSIGN(const Cidr c, ...)`,
-// `LV_TRY_ASSIGN(out.rows, ...)`.
-#define LV_TRY_ASSIGN(lhs, expr) LV_TRY_ASSIGN_IMPL_(LV_TRY_CONCAT_(lv_try_v_, __LINE__), lhs, expr)
-#define LV_TRY_ASSIGN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                        \
-  if (!tmp.ok()) return tmp.error();        \
+// `LV_TRY_ASSIGN(out.rows, ...)`. The expression may hold commas (template arguments).
+#define LV_TRY_ASSIGN(lhs, ...) LV_TRY_ASSIGN_IMPL_(LV_TRY_CONCAT_(lv_try_v_, __LINE__), lhs, __VA_ARGS__)
+#define LV_TRY_ASSIGN_IMPL_(tmp, lhs, ...) \
+  auto tmp = (__VA_ARGS__);                \
+  if (!tmp.ok()) return tmp.error();       \
   lhs = std::move(tmp).value()
 #define LV_TRY_CONCAT_(a, b) LV_TRY_CONCAT_IMPL_(a, b)
 #define LV_TRY_CONCAT_IMPL_(a, b) a##b

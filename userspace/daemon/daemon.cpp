@@ -138,40 +138,36 @@ Status Daemon::start_filter(Policy p) {
   const std::string& iface = o_.iface;
   if (pin_dir_exists(iface)) {
     // Adopt: what is pinned keeps running; only the policy is replaced, as levee reload does.
-    auto pins = open_pinned(iface);
-    if (!pins) return pins.error();
-    auto st = query_status(*pins, false);  // also refuses pins of another ABI version
-    if (!st) return st.error();
-    if (st->other_netns)
+    LV_TRY_ASSIGN(auto pins, open_pinned(iface));
+    LV_TRY_ASSIGN(auto st, query_status(pins, false));  // also refuses pins of another ABI version
+    if (st.other_netns)
       return Error{fmt::format("{}'s pinned filter is attached in another network namespace", iface), 0,
                    "run levee run in the namespace of the interface"};
-    if (!st->defunct) {
-      auto r = levee::reload(iface, p);
-      if (!r) return r.error();
+    if (!st.defunct) {
+      LV_TRY_ASSIGN(auto r, levee::reload(iface, p));
       say(iface,
           "adopted the running filter (program {}, {} mode): state and counters kept; policy generation {} from {}",
-          st->prog_id, st->mode, r->generation, p.source);
-      say_reload_notes(*r);
-      if (o_.mode && *o_.mode != LV_MODE_AUTO && mode_name(*o_.mode) != st->mode)
+          st.prog_id, st.mode, r.generation, p.source);
+      say_reload_notes(r);
+      if (o_.mode && *o_.mode != LV_MODE_AUTO && mode_name(*o_.mode) != st.mode)
         say(iface,
             "note: --mode {} applies when levee run attaches; the running filter stays in {} mode "
             "(levee detach {} first to change it)",
-            mode_name(*o_.mode), st->mode, iface);
+            mode_name(*o_.mode), st.mode, iface);
       return {};
     }
     // The interface was removed and has come back (a driver reload, a recreated veth):
     // the pinned link filters nothing any more, and its state was of the old device.
-    say(iface, "the pinned filter belongs to a removed instance of {} (program {}): replacing it", iface, st->prog_id);
-    pins = Error{};  // close the pins before they are removed
+    say(iface, "the pinned filter belongs to a removed instance of {} (program {}): replacing it", iface, st.prog_id);
+    pins = Pinned{};  // close the pins before they are removed
     LV_TRY(detach(iface));
   }
   AttachOptions a = attach_options(iface, std::move(p));
   if (o_.mode) a.mode = *o_.mode;
-  auto r = attach(a);
-  if (!r) return r.error();
-  if (!r->fallback.empty()) say(iface, "{}; using generic mode", r->fallback);
-  say(iface, "attached in {} mode (program {}): policy from {}, {} sources at most", r->mode, r->prog_id,
-      a.policy.source, group_digits(a.max_sources));
+  LV_TRY_ASSIGN(auto r, attach(a));
+  if (!r.fallback.empty()) say(iface, "{}; using generic mode", r.fallback);
+  say(iface, "attached in {} mode (program {}): policy from {}, {} sources at most", r.mode, r.prog_id, a.policy.source,
+      group_digits(a.max_sources));
   return {};
 }
 
@@ -239,13 +235,11 @@ Result<MetricsSnapshot> Daemon::snapshot() {
   MetricsSnapshot s;
   s.iface = o_.iface;
   s.version = levee_version();
-  auto st = query_status(*pins_, false);
-  if (!st) return st.error();
-  auto c = interface_counters(*pins_);
-  if (!c) return c.error();
-  s.counters = *c;
-  s.classes = class_counters(*st, *c);
-  s.status = std::move(st.value());
+  LV_TRY_ASSIGN(auto st, query_status(*pins_, false));
+  LV_TRY_ASSIGN(auto c, interface_counters(*pins_));
+  s.counters = c;
+  s.classes = class_counters(st, c);
+  s.status = std::move(st);
   std::lock_guard g(mu_);
   s.walk = walk_;
   s.daemon = health_;
@@ -269,10 +263,8 @@ Status Daemon::run() {
   LV_TRY(check_privileges("run"));
   LV_TRY(check_bpffs());
   // Everything that can fail without touching the kernel, first.
-  auto p = load_config(o_.config, iface);
-  if (!p) return p.error();
-  auto lock = IfaceLock::daemon(iface);
-  if (!lock) return lock.error();
+  LV_TRY_ASSIGN(auto p, load_config(o_.config, iface));
+  LV_TRY_ASSIGN(auto lock, IfaceLock::daemon(iface));
   LV_TRY(open_events_file());
   LV_TRY(start_server());
 
@@ -280,15 +272,14 @@ Status Daemon::run() {
     std::lock_guard g(mu_);
     health_.start_unix_ns = unix_now_ns();
   }
-  LV_TRY(start_filter(std::move(p.value())));
+  LV_TRY(start_filter(std::move(p)));
   {
     std::lock_guard g(mu_);
     health_.reloads_ok = 1;
     health_.last_success_unix_ns = unix_now_ns();
   }
-  auto pins = open_pinned(iface);
-  if (!pins) return pins.error();
-  pins_ = std::move(pins.value());
+  LV_TRY_ASSIGN(auto pins, open_pinned(iface));
+  pins_ = std::move(pins);
   ready_.store(true, std::memory_order_release);
   if (auto ev = EventSource::open(iface))
     events_ = std::move(ev.value());

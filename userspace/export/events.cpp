@@ -177,21 +177,18 @@ std::vector<BanEnds::Ended> BanEnds::update(const std::vector<std::pair<lv_key, 
 Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface) {
   LV_TRY(check_privileges("read the events of"));
   LV_TRY(check_bpffs());
-  auto pins = open_pinned(iface);
-  if (!pins) return pins.error();
-  if (!pins->events.valid())
+  LV_TRY_ASSIGN(auto pins, open_pinned(iface));
+  if (!pins.events.valid())
     return Error{fmt::format("{} was attached by a levee without the event ring ({}/{} is missing)", iface,
                              pin_dir(iface), LV_MAP_EVENTS),
                  0, fmt::format("detach and attach again: levee detach {}", iface)};
-  auto pm = map_pinned_policy(*pins);
-  if (!pm) return pm.error();
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(pins));
   std::unique_ptr<EventSource> s(new EventSource());
   s->iface_ = iface;
-  s->pins_ = std::move(pins.value());
-  s->policy_.emplace(std::move(pm.value()));
-  auto shared = SharedMap::map(s->pins_.shared.get());
-  if (!shared) return shared.error();
-  s->shared_.emplace(std::move(shared.value()));
+  s->pins_ = std::move(pins);
+  s->policy_.emplace(std::move(pm));
+  LV_TRY_ASSIGN(auto shared, SharedMap::map(s->pins_.shared.get()));
+  s->shared_.emplace(std::move(shared));
   s->ring_ = ring_buffer__new(s->pins_.events.get(), &EventSource::on_sample, s.get(), nullptr);
   if (!s->ring_) return sys_error(fmt::format("open the event ring of {}", iface));
   s->clocks_ = Clocks::read();
