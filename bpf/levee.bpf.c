@@ -17,6 +17,7 @@
 #include "limiter.h"
 #include "maps.h"
 #include "parse.h"
+#include "rules.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -101,25 +102,6 @@ static __always_inline __u32 lv_gcra_take(__u64 *ready_p, __u64 ready, __u64 now
 		ready = seen; /* another CPU passed one: decide again on its result */
 	}
 	return LV_R_CONTENDED;
-}
-
-static __always_inline void lv_key_init(struct lv_key *key, const struct lv_packet *pkt, const struct lv_class *cls,
-					__u32 class_id)
-{
-	if (pkt->family == LV_AF_INET) {
-		key->addr[0] = 0;
-		key->addr[1] = 0;
-		key->addr[2] = pkt->addr[2];
-		key->addr[3] = pkt->addr[3] & cls->mask4;
-	} else {
-		key->addr[0] = pkt->addr[0] & cls->mask6[0];
-		key->addr[1] = pkt->addr[1] & cls->mask6[1];
-		key->addr[2] = pkt->addr[2] & cls->mask6[2];
-		key->addr[3] = pkt->addr[3] & cls->mask6[3];
-	}
-	key->class_id = class_id;
-	key->family = pkt->family;
-	key->epoch = cls->epoch;
 }
 
 static __always_inline int lv_key_eq(const struct lv_key *a, const struct lv_key *b)
@@ -412,22 +394,9 @@ static __always_inline int lv_pair_over(const struct lv_state *st, const struct 
 static __always_inline void lv_net_key(const struct lv_ctx *c, struct lv_key *k)
 {
 	const struct lv_class *cls = c->cls;
-	const struct lv_packet *pkt = c->pkt;
 
-	if (pkt->family == LV_AF_INET) {
-		k->addr[0] = 0;
-		k->addr[1] = 0;
-		k->addr[2] = pkt->addr[2];
-		k->addr[3] = pkt->addr[3] & cls->net_mask4;
-	} else {
-		k->addr[0] = pkt->addr[0] & cls->net_mask6[0];
-		k->addr[1] = pkt->addr[1] & cls->net_mask6[1];
-		k->addr[2] = pkt->addr[2] & cls->net_mask6[2];
-		k->addr[3] = pkt->addr[3] & cls->net_mask6[3];
-	}
-	k->class_id = c->class_id;
-	k->family = pkt->family | LV_KEY_NETWORK;
-	k->epoch = cls->epoch;
+	lv_key_mask(k, c->pkt->addr, c->pkt->family, cls->net_mask4, cls->net_mask6, c->class_id, LV_KEY_NETWORK,
+		    cls->epoch);
 }
 
 /* Charge the packet to its network. The network's state is created when missing
@@ -555,22 +524,8 @@ static __always_inline int lv_total_over(struct lv_ctx *c, __u64 t, __u64 *ready
 static __always_inline void lv_ban_all_key(const struct lv_ctx *c, struct lv_key *k)
 {
 	const struct lv_policy *pol = c->pol;
-	const struct lv_packet *pkt = c->pkt;
 
-	if (pkt->family == LV_AF_INET) {
-		k->addr[0] = 0;
-		k->addr[1] = 0;
-		k->addr[2] = pkt->addr[2];
-		k->addr[3] = pkt->addr[3] & pol->ban_mask4;
-	} else {
-		k->addr[0] = pkt->addr[0] & pol->ban_mask6[0];
-		k->addr[1] = pkt->addr[1] & pol->ban_mask6[1];
-		k->addr[2] = pkt->addr[2] & pol->ban_mask6[2];
-		k->addr[3] = pkt->addr[3] & pol->ban_mask6[3];
-	}
-	k->class_id = LV_ALL_CLASSES;
-	k->family = pkt->family;
-	k->epoch = 0;
+	lv_key_mask(k, c->pkt->addr, c->pkt->family, pol->ban_mask4, pol->ban_mask6, LV_ALL_CLASSES, 0, 0);
 }
 
 /* The record of a ban this class imposes: per source and class, or in every class. */
@@ -907,7 +862,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	struct lv_control *ctl;
 	struct lv_packet pkt;
 	struct lv_ctx c = {};
-	__u32 zero = 0, slot, kind, r;
+	__u32 zero = 0, slot, r;
 	__u64 until;
 	int proto, err;
 
@@ -937,7 +892,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	c.pkt = &pkt;
 	c.class_id = lv_classify(c.pol, &pkt);
 	c.cls = &c.pol->classes[c.class_id];
-	lv_key_init(&c.key, &pkt, c.cls, c.class_id);
+	lv_key_mask(&c.key, pkt.addr, pkt.family, c.cls->mask4, c.cls->mask6, c.class_id, 0, c.cls->epoch);
 	c.now = lv_clock_cached(&c.pc->clock);
 	if (lv_hot_rejects(&c))
 		return lv_exit(c.pc, lv_mode(&c, c.pc->hot.reason), c.class_id, c.len);
@@ -947,24 +902,15 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	c.lim.flags = c.cls->flags;
 	entry = lv_list_lookup(slot, c.pol, &pkt);
 	if (entry) {
-		__u32 ov = entry->override_id;
-
-		kind = entry->kind;
 		/* On the cached clock: an expired deny may match up to a tick longer. */
-		if (entry->expires_ns && lv_gcra_conforms(entry->expires_ns, c.now)) {
-			kind = entry->after_kind;
-			ov = entry->after_override;
-			if (entry->after_expires_ns && lv_gcra_conforms(entry->after_expires_ns, c.now)) {
-				kind = entry->then_kind;
-				ov = entry->then_override;
-			}
-		}
-		if (kind == LV_LIST_ALLOW)
+		struct lv_list_verdict d = lv_list_decide(entry, c.now);
+
+		if (d.kind == LV_LIST_ALLOW)
 			return lv_exit(c.pc, LV_R_ALLOW, c.class_id, c.len);
-		if (kind == LV_LIST_DENY)
+		if (d.kind == LV_LIST_DENY)
 			return lv_exit(c.pc, lv_mode(&c, LV_R_DENY), c.class_id, c.len);
-		if (kind == LV_LIST_OVERRIDE && ov < LV_MAX_OVERRIDES) {
-			const struct lv_override *o = &c.pol->overrides[ov];
+		if (d.kind == LV_LIST_OVERRIDE && d.override_id < LV_MAX_OVERRIDES) {
+			const struct lv_override *o = &c.pol->overrides[d.override_id];
 
 			if ((o->classes >> c.class_id) & 1) {
 				c.lim.pkt = &o->pkt;
