@@ -262,4 +262,23 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 	}
 }
 
+/*
+ * A frame up to its transport header: LV_R_CONFORMING (0) with *pkt filled in, or the
+ * reason it goes no further: not IP (passed, never limited), or not parsed (dropped).
+ */
+static __always_inline __u32 lv_parse(struct lv_cursor *c, struct lv_packet *pkt)
+{
+	int proto = lv_parse_eth(c), err;
+
+	if (proto < 0)
+		return -proto;
+	if (proto == bpf_htons(ETH_P_IP))
+		err = lv_parse_ipv4(c, pkt);
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		err = lv_parse_ipv6(c, pkt);
+	else
+		return LV_R_NOT_IP;
+	return -err;
+}
+
 #endif /* LEVEE_PARSE_H */
