@@ -1,5 +1,6 @@
 // list_entries.hpp - list entries as both families share them, and the entry that
-// decides for one address: what `levee show` reports.
+// decides for one address, found and judged as the datapath does (bpf/lists.h,
+// bpf/rules.h): what `levee show` reports.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +22,9 @@ Cidr cidr_of(const lv_lpm4& k);
 Cidr cidr_of(const lv_lpm6& k);
 
 // The entry whose verdict is in force for `addr` (one address) at `now_mono_ns`: the
-// most specific entry covering it or, once that has expired, the most specific one
-// covering it that never expires. nullopt: no entry, or none in force (the address is
-// limited by its class).
+// one the datapath's lookup finds (its host entry, else the longest prefix covering
+// it) or, once that has expired, the covering entry it falls back to. nullopt: no
+// entry, or none in force (the address is limited by its class).
 std::optional<AnyEntry> deciding_entry(const Lists& lists, const Cidr& addr, uint64_t now_mono_ns);
 
 }  // namespace levee
