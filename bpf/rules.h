@@ -4,7 +4,7 @@
  * functions: which key an address has, and what a list entry decides at a given time.
  *
  * Compiled into the XDP program and into the controller (as limiter.h is), so that
- * `levee show`, `levee top`, `levee unban` and the program cannot disagree: a rule
+ * the program and `levee show`, `top`, `unban` and `prune` cannot disagree: a rule
  * written twice drifts.
  */
 #ifndef LEVEE_RULES_H
