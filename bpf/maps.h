@@ -81,33 +81,25 @@ struct {
  * same flip of `active` that switches the classes switches the lists (struct
  * lv_list_value). Both allocate per entry; max_entries is only a cap.
  */
-#define LV_LIST_TRIE(name, keytype)                       \
+#define LV_LIST_MAP(name, maptype, keytype)               \
 	struct {                                          \
-		__uint(type, BPF_MAP_TYPE_LPM_TRIE);      \
+		__uint(type, maptype);                    \
 		__uint(max_entries, LV_MAX_LIST_ENTRIES); \
 		__uint(map_flags, BPF_F_NO_PREALLOC);     \
 		__type(key, keytype);                     \
 		__type(value, struct lv_list_value);      \
 	} name SEC(".maps")
 
-LV_LIST_TRIE(lv_list4_0, struct lv_lpm4);
-LV_LIST_TRIE(lv_list4_1, struct lv_lpm4);
-LV_LIST_TRIE(lv_list6_0, struct lv_lpm6);
-LV_LIST_TRIE(lv_list6_1, struct lv_lpm6);
-
-#define LV_HOST_HASH(name, keytype)                       \
-	struct {                                          \
-		__uint(type, BPF_MAP_TYPE_HASH);          \
-		__uint(max_entries, LV_MAX_LIST_ENTRIES); \
-		__uint(map_flags, BPF_F_NO_PREALLOC);     \
-		__type(key, keytype);                     \
-		__type(value, struct lv_list_value);      \
-	} name SEC(".maps")
+/* Network entries, by prefix. */
+LV_LIST_MAP(lv_list4_0, BPF_MAP_TYPE_LPM_TRIE, struct lv_lpm4);
+LV_LIST_MAP(lv_list4_1, BPF_MAP_TYPE_LPM_TRIE, struct lv_lpm4);
+LV_LIST_MAP(lv_list6_0, BPF_MAP_TYPE_LPM_TRIE, struct lv_lpm6);
+LV_LIST_MAP(lv_list6_1, BPF_MAP_TYPE_LPM_TRIE, struct lv_lpm6);
 
 /* Host entries, by address (network order): IPv4 one word, IPv6 four. */
-LV_HOST_HASH(lv_host4_0, __u32);
-LV_HOST_HASH(lv_host4_1, __u32);
-LV_HOST_HASH(lv_host6_0, struct lv_in6);
-LV_HOST_HASH(lv_host6_1, struct lv_in6);
+LV_LIST_MAP(lv_host4_0, BPF_MAP_TYPE_HASH, __u32);
+LV_LIST_MAP(lv_host4_1, BPF_MAP_TYPE_HASH, __u32);
+LV_LIST_MAP(lv_host6_0, BPF_MAP_TYPE_HASH, struct lv_in6);
+LV_LIST_MAP(lv_host6_1, BPF_MAP_TYPE_HASH, struct lv_in6);
 
 #endif /* LEVEE_MAPS_H */

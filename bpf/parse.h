@@ -3,7 +3,8 @@
  * parse.h - cursor parse helpers: Ethernet, up to two VLAN tags, IPv4, IPv6.
  *
  * Each helper takes the cursor, checks bounds once, advances it, and returns the next
- * protocol or a negative lv_reason-style code. Only the uapi headers are needed.
+ * protocol or a negative lv_reason-style code; lv_parse() runs them for the entry and
+ * returns the reason itself (0: parsed). Only the uapi headers are needed.
  *
  * No legal header is a way around a limit: the source address sits at a fixed offset
  * whatever follows it, so IPv4 options, IPv6 extension headers, fragments and VLAN tags
@@ -95,46 +96,51 @@ static __always_inline int lv_parse_eth(struct lv_cursor *c)
 	return proto;
 }
 
+/* A TCP or UDP header of `len` bytes, which must lie within the IP payload (`avail`),
+ * not in Ethernet padding: its destination port (at the same offset in both) into
+ * pkt->dport. NULL if the frame or the payload is shorter: malformed. */
+static __always_inline void *lv_pull_ported(struct lv_cursor *c, __u32 len, __u32 avail, struct lv_packet *pkt)
+{
+	struct udphdr *h = lv_pull(c, len);
+
+	if (!h || avail < len)
+		return NULL;
+	pkt->dport = bpf_ntohs(h->dest);
+	return h;
+}
+
 /*
  * The transport header: `proto` as the IP header (or the last extension header) names
  * it, `avail` bytes of IP payload left, `nonfirst` for a fragment that does not start
- * the datagram (it carries no transport header). TCP and UDP headers must lie within
- * the IP payload, not in Ethernet padding: a shorter one is malformed, as is a first
- * fragment too short to hold its ports (RFC 1858's tiny fragments).
+ * the datagram (it carries no transport header). A first fragment too short to hold
+ * its ports is malformed (RFC 1858's tiny fragments).
  */
 static __always_inline int lv_parse_l4(struct lv_cursor *c, __u8 proto, __u32 avail, int nonfirst,
 				       struct lv_packet *pkt)
 {
+	struct tcphdr *th;
+
 	pkt->dport = 0;
 	switch (proto) {
-	case IPPROTO_TCP: {
-		struct tcphdr *th;
-
+	case IPPROTO_TCP:
 		if (nonfirst) {
 			pkt->kind = LV_L4_TCP_FRAG;
 			return 0;
 		}
-		th = lv_pull(c, sizeof(*th));
-		if (!th || avail < sizeof(*th))
+		th = lv_pull_ported(c, sizeof(*th), avail, pkt);
+		if (!th)
 			return -LV_R_MALFORMED;
-		pkt->dport = bpf_ntohs(th->dest);
 		pkt->kind = th->syn && !th->ack ? LV_L4_TCP_SYN : LV_L4_TCP;
 		return 0;
-	}
-	case IPPROTO_UDP: {
-		struct udphdr *uh;
-
+	case IPPROTO_UDP:
 		if (nonfirst) {
 			pkt->kind = LV_L4_UDP_FRAG;
 			return 0;
 		}
-		uh = lv_pull(c, sizeof(*uh));
-		if (!uh || avail < sizeof(*uh))
+		if (!lv_pull_ported(c, sizeof(struct udphdr), avail, pkt))
 			return -LV_R_MALFORMED;
-		pkt->dport = bpf_ntohs(uh->dest);
 		pkt->kind = LV_L4_UDP;
 		return 0;
-	}
 	case IPPROTO_ICMP:
 		pkt->kind = pkt->family == LV_AF_INET ? LV_L4_ICMP : LV_L4_OTHER;
 		return 0;
@@ -188,6 +194,24 @@ struct lv_ip6_frag {
 	__be32 id;
 };
 
+/* An extension header levee walks over to find the transport header (the fragment
+ * header aside: it may end the walk). */
+static __always_inline int lv_ipv6_ext(__u8 nh)
+{
+	switch (nh) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_DSTOPTS:
+	case LV_NEXTHDR_MOBILITY:
+	case LV_NEXTHDR_HIP:
+	case LV_NEXTHDR_SHIM6:
+	case IPPROTO_AH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * IPv6: version 6, payload within the frame, then up to LV_MAX_EXT_HDRS extension
  * headers to the transport header. A longer chain is dropped (LV_R_EXT_DEPTH): its
@@ -217,14 +241,7 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 		struct lv_ip6_frag *fh;
 		__u32 len;
 
-		switch (nh) {
-		case IPPROTO_HOPOPTS:
-		case IPPROTO_ROUTING:
-		case IPPROTO_DSTOPTS:
-		case LV_NEXTHDR_MOBILITY:
-		case LV_NEXTHDR_HIP:
-		case LV_NEXTHDR_SHIM6:
-		case IPPROTO_AH:
+		if (lv_ipv6_ext(nh)) {
 			oh = lv_pull(c, sizeof(*oh));
 			if (!oh)
 				return -LV_R_MALFORMED;
@@ -233,8 +250,7 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 				return -LV_R_MALFORMED;
 			avail -= len;
 			nh = oh->nexthdr;
-			break;
-		case IPPROTO_FRAGMENT:
+		} else if (nh == IPPROTO_FRAGMENT) {
 			fh = lv_pull(c, sizeof(*fh));
 			if (!fh || avail < sizeof(*fh))
 				return -LV_R_MALFORMED;
@@ -242,24 +258,32 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 			if (bpf_ntohs(fh->frag_off) & ~7)
 				return lv_parse_l4(c, fh->nexthdr, avail, 1, pkt);
 			nh = fh->nexthdr;
-			break;
-		default:
+		} else {
 			return lv_parse_l4(c, nh, avail, 0, pkt);
 		}
 	}
-	switch (nh) {
-	case IPPROTO_HOPOPTS:
-	case IPPROTO_ROUTING:
-	case IPPROTO_DSTOPTS:
-	case LV_NEXTHDR_MOBILITY:
-	case LV_NEXTHDR_HIP:
-	case LV_NEXTHDR_SHIM6:
-	case IPPROTO_AH:
-	case IPPROTO_FRAGMENT:
+	if (nh == IPPROTO_FRAGMENT || lv_ipv6_ext(nh))
 		return -LV_R_EXT_DEPTH;
-	default:
-		return lv_parse_l4(c, nh, avail, 0, pkt);
-	}
+	return lv_parse_l4(c, nh, avail, 0, pkt);
+}
+
+/*
+ * A frame up to its transport header: LV_R_CONFORMING (0) with *pkt filled in, or the
+ * reason it goes no further: not IP (passed, never limited), or not parsed (dropped).
+ */
+static __always_inline __u32 lv_parse(struct lv_cursor *c, struct lv_packet *pkt)
+{
+	int proto = lv_parse_eth(c), err;
+
+	if (proto < 0)
+		return -proto;
+	if (proto == bpf_htons(ETH_P_IP))
+		err = lv_parse_ipv4(c, pkt);
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		err = lv_parse_ipv6(c, pkt);
+	else
+		return LV_R_NOT_IP;
+	return -err;
 }
 
 #endif /* LEVEE_PARSE_H */

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/reasons.hpp"
 #include "levee_bpf.skel.h"
 
 namespace levee::progtest {
@@ -447,43 +448,10 @@ uint64_t TwoCpuRun::busy_ns() const {
   return std::max(uint64_t{run[0].duration}, uint64_t{run[1].duration}) * static_cast<uint64_t>(repeat);
 }
 
-const char* reason_name(uint32_t reason) {
-  switch (reason) {
-    case LV_R_CONFORMING:
-      return "CONFORMING";
-    case LV_R_NOT_IP:
-      return "NOT_IP";
-    case LV_R_ALLOW:
-      return "ALLOW";
-    case LV_R_RATE:
-      return "RATE";
-    case LV_R_MALFORMED:
-      return "MALFORMED";
-    case LV_R_VLAN_DEPTH:
-      return "VLAN_DEPTH";
-    case LV_R_MAP_FULL:
-      return "MAP_FULL";
-    case LV_R_CONTENDED:
-      return "CONTENDED";
-    case LV_R_DENY:
-      return "DENY";
-    case LV_R_BYTES:
-      return "BYTES";
-    case LV_R_EXT_DEPTH:
-      return "EXT_DEPTH";
-    case LV_R_MONITORED:
-      return "MONITORED";
-    case LV_R_BAN:
-      return "BAN";
-    case LV_R_ADMISSION:
-      return "ADMISSION";
-    case LV_R_NETWORK:
-      return "NETWORK";
-    case LV_R_CLASS_LIMIT:
-      return "CLASS_LIMIT";
-    default:
-      return "reason?";
-  }
+std::string_view reason_name(uint32_t reason) {
+  for (const ReasonInfo& r : kReasons)
+    if (r.id == reason) return r.name;
+  return "reason?";
 }
 
 std::string describe(const Counters& c) {

@@ -191,7 +191,8 @@ struct TwoCpuRun {
 };
 TwoCpuRun run_on_two_cpus(const Datapath& dp, std::span<const uint8_t> frame, int repeat);
 
-const char* reason_name(uint32_t reason);
+// A reason as levee names it (core/reasons.hpp), for failure messages.
+std::string_view reason_name(uint32_t reason);
 std::string describe(const Counters& c);
 
 // Fixture for every program test: a fresh Datapath, skipped without root.

@@ -355,6 +355,27 @@ TEST_F(ProgTest, ExpiredDenyInsideALaterExpiringDenyIsStillDenied) {
   EXPECT_EQ(dp().send(udp_from("198.18.25.8", 53)), kAllowed);
 }
 
+// An expired deny /32 inside a deny /24 still in force, inside an allow /16 that never
+// expires: the /24 decides, and the packet is dropped as denied. (`levee show` once
+// said "allow" here, falling back to the /16; tests/unit/list_entries_test.cpp checks
+// that it now finds the /24.)
+TEST_F(ProgTest, ExpiredDenyUnderALiveDenyAndAPermanentAllowIsDenied) {
+  const Shifted sh = shifted_clocks();
+  Policy p = base_policy();
+  p.lists = {list_entry("198.19.0.0/16", LV_LIST_ALLOW),
+             list_entry("198.19.26.0/24", LV_LIST_DENY, {}, sh.future()),
+             list_entry("198.19.26.7/32", LV_LIST_DENY, {}, sh.past()),
+             list_entry("2001:db8:26::/48", LV_LIST_ALLOW),
+             list_entry("2001:db8:26:1::/64", LV_LIST_DENY, {}, sh.future()),
+             list_entry("2001:db8:26:1::7/128", LV_LIST_DENY, {}, sh.past())};
+  Controller ctl(dp());
+  ctl.install(p, sh.clk);
+  EXPECT_EQ(dp().send(udp_from("198.19.26.7", 53)), kDenied) << "the /24 decides, not the /16";
+  EXPECT_EQ(dp().send(udp_from("2001:db8:26:1::7", 53)), kDenied) << "the /64 decides, not the /48";
+  EXPECT_EQ(dp().send(udp_from("198.19.27.7", 53)), kAllowed);
+  EXPECT_EQ(dp().send(udp_from("2001:db8:26:2::7", 53)), kAllowed);
+}
+
 // ---- lists and the hot source ---------------------------------------------------------
 
 // The hot-source check runs before the list lookup; the hot entry is keyed by the source

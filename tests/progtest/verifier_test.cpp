@@ -40,7 +40,7 @@ TEST_F(ProgTest, ProgramVerifiesWithinHalfTheKernelsInstructionLimit) {
   std::cout << "verifier: " << text.substr(at, text.find('\n', at) - at) << "\n";
   EXPECT_GT(processed, 0);
   EXPECT_LT(processed, kBudget) << "the verifier walks " << processed << " instructions of its " << kKernelLimit
-                                << ": restructure before adding branches (see git log of bpf/levee.bpf.c)";
+                                << ": restructure before adding branches (see git log -- bpf/)";
 }
 
 }  // namespace

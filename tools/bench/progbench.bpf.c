@@ -21,20 +21,15 @@ struct {
 	__type(value, struct lv_state);
 } bench_lru SEC(".maps");
 
-/* Parse to the source address exactly as levee does. */
+/* Parse to the source address exactly as levee does: 0, or the reason it stops. */
 static __always_inline int bench_parse_src(struct xdp_md *ctx, struct lv_packet *pkt)
 {
 	struct lv_cursor cur = {
 		.pos = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
 	};
-	int proto = lv_parse_eth(&cur);
 
-	if (proto == bpf_htons(ETH_P_IP))
-		return lv_parse_ipv4(&cur, pkt);
-	if (proto == bpf_htons(ETH_P_IPV6))
-		return lv_parse_ipv6(&cur, pkt);
-	return -1;
+	return lv_parse(&cur, pkt);
 }
 
 /* A bare XDP_DROP: the cost of running any XDP program at all. */

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "bpf/kernel.hpp"
+#include "bpf/list_entries.hpp"
 #include "core/lock.hpp"
 #include "levee_bpf.skel.h"
 #include "limiter.h"
@@ -130,31 +131,6 @@ Status republish(Session& sess) {
 uint64_t limit_reach(const lv_limit& l, bool bytes) {
   constexpr uint64_t kMaxFrame = 65536;
   return bytes ? static_cast<uint64_t>((static_cast<unsigned __int128>(l.cost) * kMaxFrame) >> LV_BYTE_SHIFT) : l.cost;
-}
-
-// A list entry in the form both families share, for merging and display.
-struct AnyEntry {
-  Cidr cidr;
-  lv_list_value value;
-};
-
-template <typename Key>
-Cidr cidr_of(const Key& k);
-template <>
-Cidr cidr_of(const lv_lpm4& k) {
-  Cidr c;
-  c.family = 4;
-  c.len = k.prefixlen;
-  std::memcpy(c.addr.data(), &k.addr, 4);
-  return c;
-}
-template <>
-Cidr cidr_of(const lv_lpm6& k) {
-  Cidr c;
-  c.family = 6;
-  c.len = k.prefixlen;
-  std::memcpy(c.addr.data(), k.addr, 16);
-  return c;
 }
 
 std::vector<AnyEntry> flatten(const Lists& l) {
@@ -618,6 +594,18 @@ Result<ListEditResult> edit_lists(const std::string& iface, const ListEdit& ed) 
   return r;
 }
 
+namespace {
+
+ListRow list_row(const AnyEntry& e, const lv_policy& pol, const Clocks& clocks) {
+  ListRow r{e.cidr, static_cast<lv_list_kind>(e.value.kind), "", mono_to_unix(e.value.expires_ns, clocks),
+            static_cast<lv_list_origin>(e.value.origin)};
+  if (r.kind == LV_LIST_OVERRIDE && e.value.override_id < LV_MAX_OVERRIDES)
+    r.override_name = name_of(pol.overrides[e.value.override_id].name);
+  return r;
+}
+
+}  // namespace
+
 Result<std::vector<ListRow>> list_rows(const std::string& iface) {
   LV_TRY(preflight("list"));
   LV_TRY_ASSIGN(auto p, open_pinned(iface));
@@ -626,13 +614,7 @@ Result<std::vector<ListRow>> list_rows(const std::string& iface) {
   const lv_policy& pol = pm.active();
   const Clocks clocks = Clocks::read();
   std::vector<ListRow> rows;
-  for (const AnyEntry& e : flatten(lists)) {
-    ListRow r{e.cidr, static_cast<lv_list_kind>(e.value.kind), "", mono_to_unix(e.value.expires_ns, clocks),
-              static_cast<lv_list_origin>(e.value.origin)};
-    if (r.kind == LV_LIST_OVERRIDE && e.value.override_id < LV_MAX_OVERRIDES)
-      r.override_name = name_of(pol.overrides[e.value.override_id].name);
-    rows.push_back(std::move(r));
-  }
+  for (const AnyEntry& e : flatten(lists)) rows.push_back(list_row(e, pol, clocks));
   return rows;
 }
 
@@ -648,27 +630,14 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
 
   ShowResult out;
   out.address = address;
-  LV_TRY_ASSIGN(auto rows, list_rows(iface));
-  const ListRow* best = nullptr;
-  for (const ListRow& r : rows)
-    if (r.cidr.contains(addr) && (!best || r.cidr.len > best->cidr.len ||
-                                  (r.cidr.len == best->cidr.len && precedence(r.kind) > precedence(best->kind))))
-      best = &r;
-  // An expired deny entry stays in the trie until the lists next change; the datapath
-  // then uses the most specific entry without an expiry that covers it.
-  if (best && best->expires_unix_ns && best->expires_unix_ns <= clocks.now_unix_ns) {
-    const ListRow* after = nullptr;
-    for (const ListRow& r : rows)
-      if (!r.expires_unix_ns && r.cidr.len < best->cidr.len && r.cidr.contains(addr) &&
-          (!after || r.cidr.len > after->cidr.len))
-        after = &r;
-    best = after;
-  }
-  if (best) out.list = *best;
+  LV_TRY_ASSIGN(auto lists, pm.active_lists());
+  // The list entry deciding for the address now (deciding_entry()).
   const lv_override* ov = nullptr;
-  if (best && best->kind == LV_LIST_OVERRIDE) {
-    for (uint32_t i = 0; i < std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES); ++i)
-      if (name_of(pol.overrides[i].name) == best->override_name) ov = &pol.overrides[i];
+  if (auto e = deciding_entry(lists, addr, clocks.now_mono_ns)) {
+    out.list = list_row(*e, pol, clocks);
+    if (e->value.kind == LV_LIST_OVERRIDE &&
+        e->value.override_id < std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES))
+      ov = &pol.overrides[e->value.override_id];
   }
 
   out.now_ns = clocks.now_mono_ns;

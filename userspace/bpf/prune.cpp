@@ -16,6 +16,7 @@
 #include "bpf/policy_map.hpp"
 #include "core/lock.hpp"
 #include "policy/policy.hpp"
+#include "rules.h"
 
 namespace levee {
 namespace {
@@ -50,13 +51,7 @@ void widen(lv_limit& into, const lv_limit& l) {
 // rest zero: what two keys of different prefixes are compared on.
 lv_key masked(const lv_key& k, uint32_t mask4, const uint32_t (&mask6)[4]) {
   lv_key out{};
-  out.family = k.family & ~LV_KEY_NETWORK;
-  if (out.family == LV_AF_INET) {
-    out.addr[2] = k.addr[2];  // the IPv4-mapped marker
-    out.addr[3] = k.addr[3] & mask4;
-  } else {
-    for (unsigned w = 0; w < 4; ++w) out.addr[w] = k.addr[w] & mask6[w];
-  }
+  lv_key_mask(&out, k.addr, k.family & ~LV_KEY_NETWORK, mask4, mask6, 0, 0, 0);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "core/signals.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
+#include "rules.h"
 
 namespace levee::cli {
 namespace {
@@ -80,14 +81,10 @@ const lv_override* override_for(const Pinned& p, const lv_control& ctl, const lv
             (pol.nr_list6 && bpf_map_lookup_elem(p.lists[slot][kNet6].get(), &net, &v) == 0);
   }
   if (!found) return nullptr;
-  uint8_t kind = v.kind;
-  uint16_t ov = v.override_id;
-  if (v.expires_ns && now >= v.expires_ns) {
-    kind = v.after_kind, ov = v.after_override;
-    if (v.after_expires_ns && now >= v.after_expires_ns) kind = v.then_kind, ov = v.then_override;
-  }
-  if (kind != LV_LIST_OVERRIDE || ov >= std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES)) return nullptr;
-  const lv_override& o = pol.overrides[ov];
+  const lv_list_verdict d = lv_list_decide(&v, now);
+  if (d.kind != LV_LIST_OVERRIDE || d.override_id >= std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES))
+    return nullptr;
+  const lv_override& o = pol.overrides[d.override_id];
   return ((o.classes >> (k.class_id % LV_MAX_CLASSES)) & 1) ? &o : nullptr;
 }
 
@@ -95,15 +92,8 @@ const lv_override* override_for(const Pinned& p, const lv_control& ctl, const lv
 void ban_of(const Pinned& p, const lv_policy& pol, TopRow& row, uint64_t now) {
   std::vector<lv_key> keys{row.key};
   if (pol.flags & LV_POL_BAN_ALL) {
-    lv_key all = row.key;
-    const bool v4 = row.key.family == LV_AF_INET;
-    if (v4) {
-      all.addr[3] &= pol.ban_mask4;
-    } else {
-      for (unsigned w = 0; w < 4; ++w) all.addr[w] &= pol.ban_mask6[w];
-    }
-    all.class_id = LV_ALL_CLASSES;
-    all.epoch = 0;
+    lv_key all{};
+    lv_key_mask(&all, row.key.addr, row.key.family, pol.ban_mask4, pol.ban_mask6, LV_ALL_CLASSES, 0, 0);
     keys.push_back(all);
   }
   for (const lv_key& k : keys) {
