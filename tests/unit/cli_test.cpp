@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/app.hpp"
+#include "cli/blocklist.hpp"
 #include "cli/lists.hpp"
 #include "export/format.hpp"
 #include "limiter.h"

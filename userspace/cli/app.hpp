@@ -1,10 +1,27 @@
 // app.hpp - the command line: parse argv into one command, run it.
+//
+// app.cpp wires CLI11; each command is one file pair (attach, reload, set, stats, status,
+// detach, lists, show, unban, prune, top, events, run): its arguments, its options
+// (add_*_command) and what it does. Each checks its values before anything touches the
+// kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "cli/attach.hpp"
+#include "cli/detach.hpp"
+#include "cli/events.hpp"
+#include "cli/lists.hpp"
+#include "cli/prune.hpp"
+#include "cli/reload.hpp"
+#include "cli/run.hpp"
+#include "cli/set.hpp"
+#include "cli/show.hpp"
+#include "cli/stats.hpp"
+#include "cli/status.hpp"
+#include "cli/top.hpp"
+#include "cli/unban.hpp"
 
 namespace levee::cli {
 

@@ -1,15 +1,34 @@
-// events.cpp - `levee events IFACE`: the interface's event log, as lines or JSON lines,
-// until --count events, --duration seconds, or SIGINT/SIGTERM.
+#include "cli/events.hpp"
+
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
-#include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "core/signals.hpp"
 #include "export/events.hpp"
 
 namespace levee::cli {
+
+CLI::App* add_events_command(CLI::App& app, EventsArgs& a) {
+  auto* events =
+      app.add_subcommand("events", "the interface's events: first drops, bans and their ends, spent budgets");
+  add_iface(events, a.iface);
+  events->add_flag("--json", a.json, "one JSON object per line");
+  events->add_option("--count", a.count, "stop after this many events");
+  events->add_option("--duration", a.duration, "stop after this many seconds")->check(CLI::Range(0.0, 1e9));
+  events->footer(
+      "\nExamples: levee events eth0\n"
+      "          levee events eth0 --json --duration 60\n"
+      "Types: limited (a source's first drop), banned, ban_ended, admission (a class's\n"
+      "new-source budget spent), map_full. The datapath sends at most [interface]\n"
+      "events_per_second (default 100); an event says how many were suppressed before it.\n"
+      "Events nobody read yet come first. Runs until --count, --duration, or Ctrl-C.");
+  return events;
+}
 
 Status events(const EventsArgs& a) {
   if (a.duration < 0) return usage_error("--duration is negative", "give seconds, e.g. 10 or 0.5");

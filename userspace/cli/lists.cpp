@@ -1,8 +1,9 @@
-// lists.cpp - `levee allow|deny|override add|del|list` and `levee deny import`.
+// lists.cpp - the list commands: their command lines, and edits and reads of the lists.
 #include "cli/lists.hpp"
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
@@ -12,25 +13,80 @@
 #include <tuple>
 
 #include "bpf/loader.hpp"
-#include "cli/commands.hpp"
+#include "cli/blocklist.hpp"
+#include "cli/options.hpp"
 #include "core/clock.hpp"
 #include "export/format.hpp"
+#include "policy/policy.hpp"
 
 namespace levee::cli {
 namespace {
 
-constexpr std::string_view kSpace = " \t\r\v\f";
 constexpr size_t kRejectedShown = 20;
 
-std::string_view trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
+constexpr const char* kExpiresHelp =
+    "when the entry stops matching: a duration (90s, 30m, 2h, 1d12h, 1w) or an RFC 3339 time "
+    "(2026-12-01T00:00:00Z); default never";
+
+// `levee KIND OP IFACE ...`: one operation of a list command. Parsed, it says which
+// list and what to do.
+CLI::App* wire_op(CLI::App* group, ListArgs& la, lv_list_kind kind, ListOp op, const char* name,
+                  const std::string& about) {
+  auto* sub = group->add_subcommand(name, about);
+  add_iface(sub, la.iface);
+  sub->callback([&la, kind, op] {
+    la.kind = kind;
+    la.op = op;
+  });
+  return sub;
 }
 
-// Networks as map keys: family, length, address.
-using CidrKey = std::tuple<uint8_t, unsigned, std::array<uint8_t, 16>>;
-CidrKey key_of(const Cidr& c) { return {c.family, c.len, c.addr}; }
+void wire_add(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::string& name, const char* example_cidrs) {
+  auto* add = wire_op(group, la, kind, ListOp::Add, "add",
+                      fmt::format("add networks to the {} list (or replace their entries)", name));
+  if (kind == LV_LIST_OVERRIDE)
+    add->add_option("name", la.override_name, "an override defined in the config file ([[override]])")->required();
+  add->add_option("cidr", la.cidrs, "networks or addresses: 198.51.100.0/24, 2001:db8::/48, 203.0.113.7")->required();
+  if (kind == LV_LIST_DENY) add->add_option("--expires", la.expires, kExpiresHelp);
+  add->footer(kind == LV_LIST_OVERRIDE ? fmt::format("\nExample: levee override add eth0 partner {}\n"
+                                                     "The networks get the override's limits in the classes it names.",
+                                                     example_cidrs)
+              : kind == LV_LIST_DENY
+                  ? fmt::format("\nExamples: levee deny add eth0 {}\n"
+                                "          levee deny add eth0 203.0.113.7 --expires 2h",
+                                example_cidrs)
+                  : fmt::format("\nExample: levee allow add eth0 {}\n"
+                                "Allowed sources are never limited; their packets are still counted.",
+                                example_cidrs));
+}
+
+void wire_del(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::string& name, const char* example_cidrs) {
+  auto* del = wire_op(group, la, kind, ListOp::Del, "del", fmt::format("delete networks from the {} list", name));
+  del->add_option("cidr", la.cidrs, "networks as they were added")->required();
+  del->footer(
+      fmt::format("\nExample: levee {} del eth0 {}\n"
+                  "Entries from the config file come back with the next reload.",
+                  name, example_cidrs));
+}
+
+void wire_list(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::string& name) {
+  auto* list = wire_op(group, la, kind, ListOp::List, "list", fmt::format("the entries of the {} list", name));
+  list->add_option("cidr", la.cidrs, "only entries within, or covering, these networks");
+  list->add_flag("--json", la.json, "one JSON object");
+  list->footer(
+      fmt::format("\nExamples: levee {0} list eth0\n          levee {0} list eth0 198.51.100.0/24 --json", name));
+}
+
+void wire_import(CLI::App* group, ListArgs& la) {
+  auto* imp = wire_op(group, la, LV_LIST_DENY, ListOp::Import, "import",
+                      "add every network of a blocklist file to the deny list, at once");
+  imp->add_option("file", la.file, "one CIDR or address per line; '#' and ';' start comments")->required();
+  imp->add_option("--expires", la.expires, kExpiresHelp);
+  imp->footer(
+      "\nExample: levee deny import eth0 /var/lib/levee/drop.netset --expires 1d\n"
+      "Reports what was added, renewed, skipped and rejected (with line numbers). A file\n"
+      "with no valid line adds nothing and exits 1.");
+}
 
 Result<std::vector<Cidr>> parse_cidrs(const std::vector<std::string>& texts) {
   std::vector<Cidr> out;
@@ -211,46 +267,23 @@ Status import(const ListArgs& a) {
 
 }  // namespace
 
-Blocklist parse_blocklist(std::string_view text) {
-  Blocklist out;
-  std::set<CidrKey> seen;
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  unsigned line = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view l = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line;
-    l = trim(l.substr(0, l.find_first_of("#;")));
-    if (l.empty()) continue;
-    auto reject = [&](std::string why) {
-      std::string shown(l.substr(0, 60));
-      if (l.size() > 60) shown += "...";
-      out.rejected.push_back({line, std::move(shown), std::move(why)});
-    };
-    if (l.find_first_of(kSpace) != std::string_view::npos) {
-      reject(fmt::format("'{}' is more than one field; give one CIDR per line", l.substr(0, 60)));
-      continue;
-    }
-    auto c = Cidr::parse(l);
-    if (!c) {
-      // The general hint (what a CIDR looks like) would repeat on every line; a
-      // correction is worth keeping.
-      const Error& e = c.error();
-      reject(e.hint.rfind("did you mean", 0) == 0 ? e.message() : e.what);
-      continue;
-    }
-    if (c->len == 0) {
-      reject(fmt::format("'{}' covers every address; deny it with levee deny add if you mean it", l));
-      continue;
-    }
-    if (seen.insert(key_of(*c)).second)
-      out.entries.push_back(*c);
-    else
-      ++out.repeated;
-  }
-  return out;
+CLI::App* add_list_command(CLI::App& app, ListArgs& la, lv_list_kind kind) {
+  const std::string name = list_kind_name(kind);
+  const char* about = kind == LV_LIST_ALLOW  ? "allow list: networks never limited (still counted)"
+                      : kind == LV_LIST_DENY ? "deny list: networks always dropped, optionally until a time"
+                                             : "override list: networks with limits of their own (from the config)";
+  const char* example_cidrs = kind == LV_LIST_ALLOW  ? "198.51.100.0/24 2001:db8:1::/48"
+                              : kind == LV_LIST_DENY ? "203.0.113.0/24"
+                                                     : "192.0.2.0/24";
+  auto* group = app.add_subcommand(name, about);
+  group->require_subcommand(1);
+  wire_add(group, la, kind, name, example_cidrs);
+  wire_del(group, la, kind, name, example_cidrs);
+  wire_list(group, la, kind, name);
+  if (kind == LV_LIST_DENY) wire_import(group, la);
+  group->footer(fmt::format("\nExamples: levee {0} add eth0 {1}\n          levee {0} list eth0 --json", name,
+                            kind == LV_LIST_OVERRIDE ? std::string("partner ") + example_cidrs : example_cidrs));
+  return group;
 }
 
 Result<uint64_t> parse_expiry(std::string_view text, uint64_t now_unix_ns) {

@@ -1,5 +1,5 @@
-// lists.hpp - what the list commands read before they touch the kernel: blocklist
-// files and expiry times. Pure functions, tested without root.
+// lists.hpp - `levee allow|deny|override add|del|list IFACE ...` and `levee deny import
+// IFACE FILE`: the lists of an attached interface, edited and read.
 #pragma once
 
 #include <cstdint>
@@ -8,29 +8,32 @@
 #include <vector>
 
 #include "core/result.hpp"
-#include "policy/policy.hpp"
+#include "levee_abi.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace levee::cli {
 
-// A line of a blocklist file that is not a network.
-struct RejectedLine {
-  unsigned line = 0;  // 1-based
-  std::string text;   // as written (trimmed, comment removed, long lines cut short)
-  std::string why;
+enum class ListOp { Add, Del, List, Import };
+
+struct ListArgs {
+  lv_list_kind kind = LV_LIST_DENY;
+  ListOp op = ListOp::List;
+  std::string iface;
+  std::string override_name;       // override add: an override the config defines
+  std::vector<std::string> cidrs;  // add, del; list: only entries overlapping these
+  std::string expires;             // deny add, deny import: a duration or RFC 3339 time
+  std::string file;                // deny import
+  bool json = false;               // list
 };
 
-struct Blocklist {
-  std::vector<Cidr> entries;  // each network once, in file order
-  size_t repeated = 0;        // valid lines naming a network an earlier line named
-  std::vector<RejectedLine> rejected;
-};
+// `levee allow`, `levee deny` or `levee override` and their operations, all filling `la`
+// (its kind and op: those of the operation parsed).
+CLI::App* add_list_command(CLI::App& app, ListArgs& la, lv_list_kind kind);
 
-// A blocklist in the ipset/netset style: one CIDR or address per line; '#' and ';'
-// start a comment, at the start of a line or after an entry; blank lines, leading
-// and trailing whitespace, CRLF line ends and a UTF-8 byte order mark are fine. A line
-// with anything else (two fields, host bits set, a range, /0) is rejected with the
-// reason.
-Blocklist parse_blocklist(std::string_view text);
+Status lists(const ListArgs& a);
 
 // --expires: a duration from now ("90s", "30m", "2h", "1d12h", "1w") or an RFC 3339
 // time ("2026-12-01T00:00:00Z", "2026-12-01T02:00:00+02:00"). Returns the wall-clock

@@ -1,14 +1,34 @@
-// prune.cpp - `levee prune IFACE [--idle DURATION] [--json]`: remove idle state.
+#include "cli/prune.hpp"
+
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bpf/prune.hpp"
-#include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "core/units.hpp"
 #include "export/format.hpp"
 
 namespace levee::cli {
+
+CLI::App* add_prune_command(CLI::App& app, PruneArgs& a) {
+  auto* prune = app.add_subcommand("prune", "remove idle per-source state and forgotten ban records");
+  add_iface(prune, a.iface);
+  prune->add_option("--idle", a.idle,
+                    "state whose every limit has been full this long is removed (default 10m; 500ms, 30s, 1h)");
+  prune->add_flag("--json", a.json, "one JSON object");
+  prune->footer(
+      "\nExamples: levee prune eth0\n"
+      "          levee prune eth0 --idle 1h --json\n"
+      "A state is idle when each of its limits has been full (its ready time plus the limit's\n"
+      "burst tolerance) for --idle: deleting it changes no decision, the source comes back\n"
+      "with a full bucket. Banned sources are kept; state of classes a reload removed goes.\n"
+      "Ban records over and past forget_after go too. With when_full = \"refuse\" this is\n"
+      "what frees room: the deletions are taken off the source count. The known-source\n"
+      "filter is refreshed from what is kept.");
+  return prune;
+}
 
 Status prune(const PruneArgs& a) {
   uint64_t idle = kDefaultIdleNs;

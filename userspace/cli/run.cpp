@@ -1,13 +1,40 @@
-// run.cpp - `levee run [IFACE] --config FILE ...`: the command line of the daemon.
+#include "cli/run.hpp"
+
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
+#include <CLI/CLI.hpp>
+
+#include "core/iface.hpp"
 #include "core/units.hpp"
 #include "daemon/daemon.hpp"
 #include "policy/config.hpp"
-#include "policy/policy.hpp"
 
 namespace levee::cli {
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
+  auto* run = app.add_subcommand("run", "keep an interface's filter as a service: metrics, events, reload on SIGHUP");
+  run->add_option("iface", a.iface, "network interface (default: the config's [interface] name)");
+  run->add_option("--config", a.config, "the policy file (TOML)")->required();
+  run->add_option("--metrics", a.metrics,
+                  "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR default 127.0.0.1)");
+  run->add_option("--events", a.events, "append the events as JSON lines to this file (default stdout)");
+  run->add_option("--mode", a.mode, "XDP mode when it attaches: auto tries native, then generic")
+      ->check(CLI::IsMember({"auto", "native", "generic"}));
+  run->add_option("--prune-every", a.prune_every, "how often the maps are walked: idle state pruned, gauges counted")
+      ->capture_default_str();
+  run->add_option("--idle", a.idle, "state idle this long is pruned by the walk; off: only count")
+      ->capture_default_str();
+  run->add_flag("--detach-on-exit", a.detach_on_exit, "detach on SIGTERM/SIGINT (default: the filter stays attached)");
+  run->footer(
+      "\nExamples: levee run eth0 --config /etc/levee/eth0.toml --metrics 9740\n"
+      "          levee run --config /etc/levee/eth0.toml --events /var/log/levee/eth0.events\n"
+      "Attaches the interface from the config, or adopts the filter already pinned there\n"
+      "(a restart keeps every bucket, ban and counter; the config is reloaded into it).\n"
+      "SIGHUP reloads the config atomically (a bad file changes nothing) and reopens the\n"
+      "events file. SIGTERM and SIGINT stop levee run and leave the filter attached.\n"
+      "One levee run per interface; CLI changes meanwhile are serialised with it.");
+  return run;
+}
 
 Status run(const RunArgs& a) {
   DaemonOptions o;

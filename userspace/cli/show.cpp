@@ -1,13 +1,25 @@
-// show.cpp - `levee show IFACE ADDRESS`: what levee knows of one address, and
-// `levee unban IFACE ADDRESS`: lift its bans.
+#include "cli/show.hpp"
+
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "bpf/loader.hpp"
-#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "core/clock.hpp"
 #include "export/format.hpp"
-#include "policy/policy.hpp"
 
 namespace levee::cli {
+
+CLI::App* add_show_command(CLI::App& app, ShowArgs& a) {
+  auto* show = app.add_subcommand("show", "one address: its list entry, and per class its tokens, wait and counters");
+  add_iface_address(show, a.iface, a.address, "an IPv4 or IPv6 address");
+  show->add_flag("--json", a.json, "one JSON object");
+  show->footer(
+      "\nExample: levee show eth0 203.0.113.7 --json\n"
+      "An address with no state was not seen since its state was evicted, or never.");
+  return show;
+}
 
 Status show(const ShowArgs& a) {
   LV_TRY_ASSIGN(auto r, levee::show(a.iface, a.address));  // checks the address before anything else
@@ -16,29 +28,6 @@ Status show(const ShowArgs& a) {
     fmt::print("{}\n", show_json(a.iface, r, now).dump());
   else
     fmt::print("{}", show_text(a.iface, r, now));
-  return {};
-}
-
-Status unban(const UnbanArgs& a) {
-  std::optional<std::string> cls;
-  if (!a.class_name.empty()) cls = a.class_name;
-  LV_TRY_ASSIGN(auto r, levee::unban(a.iface, a.address, cls));  // checks the address before anything else
-  bool any_banned = false;
-  for (const LiftedBan& b : r.lifted) {
-    const std::string where = b.scope.empty() ? "every class" : "class " + b.scope;
-    const std::string offences = fmt::format("{} offence{}", b.offences, b.offences == 1 ? "" : "s");
-    if (b.banned) {
-      any_banned = true;
-      fmt::print("unbanned {} in {}: {} were left, {}\n", a.address, where, format_remaining(b.remaining_ns), offences);
-    } else {
-      fmt::print("{} was not banned in {}: its offence history ({}) is forgotten\n", a.address, where, offences);
-    }
-  }
-  if (r.states_released && !any_banned)
-    fmt::print("released {} in {} class{}: a ban whose record was gone still held it back\n", a.address,
-               r.states_released, r.states_released == 1 ? "" : "es");
-  if (r.lifted.empty() && !r.states_released)
-    fmt::print("{} is not banned on {}{}\n", a.address, a.iface, cls ? " in class " + *cls : "");
   return {};
 }
 

@@ -3,20 +3,24 @@
 // One walk reads every entry (a few thousand per syscall); ranking selects the top N with
 // a partial sort, and only those N rows cost more lookups (their bans, their list entry).
 // --watch compares each walk with the previous one, by key, for rates.
+#include "cli/top.hpp"
+
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstring>
 #include <vector>
 
-#include "bpf/kernel.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
 #include "bpf/prune.hpp"
-#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/preflight.hpp"
+#include "core/clock.hpp"
 #include "core/signals.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
@@ -135,12 +139,32 @@ TopRow make_row(const Pinned& p, const lv_control& ctl, const lv_policy& pol, co
 
 }  // namespace
 
+CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
+  auto* top = app.add_subcommand("top", "the sources doing the most: counters, tokens, wait, bans");
+  add_iface(top, a.iface);
+  top->add_option("-n", a.n, "rows to show")->capture_default_str();
+  top->add_option("--by", a.by, "rank by drops (dropped packets), packets (passed + dropped) or bytes")
+      ->check(CLI::IsMember({"drops", "packets", "bytes"}))
+      ->capture_default_str();
+  top->add_flag("--json", a.json, "one JSON object (with --watch: one per refresh)");
+  top->add_flag("--networks", a.networks, "rank the state of networks (network limits) too");
+  add_watch_options(top, a.watch, a.interval, a.count, "refresh in place, ranking by rates since the previous refresh",
+                    "refreshes", 0.1);
+  top->footer(
+      "\nExamples: levee top eth0\n"
+      "          levee top eth0 -n 20 --by bytes --json\n"
+      "          levee top eth0 --watch --interval 1\n"
+      "Per-source counters are 32 bits (packets and bytes) and wrap at 2^32: they are shown as\n"
+      "they are; --watch rates take differences modulo 2^32. Up to 16 drops per CPU are counted\n"
+      "late. A source keyed by a prefix shorter than a host (prefix4 = 24) shows as a network.");
+  return top;
+}
+
 Status top(const TopArgs& a) {
   auto by = parse_top_by(a.by);
   if (!by) return usage_error(fmt::format("--by '{}' is not a ranking", a.by), "give drops, packets or bytes");
   if (a.n == 0) return usage_error("-n 0 shows nothing", "give 1 or more");
-  LV_TRY(check_privileges("top"));
-  LV_TRY(check_bpffs());
+  LV_TRY(readers_preflight("top"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
 

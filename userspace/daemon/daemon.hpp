@@ -19,6 +19,11 @@
 //
 // Changes race nothing: the daemon's reloads and prunes take the interface's lock like
 // every CLI command, so `levee set` or `levee deny add` meanwhile are serialised.
+//
+// daemon.cpp holds the start, the loop and the stop; the steps it calls are files of
+// their own: reload.* (attach or adopt, SIGHUP's reload), maintenance.* (the walk),
+// metrics_server.* (the endpoint), health.* (what the loop records for it), log.hpp
+// (the lines for the operator).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,55 @@
+// options.hpp - what the commands' command lines share: the interface argument, options
+// kept as typed ("10k", "2s") for the command to read, and reading them as counts and
+// durations with errors that name the option (usage errors: exit 2).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace levee::cli {
+
+// IFACE, the first argument of every command on one interface.
+void add_iface(CLI::App* cmd, std::string& iface);
+
+// IFACE ADDRESS: a command about one address on an interface.
+void add_iface_address(CLI::App* cmd, std::string& iface, std::string& address, const char* address_help);
+
+// -w/--watch, --interval and --count: a command that repeats itself every --interval
+// seconds (at least min_interval) until interrupted or --count times. `each` names
+// one repetition in the help ("samples").
+void add_watch_options(CLI::App* cmd, bool& watch, double& interval, unsigned& count, const char* watch_help,
+                       const char* each, double min_interval);
+
+// An option kept as typed; its command reads it and names it in its errors.
+struct TextOption {
+  const char* name;
+  std::string& value;
+  const char* help;
+};
+CLI::Option* add_text_option(CLI::App* cmd, const TextOption& o);
+
+// Several, in this order (the order --help lists them in); returned in the same order,
+// for needs() and excludes().
+template <size_t N>
+std::array<CLI::Option*, N> add_text_options(CLI::App* cmd, const TextOption (&options)[N]) {
+  std::array<CLI::Option*, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = add_text_option(cmd, options[i]);
+  return out;
+}
+
+// A count option ("500", "10k", "1.5M").
+Result<uint64_t> count_arg(const std::string& opt, const std::string& text);
+
+// A duration option ("500ms", "2s", "1h30m"), positive.
+Result<uint64_t> duration_arg(const std::string& opt, const std::string& text);
+
+}  // namespace levee::cli

@@ -1,0 +1,36 @@
+#include "daemon/health.hpp"
+
+#include "core/clock.hpp"
+
+namespace levee::daemon {
+
+void Health::started() {
+  std::lock_guard g(mu_);
+  health_.start_unix_ns = unix_now_ns();
+}
+
+void Health::reloaded(bool ok) {
+  std::lock_guard g(mu_);
+  if (ok) health_.last_success_unix_ns = unix_now_ns();
+  health_.last_reload_ok = ok;
+  ++(ok ? health_.reloads_ok : health_.reloads_failed);
+}
+
+void Health::wrote(const EventRecord& r) {
+  std::lock_guard g(mu_);
+  ++health_.events[event_type_name(r.type)];
+  health_.events_suppressed += r.suppressed;
+}
+
+void Health::walked(const WalkCounts& w) {
+  std::lock_guard g(mu_);
+  walk_ = w;
+}
+
+void Health::read(MetricsSnapshot& s) const {
+  std::lock_guard g(mu_);
+  s.walk = walk_;
+  s.daemon = health_;
+}
+
+}  // namespace levee::daemon

@@ -1,0 +1,30 @@
+// health.hpp - what `levee run` records for its metrics: its own health (start, reloads,
+// events written) and the counts of the last maintenance walk. The loop writes them and
+// the metrics server's threads read them, so they are kept under one mutex.
+#pragma once
+
+#include <mutex>
+#include <optional>
+
+#include "export/events.hpp"
+#include "export/metrics.hpp"
+
+namespace levee::daemon {
+
+class Health {
+ public:
+  void started();
+  // A load of the config into the kernel, at the start or on SIGHUP.
+  void reloaded(bool ok);
+  void wrote(const EventRecord& r);
+  void walked(const WalkCounts& w);
+  // Into a scrape: s.walk and s.daemon.
+  void read(MetricsSnapshot& s) const;
+
+ private:
+  mutable std::mutex mu_;
+  DaemonHealth health_;
+  std::optional<WalkCounts> walk_;
+};
+
+}  // namespace levee::daemon

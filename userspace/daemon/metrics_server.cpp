@@ -1,0 +1,84 @@
+#include "daemon/metrics_server.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include "bpf/loader.hpp"
+#include "bpf/maps.hpp"
+#include "core/version.hpp"
+
+namespace levee::daemon {
+namespace {
+
+// Signals reach the main loop only: threads started in this scope (the HTTP server and
+// its workers inherit the mask) never take SIGHUP, SIGINT or SIGTERM, so a signal always
+// interrupts the main thread's wait.
+class BlockDaemonSignals {
+ public:
+  BlockDaemonSignals() {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGHUP, SIGINT, SIGTERM}) sigaddset(&s, sig);
+    pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~BlockDaemonSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+}  // namespace
+
+MetricsServer::MetricsServer(std::string iface, Scrape scrape) : iface_(std::move(iface)), scrape_(std::move(scrape)) {}
+
+MetricsServer::~MetricsServer() { stop(); }
+
+Status MetricsServer::start(const std::string& host, uint16_t port) {
+  server_ = std::make_unique<httplib::Server>();
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    if (!ready_.load(std::memory_order_acquire)) {  // bound before the filter is attached
+      res.status = 503;
+      res.set_content("levee run is starting\n", "text/plain; charset=utf-8");
+      return;
+    }
+    auto s = scrape_();
+    if (!s) {
+      res.status = 500;
+      res.set_content(s.error().message() + "\n", "text/plain; charset=utf-8");
+      return;
+    }
+    res.set_content(render_metrics(*s), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server_->Get("/", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(fmt::format("levee run {}: metrics at /metrics\n", iface_), "text/plain; charset=utf-8");
+  });
+  if (!server_->bind_to_port(host, port))
+    return Error{fmt::format("cannot serve metrics on {}:{}", host, port), 0,
+                 "the port is in use or the address is not one of this host's; give another with --metrics"};
+  BlockDaemonSignals blocked;
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return {};
+}
+
+void MetricsServer::stop() {
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+Result<MetricsSnapshot> metrics_snapshot(const std::string& iface, const Pinned& pins, const Health& health) {
+  MetricsSnapshot s;
+  s.iface = iface;
+  s.version = levee_version();
+  LV_TRY_ASSIGN(auto st, query_status(pins, false));
+  LV_TRY_ASSIGN(auto c, interface_counters(pins));
+  s.counters = c;
+  s.classes = class_counters(st, c);
+  s.status = std::move(st);
+  health.read(s);
+  return s;
+}
+
+}  // namespace levee::daemon

@@ -1,0 +1,51 @@
+// metrics_server.hpp - `levee run --metrics`: the Prometheus endpoint. cpp-httplib serves
+// it on threads of its own, which never take the daemon's signals; a scrape reads the
+// per-CPU counters and the policy (no walk of the maps) and what the loop recorded.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "bpf/pins.hpp"
+#include "core/result.hpp"
+#include "daemon/health.hpp"
+#include "export/metrics.hpp"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace levee::daemon {
+
+class MetricsServer {
+ public:
+  using Scrape = std::function<Result<MetricsSnapshot>()>;
+
+  MetricsServer(std::string iface, Scrape scrape);
+  ~MetricsServer();  // stop()
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // Binds, and serves from then on: before the filter is attached, so that a port in
+  // use fails the start before anything touches the kernel. Scrapes get 503 until ready().
+  Status start(const std::string& host, uint16_t port);
+  // The filter is in place: scrapes may read it.
+  void ready() { ready_.store(true, std::memory_order_release); }
+  void stop();
+
+ private:
+  std::string iface_;
+  Scrape scrape_;
+  std::atomic<bool> ready_{false};
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+// One scrape of an interface: what the exposition renders.
+Result<MetricsSnapshot> metrics_snapshot(const std::string& iface, const Pinned& pins, const Health& health);
+
+}  // namespace levee::daemon
