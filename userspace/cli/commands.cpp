@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <thread>
 
+#include "bpf/attach.hpp"
+#include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
-#include "bpf/loader.hpp"
+#include "bpf/live.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "core/units.hpp"
@@ -84,12 +86,6 @@ Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
                        "give --ban-max at least as long as --ban");
   if ((!a.ban_max.empty() || !a.forget_after.empty()) && !c.ban.set())
     return usage_error("--ban-max and --forget-after need --ban", "give --ban DURATION");
-  return {};
-}
-
-Status readers_preflight(const char* action) {
-  LV_TRY(check_privileges(action));
-  LV_TRY(check_bpffs());
   return {};
 }
 
@@ -209,7 +205,7 @@ Status set(const SetArgs& a) {
 }
 
 Status stats(const StatsArgs& a) {
-  LV_TRY(readers_preflight("stats"));
+  LV_TRY(preflight("stats"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
   LV_TRY_ASSIGN(auto c, interface_counters(p));
   ClassNames names;
@@ -245,7 +241,7 @@ Status stats(const StatsArgs& a) {
 }
 
 Status status(bool json) {
-  LV_TRY(readers_preflight("status"));
+  LV_TRY(preflight("status"));
   std::vector<IfaceStatus> all;
   for (const auto& iface : list_pinned()) {
     auto p = open_pinned(iface);

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "bpf/loader.hpp"
+#include "bpf/lists.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "export/format.hpp"

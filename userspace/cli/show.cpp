@@ -2,7 +2,8 @@
 // `levee unban IFACE ADDRESS`: lift its bans.
 #include <fmt/format.h>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
+#include "bpf/live.hpp"
 #include "cli/commands.hpp"
 #include "export/format.hpp"
 #include "policy/policy.hpp"

@@ -12,8 +12,10 @@
 #include <mutex>
 #include <thread>
 
+#include "bpf/attach.hpp"
+#include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
-#include "bpf/loader.hpp"
+#include "bpf/live.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/prune.hpp"
 #include "core/clock.hpp"
