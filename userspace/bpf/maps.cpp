@@ -2,6 +2,7 @@
 
 #include "limiter.h"
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
@@ -126,6 +127,18 @@ Status for_each_source(int state_fd, const std::function<void(const lv_key&, con
 
 Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const lv_ban&)>& fn) {
   return for_each_entry<lv_key, lv_ban>(bans_fd, "ban records", fn);
+}
+
+std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  const bool v4 = (family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  if (v4)
+    inet_ntop(AF_INET, &addr[3], buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, addr, buf, sizeof buf);
+  const unsigned host = v4 ? 32 : 128;
+  if (prefix >= host || prefix == 0) return buf;
+  return fmt::format("{}/{}", buf, prefix);
 }
 
 Result<StateCounts> count_state(int state_fd) {

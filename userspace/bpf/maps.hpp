@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "bpf/mapped.hpp"
@@ -32,6 +33,10 @@ Result<Counters> read_counters(int percpu_fd);
 // The map keeps changing underneath: entries inserted or evicted during the walk may
 // be seen or not, never twice.
 Status for_each_source(int state_fd, const std::function<void(const lv_key&, const lv_state&)>& fn);
+
+// A key's address masked as stored: "198.18.0.7", or "198.18.0.0/24" when the prefix is
+// shorter than a host; IPv4-mapped keys print as IPv4.
+std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix);
 
 // Number of entries in lv_state (a batch walk: ~100 ms per million entries).
 Result<uint64_t> count_sources(int state_fd);

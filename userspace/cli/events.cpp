@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bpf/events.hpp"
 #include "cli/commands.hpp"
 #include "core/signals.hpp"
 #include "export/events.hpp"

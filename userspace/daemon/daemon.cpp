@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "bpf/attach.hpp"
+#include "bpf/events.hpp"
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/live.hpp"
