@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <linux/if_link.h>
 #include <linux/magic.h>
 #include <net/if.h>
 #include <sys/statfs.h>
@@ -66,6 +67,12 @@ Status check_bpffs() {
   return {};
 }
 
+Status preflight(std::string_view action) {
+  LV_TRY(check_privileges(action));
+  LV_TRY(check_bpffs());
+  return {};
+}
+
 Result<unsigned> iface_index(const std::string& iface) {
   if (iface.empty() || iface.size() >= IF_NAMESIZE || iface.find('/') != std::string::npos)
     return usage_error(fmt::format("'{}' is not a valid interface name", iface));
@@ -85,6 +92,30 @@ Result<Fd> open_pin(const std::string& path) {
 std::string iface_name(unsigned ifindex) {
   char buf[IF_NAMESIZE] = {};
   return if_indextoname(ifindex, buf) ? std::string(buf) : std::string();
+}
+
+std::string attached_mode(unsigned ifindex) {
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0) return "unknown";
+  switch (q.attach_mode) {
+    case XDP_ATTACHED_DRV:
+      return "native";
+    case XDP_ATTACHED_SKB:
+      return "generic";
+    case XDP_ATTACHED_HW:
+      return "offload";
+    case XDP_ATTACHED_MULTI:
+      return "multi";
+    default:
+      return "none";
+  }
+}
+
+uint32_t map_max_entries(int map_fd) {
+  bpf_map_info mi{};
+  uint32_t len = sizeof mi;
+  return bpf_obj_get_info_by_fd(map_fd, &mi, &len) == 0 ? mi.max_entries : 0;
 }
 
 void set_libbpf_verbose(bool verbose) {

@@ -1,14 +1,23 @@
-// list_entries.hpp - list entries as both families share them, and the entry that
-// decides for one address, found and judged as the datapath does (bpf/lists.h,
+// list_entries.hpp - list entries of both families in one form, and the entry that
+// decides for one address (internal to the bpf layer).
+//
+// The tries hold IPv4 and IPv6 entries apart, keyed by lv_lpm4 and lv_lpm6. A change
+// to the lists (an edit, a reload keeping the entries added at run time) and what reads
+// them (list_rows, status, show) work on one sequence of CIDRs instead, and go back to
+// tries once, with one value per prefix and the fallbacks of expiring entries computed.
+// The deciding entry is found and judged as the datapath does (bpf/lists.h,
 // bpf/rules.h): what `levee show` reports.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "bpf/lists.hpp"
 #include "bpf/policy_map.hpp"
+#include "core/clock.hpp"
 #include "levee_abi.h"
-#include "policy/policy.hpp"
+#include "policy/cidr.hpp"
 
 namespace levee {
 
@@ -20,6 +29,19 @@ struct AnyEntry {
 
 Cidr cidr_of(const lv_lpm4& k);
 Cidr cidr_of(const lv_lpm6& k);
+
+std::vector<AnyEntry> flatten_lists(const Lists& l);
+
+// An entry as `levee allow|deny|override list` and `levee show` report it: expiry on the
+// wall clock, the override by name.
+ListRow list_row(const AnyEntry& e, const lv_policy& pol, const Clocks& clocks);
+
+// At one prefix allow beats deny beats override (as compile() merges the file's lists).
+int list_precedence(uint8_t kind);
+
+// Back to tries: one value per prefix (the higher precedence wins; at equal precedence
+// the later entry), fallbacks computed.
+Lists rebuild_lists(const std::vector<AnyEntry>& entries);
 
 // The entry whose verdict is in force for `addr` (one address) at `now_mono_ns`: the
 // one the datapath's lookup finds (its host entry, else the longest prefix covering

@@ -2,11 +2,10 @@
 
 #include "limiter.h"
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <utility>
@@ -70,43 +69,41 @@ Result<Counters> read_counters(int percpu_fd) {
 
 namespace {
 
-template <typename Key, typename Value>
-Status for_each_entry(int fd, const char* what, const std::function<void(const Key&, const Value&)>& fn) {
-  constexpr uint32_t kChunk = 8192;
-  std::vector<Key> keys(kChunk);
-  std::vector<Value> values(kChunk);
+// One walk of a hash map with batch lookups (BPF_MAP_LOOKUP_BATCH of up to `chunk`
+// entries), handing each batch to `fn`; its error ends the walk.
+template <typename Key, typename Value, typename Fn>
+Status walk_batches(int fd, uint32_t chunk, const char* what, const Fn& fn) {
+  std::vector<Key> keys(chunk);
+  std::vector<Value> values(chunk);
   uint64_t token_in = 0, token_out = 0;  // hash maps use a bucket index as the token
-  bool first = true;
-  for (;;) {
-    uint32_t count = kChunk;
-    int err =
-        bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
-    if (err && errno != ENOENT) return sys_error(fmt::format("walk {} (batch lookup)", what));
-    for (uint32_t i = 0; i < count; ++i) fn(keys[i], values[i]);
-    if (err) return {};  // ENOENT: no more buckets
-    token_in = token_out;
-    first = false;
-  }
-}
-
-}  // namespace
-
-Status for_each_state_chunk(int fd, uint32_t chunk, const StateChunkFn& fn) {
-  std::vector<lv_key> keys(chunk);
-  std::vector<lv_state> values(chunk);
-  uint64_t token_in = 0, token_out = 0;
   bool first = true;
   for (;;) {
     uint32_t count = chunk;
     int err =
         bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
     const int saved = errno;
-    if (err && saved != ENOENT) return sys_error("walk per-source state (batch lookup)", saved);
-    if (count) LV_TRY(fn(std::span<const lv_key>(keys.data(), count), std::span<const lv_state>(values.data(), count)));
+    if (err && saved != ENOENT) return sys_error(fmt::format("walk {} (batch lookup)", what), saved);
+    if (count) LV_TRY(fn(std::span<const Key>(keys.data(), count), std::span<const Value>(values.data(), count)));
     if (err) return {};  // ENOENT: no more buckets
     token_in = token_out;
     first = false;
   }
+}
+
+// Every entry, one call each, a batch of 8192 at a time.
+template <typename Key, typename Value>
+Status for_each_entry(int fd, const char* what, const std::function<void(const Key&, const Value&)>& fn) {
+  constexpr uint32_t kChunk = 8192;
+  return walk_batches<Key, Value>(fd, kChunk, what, [&](std::span<const Key> keys, std::span<const Value> values) {
+    for (size_t i = 0; i < keys.size(); ++i) fn(keys[i], values[i]);
+    return Status{};
+  });
+}
+
+}  // namespace
+
+Status for_each_state_chunk(int fd, uint32_t chunk, const StateChunkFn& fn) {
+  return walk_batches<lv_key, lv_state>(fd, chunk, "per-source state", fn);
 }
 
 Result<size_t> delete_keys(int fd, std::span<const lv_key> keys, const char* what) {
@@ -132,6 +129,18 @@ Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const l
   return for_each_entry<lv_key, lv_ban>(bans_fd, "ban records", fn);
 }
 
+std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  const bool v4 = (family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  if (v4)
+    inet_ntop(AF_INET, &addr[3], buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, addr, buf, sizeof buf);
+  const unsigned host = v4 ? 32 : 128;
+  if (prefix >= host || prefix == 0) return buf;
+  return fmt::format("{}/{}", buf, prefix);
+}
+
 Result<StateCounts> count_state(int state_fd) {
   StateCounts n;
   LV_TRY(for_each_source(
@@ -140,18 +149,8 @@ Result<StateCounts> count_state(int state_fd) {
 }
 
 Result<SharedMap> SharedMap::map(int fd) {
-  const long page = sysconf(_SC_PAGESIZE);
-  const size_t bytes = sizeof(lv_shared) * (LV_MAX_CLASSES + 1);
-  const size_t len = (bytes + page - 1) / page * page;
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return sys_error("map the lv_shared map");
-  return SharedMap(static_cast<lv_shared*>(p), len);
-}
-
-SharedMap::SharedMap(SharedMap&& o) noexcept : p_(std::exchange(o.p_, nullptr)), len_(o.len_) {}
-
-SharedMap::~SharedMap() {
-  if (p_) munmap(p_, len_);
+  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(lv_shared) * (LV_MAX_CLASSES + 1), LV_MAP_SHARED));
+  return SharedMap(std::move(m));
 }
 
 void SharedMap::reset_class(unsigned id) {
@@ -195,18 +194,8 @@ bool SharedMap::take_event(const lv_limit& rate, uint64_t now) {
 }
 
 Result<SeenMap> SeenMap::map(int fd) {
-  const long page = sysconf(_SC_PAGESIZE);
-  const size_t bytes = sizeof(uint64_t) * 2 * LV_SEEN_WORDS;
-  const size_t len = (bytes + page - 1) / page * page;
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return sys_error("map the lv_seen map");
-  return SeenMap(static_cast<uint64_t*>(p), len);
-}
-
-SeenMap::SeenMap(SeenMap&& o) noexcept : p_(std::exchange(o.p_, nullptr)), len_(o.len_) {}
-
-SeenMap::~SeenMap() {
-  if (p_) munmap(p_, len_);
+  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(uint64_t) * 2 * LV_SEEN_WORDS, LV_MAP_SEEN));
+  return SeenMap(std::move(m));
 }
 
 void seen_clear(uint64_t* half) {

@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
+#include <utility>
 
+#include "bpf/mapped.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
 
@@ -30,6 +33,10 @@ Result<Counters> read_counters(int percpu_fd);
 // The map keeps changing underneath: entries inserted or evicted during the walk may
 // be seen or not, never twice.
 Status for_each_source(int state_fd, const std::function<void(const lv_key&, const lv_state&)>& fn);
+
+// A key's address masked as stored: "198.18.0.7", or "198.18.0.0/24" when the prefix is
+// shorter than a host; IPv4-mapped keys print as IPv4.
+std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix);
 
 // Number of entries in lv_state (a batch walk: ~100 ms per million entries).
 Result<uint64_t> count_sources(int state_fd);
@@ -62,9 +69,6 @@ Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const l
 class SharedMap {
  public:
   static Result<SharedMap> map(int shared_fd);
-  SharedMap(SharedMap&& o) noexcept;
-  SharedMap& operator=(SharedMap&&) = delete;
-  ~SharedMap();
 
   // A class id given to a new class: its budgets start full, its counts at zero.
   void reset_class(unsigned id);
@@ -83,9 +87,9 @@ class SharedMap {
   bool take_event(const lv_limit& rate, uint64_t now_ns);
 
  private:
-  SharedMap(lv_shared* p, size_t len) : p_(p), len_(len) {}
+  explicit SharedMap(MappedArray m) : m_(std::move(m)), p_(m_.as<lv_shared>()) {}
+  MappedArray m_;
   lv_shared* p_;
-  size_t len_;
 };
 
 // lv_seen, mapped: two halves of LV_SEEN_WORDS words (struct lv_control.seen_active
@@ -94,15 +98,12 @@ class SharedMap {
 class SeenMap {
  public:
   static Result<SeenMap> map(int seen_fd);
-  SeenMap(SeenMap&& o) noexcept;
-  SeenMap& operator=(SeenMap&&) = delete;
-  ~SeenMap();
   uint64_t* half(unsigned h) { return p_ + (h & 1) * LV_SEEN_WORDS; }
 
  private:
-  SeenMap(uint64_t* p, size_t len) : p_(p), len_(len) {}
+  explicit SeenMap(MappedArray m) : m_(std::move(m)), p_(m_.as<uint64_t>()) {}
+  MappedArray m_;
   uint64_t* p_;
-  size_t len_;
 };
 
 // One half of the filter (LV_SEEN_WORDS words), as the datapath hashes keys. Clearing

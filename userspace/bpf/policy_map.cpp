@@ -3,7 +3,6 @@
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 #include <linux/membarrier.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -100,17 +99,8 @@ template Result<std::vector<std::pair<lv_lpm4, lv_list_value>>> read_trie(int);
 template Result<std::vector<std::pair<lv_lpm6, lv_list_value>>> read_trie(int);
 
 Result<PolicyMap> PolicyMap::map(int fd, ListFds lists) {
-  long page = sysconf(_SC_PAGESIZE);
-  size_t len = (sizeof(lv_control) + page - 1) / page * page;
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return sys_error("map the lv_policy map");
-  return PolicyMap(static_cast<lv_control*>(p), len, lists);
-}
-
-PolicyMap::PolicyMap(PolicyMap&& o) noexcept : ctl_(std::exchange(o.ctl_, nullptr)), len_(o.len_), lists_(o.lists_) {}
-
-PolicyMap::~PolicyMap() {
-  if (ctl_) munmap(ctl_, len_);
+  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(lv_control), LV_MAP_POLICY));
+  return PolicyMap(std::move(m), lists);
 }
 
 const lv_policy& PolicyMap::active() const {

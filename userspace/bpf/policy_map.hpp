@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "bpf/mapped.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
 
@@ -41,9 +42,6 @@ ListFds list_fds_of(const Skel* s) {
 class PolicyMap {
  public:
   static Result<PolicyMap> map(int policy_fd, ListFds lists);
-  PolicyMap(PolicyMap&& o) noexcept;
-  PolicyMap& operator=(PolicyMap&&) = delete;
-  ~PolicyMap();
 
   const lv_control& control() const { return *ctl_; }
   // The policy packets are using now, and its lists.
@@ -64,11 +62,11 @@ class PolicyMap {
   Status publish(lv_policy next, const Lists& lists);
 
  private:
-  PolicyMap(lv_control* ctl, size_t len, ListFds lists) : ctl_(ctl), len_(len), lists_(lists) {}
+  PolicyMap(MappedArray m, ListFds lists) : m_(std::move(m)), ctl_(m_.as<lv_control>()), lists_(lists) {}
   // Rebuild a slot's list maps; sets the slot's list counts.
   Status fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p);
+  MappedArray m_;
   lv_control* ctl_;
-  size_t len_;
   ListFds lists_;
 };
 

@@ -3,18 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
-#include "bpf/kernel.hpp"
 #include "bpf/maps.hpp"
-#include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
-#include "core/lock.hpp"
+#include "bpf/session.hpp"
+#include "core/clock.hpp"
 #include "policy/policy.hpp"
 #include "rules.h"
 
@@ -131,27 +133,19 @@ bool ban_forgettable(const lv_key& k, const lv_ban& b, const lv_policy& p, uint6
   return over && !before(now_ns, b.until_ns + forget);
 }
 
-Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
-  const auto t0 = std::chrono::steady_clock::now();
-  LV_TRY(check_privileges("prune"));
-  LV_TRY(check_bpffs());
-  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
-  LV_TRY_ASSIGN(auto pins, open_pinned(iface));
-  LV_TRY_ASSIGN(auto pm, map_pinned_policy(pins));
-  LV_TRY_ASSIGN(auto shared, SharedMap::map(pins.shared.get()));
-  LV_TRY_ASSIGN(auto seen, SeenMap::map(pins.seen.get()));
+namespace {
 
-  // Policies change only under the lock we hold: this one stays active throughout.
-  const lv_policy& pol = pm.active();
-  const uint64_t now = Clocks::read().now_mono_ns;
-  PruneResult r;
-  r.refuse = pol.flags & LV_POL_REFUSE_FULL;
-  r.full_at = pol.full_at;
+// The sources banned now, as the ban walk leaves them for the state walk.
+struct BannedNow {
+  KeySet in_class;             // records of one class: the source's own key
+  std::vector<lv_key> in_all;  // every-class records
+};
 
-  // Ban records first: the forgotten go, the active ones keep their sources.
-  KeySet banned;
-  std::vector<lv_key> banned_all, forgettable;
-  LV_TRY(for_each_ban(pins.bans.get(), [&](const lv_key& k, const lv_ban& b) {
+// Ban records first: the forgotten go, the active ones keep their sources.
+Result<BannedNow> prune_bans(int bans_fd, const lv_policy& pol, uint64_t now, PruneResult& r) {
+  BannedNow banned;
+  std::vector<lv_key> forgettable;
+  LV_TRY(for_each_ban(bans_fd, [&](const lv_key& k, const lv_ban& b) {
     if (ban_forgettable(k, b, pol, now)) {
       forgettable.push_back(k);
       return;
@@ -160,62 +154,111 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
     if (before(now, b.until_ns)) {
       ++r.bans_active;
       if (k.class_id == LV_ALL_CLASSES)
-        banned_all.push_back(k);
+        banned.in_all.push_back(k);
       else
-        banned.insert(k);
+        banned.in_class.insert(k);
     }
   }));
-  LV_TRY_ASSIGN(auto gone, delete_keys(pins.bans.get(), forgettable, "ban records"));
+  LV_TRY_ASSIGN(auto gone, delete_keys(bans_fd, forgettable, "ban records"));
   r.bans_removed = gone;
-  BanAllIndex banned_everywhere(pol, std::move(banned_all));
+  return banned;
+}
 
-  std::array<lv_class, LV_MAX_CLASSES> judged{};
-  for (unsigned id = 0; id < LV_MAX_CLASSES; ++id) judged[id] = prune_class(pol, id);
+// The walk of lv_state, one batch at a time: the idle states are deleted, the kept
+// sources marked in the half of the known-source filter being refilled.
+class StateSweep {
+ public:
+  StateSweep(Session& sess, const lv_policy& pol, BannedNow banned, uint64_t* refill, uint64_t now, uint64_t idle_ns,
+             PruneResult& r)
+      : sess_(sess),
+        pol_(pol),
+        banned_(std::move(banned.in_class)),
+        banned_everywhere_(pol, std::move(banned.in_all)),
+        refill_(refill),
+        seed_(sess.policy.control().seen_seed),
+        now_(now),
+        idle_ns_(idle_ns),
+        r_(r) {
+    for (unsigned id = 0; id < LV_MAX_CLASSES; ++id) judged_[id] = prune_class(pol, id);
+    sources_.reserve(kChunk);
+    networks_.reserve(kChunk);
+  }
+
+  Status batch(std::span<const lv_key> keys, std::span<const lv_state> states) {
+    sources_.clear();
+    networks_.clear();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const lv_key& k = keys[i];
+      const bool network = k.family & LV_KEY_NETWORK;
+      if (idle(k, states[i])) {
+        (network ? networks_ : sources_).push_back(k);
+        continue;
+      }
+      ++(network ? r_.networks_kept : r_.sources_kept);
+      if (!network) {
+        // The datapath ORs into this half too, for sources it creates meanwhile.
+        seen_mark(refill_, k, seed_);
+        ++r_.filter_sources;
+      }
+    }
+    const int fd = sess_.pins.state.get();
+    LV_TRY_ASSIGN(auto s, delete_keys(fd, sources_, "idle sources"));
+    LV_TRY_ASSIGN(auto n, delete_keys(fd, networks_, "idle networks"));
+    r_.sources_removed += s;
+    r_.networks_removed += n;
+    // The datapath counts every state it creates while refusing, networks included; the
+    // room is given back batch by batch, so new sources are admitted during a long walk.
+    if (r_.refuse) r_.count = sess_.shared.subtract_sources(s + n);
+    return {};
+  }
+
+ private:
+  bool idle(const lv_key& k, const lv_state& s) {
+    if (!key_current(k, pol_)) return true;
+    const bool idle = state_idle(k, s, judged_[k.class_id], now_, idle_ns_);
+    if (!idle || (k.family & LV_KEY_NETWORK)) return idle;
+    return !banned_.count(k) && !banned_everywhere_.covers(k);
+  }
+
+  Session& sess_;
+  const lv_policy& pol_;
+  KeySet banned_;
+  BanAllIndex banned_everywhere_;
+  std::array<lv_class, LV_MAX_CLASSES> judged_{};
+  uint64_t* refill_;
+  uint32_t seed_;
+  uint64_t now_, idle_ns_;
+  PruneResult& r_;
+  std::vector<lv_key> sources_, networks_;
+};
+
+}  // namespace
+
+Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
+  const auto t0 = std::chrono::steady_clock::now();
+  LV_TRY_ASSIGN(auto sess, Session::open(iface, "prune"));
+  LV_TRY_ASSIGN(auto seen, SeenMap::map(sess.pins.seen.get()));
+
+  // Policies change only under the lock we hold: this one stays active throughout.
+  const lv_policy& pol = sess.policy.active();
+  const uint64_t now = Clocks::read().now_mono_ns;
+  PruneResult r;
+  r.refuse = pol.flags & LV_POL_REFUSE_FULL;
+  r.full_at = pol.full_at;
+  LV_TRY_ASSIGN(auto banned, prune_bans(sess.pins.bans.get(), pol, now, r));
 
   // The inactive half of the filter: packets that read it before the last flip (an
   // earlier prune, perhaps a moment ago) have left the program after a grace period.
-  const uint32_t seed = pm.control().seen_seed;
-  uint64_t* refill = seen.half((pm.control().seen_active & 1) ^ 1);
+  uint64_t* refill = seen.half((sess.policy.control().seen_active & 1) ^ 1);
   LV_TRY(wait_for_datapath_readers());
   seen_clear(refill);
 
-  std::vector<lv_key> sources, networks;
-  sources.reserve(kChunk);
-  networks.reserve(kChunk);
-  LV_TRY(for_each_state_chunk(pins.state.get(), kChunk,
-                              [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
-                                sources.clear();
-                                networks.clear();
-                                for (size_t i = 0; i < keys.size(); ++i) {
-                                  const lv_key& k = keys[i];
-                                  const bool network = k.family & LV_KEY_NETWORK;
-                                  bool idle = true;
-                                  if (key_current(k, pol)) {
-                                    idle = state_idle(k, states[i], judged[k.class_id], now, idle_ns);
-                                    if (idle && !network) idle = !banned.count(k) && !banned_everywhere.covers(k);
-                                  }
-                                  if (idle) {
-                                    (network ? networks : sources).push_back(k);
-                                    continue;
-                                  }
-                                  ++(network ? r.networks_kept : r.sources_kept);
-                                  if (!network) {
-                                    // The datapath ORs into this half too, for sources it creates meanwhile.
-                                    seen_mark(refill, k, seed);
-                                    ++r.filter_sources;
-                                  }
-                                }
-                                LV_TRY_ASSIGN(auto s, delete_keys(pins.state.get(), sources, "idle sources"));
-                                LV_TRY_ASSIGN(auto n, delete_keys(pins.state.get(), networks, "idle networks"));
-                                r.sources_removed += s;
-                                r.networks_removed += n;
-                                // The datapath counts every state it creates while refusing, networks included; the
-                                // room is given back batch by batch, so new sources are admitted during a long walk.
-                                if (r.refuse) r.count = shared.subtract_sources(s + n);
-                                return {};
-                              }));
-  if (r.refuse && !r.count) r.count = shared.sources();  // an empty map
-  pm.flip_seen();
+  StateSweep sweep(sess, pol, std::move(banned), refill, now, idle_ns, r);
+  LV_TRY(for_each_state_chunk(
+      sess.pins.state.get(), kChunk,
+      [&](std::span<const lv_key> keys, std::span<const lv_state> states) { return sweep.batch(keys, states); }));
+  if (r.refuse && !r.count) r.count = sess.shared.sources();  // an empty map
+  sess.policy.flip_seen();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

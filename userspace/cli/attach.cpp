@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
-#include "bpf/loader.hpp"
+#include "bpf/attach.hpp"
 #include "cli/options.hpp"
 #include "core/units.hpp"
 #include "export/format.hpp"

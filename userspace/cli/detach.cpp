@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bpf/loader.hpp"
+#include "bpf/attach.hpp"
 #include "cli/options.hpp"
 
 namespace levee::cli {

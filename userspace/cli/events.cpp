@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bpf/events.hpp"
 #include "cli/options.hpp"
 #include "core/signals.hpp"
 #include "export/events.hpp"

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "bpf/loader.hpp"
+#include "bpf/lists.hpp"
 #include "cli/blocklist.hpp"
 #include "cli/options.hpp"
 #include "core/clock.hpp"

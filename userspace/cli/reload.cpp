@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bpf/loader.hpp"
+#include "bpf/live.hpp"
 #include "cli/options.hpp"
 #include "export/format.hpp"
 #include "policy/config.hpp"

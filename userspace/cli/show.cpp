@@ -4,7 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
+#include "bpf/live.hpp"
 #include "cli/options.hpp"
 #include "core/clock.hpp"
 #include "export/format.hpp"

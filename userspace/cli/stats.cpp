@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
+#include "bpf/kernel.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "cli/options.hpp"
-#include "cli/preflight.hpp"
 #include "export/format.hpp"
 
 namespace levee::cli {
@@ -27,7 +27,7 @@ CLI::App* add_stats_command(CLI::App& app, StatsArgs& a) {
 }
 
 Status stats(const StatsArgs& a) {
-  LV_TRY(readers_preflight("stats"));
+  LV_TRY(preflight("stats"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
   LV_TRY_ASSIGN(auto c, interface_counters(p));
   ClassNames names;

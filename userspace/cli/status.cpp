@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <vector>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
+#include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
-#include "cli/preflight.hpp"
 #include "export/format.hpp"
 
 namespace levee::cli {
@@ -20,7 +20,7 @@ CLI::App* add_status_command(CLI::App& app, bool& json) {
 }
 
 Status status(bool json) {
-  LV_TRY(readers_preflight("status"));
+  LV_TRY(preflight("status"));
   std::vector<IfaceStatus> all;
   for (const auto& iface : list_pinned()) {
     auto p = open_pinned(iface);

@@ -14,12 +14,12 @@
 #include <cstring>
 #include <vector>
 
+#include "bpf/kernel.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
 #include "bpf/prune.hpp"
 #include "cli/options.hpp"
-#include "cli/preflight.hpp"
 #include "core/clock.hpp"
 #include "core/signals.hpp"
 #include "export/top.hpp"
@@ -164,7 +164,7 @@ Status top(const TopArgs& a) {
   auto by = parse_top_by(a.by);
   if (!by) return usage_error(fmt::format("--by '{}' is not a ranking", a.by), "give drops, packets or bytes");
   if (a.n == 0) return usage_error("-n 0 shows nothing", "give 1 or more");
-  LV_TRY(readers_preflight("top"));
+  LV_TRY(preflight("top"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
 

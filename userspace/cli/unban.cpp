@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
-#include "bpf/loader.hpp"
+#include "bpf/live.hpp"
 #include "cli/options.hpp"
 #include "export/format.hpp"
 

@@ -9,7 +9,11 @@
 #include <memory>
 #include <optional>
 
+#include "bpf/attach.hpp"
+#include "bpf/events.hpp"
+#include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
+#include "bpf/live.hpp"
 #include "bpf/pins.hpp"
 #include "core/lock.hpp"
 #include "core/signals.hpp"
@@ -71,8 +75,7 @@ bool Daemon::write_event(const EventRecord& r) {
 
 Status Daemon::start() {
   const std::string& iface = o_.iface;
-  LV_TRY(check_privileges("run"));
-  LV_TRY(check_bpffs());
+  LV_TRY(preflight("run"));
   // Everything that can fail without touching the kernel, first.
   LV_TRY_ASSIGN(auto p, load_config(o_.config, iface));
   LV_TRY_ASSIGN(lock_, IfaceLock::daemon(iface));

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
 #include "bpf/prune.hpp"
 #include "core/clock.hpp"
 #include "daemon/log.hpp"

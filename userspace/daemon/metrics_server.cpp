@@ -4,7 +4,7 @@
 #include <httplib.h>
 #include <signal.h>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
 #include "bpf/maps.hpp"
 #include "core/version.hpp"
 

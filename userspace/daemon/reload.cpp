@@ -1,6 +1,8 @@
 #include "daemon/reload.hpp"
 
-#include "bpf/loader.hpp"
+#include "bpf/attach.hpp"
+#include "bpf/inspect.hpp"
+#include "bpf/live.hpp"
 #include "bpf/pins.hpp"
 #include "core/iface.hpp"
 #include "daemon/log.hpp"

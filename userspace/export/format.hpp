@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
+#include "bpf/lists.hpp"
 #include "bpf/maps.hpp"
 #include "policy/policy.hpp"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "bpf/loader.hpp"
+#include "bpf/inspect.hpp"
 #include "bpf/maps.hpp"
 
 namespace levee {

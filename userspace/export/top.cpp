@@ -1,6 +1,5 @@
 #include "export/top.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -95,18 +94,6 @@ std::vector<size_t> top_indices(std::span<const uint64_t> scores, size_t n) {
   idx.resize(n);
   std::sort(idx.begin(), idx.end(), higher);
   return idx;
-}
-
-std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  const bool v4 = (family & ~LV_KEY_NETWORK) == LV_AF_INET;
-  if (v4)
-    inet_ntop(AF_INET, &addr[3], buf, sizeof buf);
-  else
-    inet_ntop(AF_INET6, addr, buf, sizeof buf);
-  const unsigned host = v4 ? 32 : 128;
-  if (prefix >= host || prefix == 0) return buf;
-  return fmt::format("{}/{}", buf, prefix);
 }
 
 void top_limiter(TopRow& row, const lv_state& s, const lv_limit& pkt, const lv_limit& bytes, uint64_t now) {

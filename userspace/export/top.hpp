@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/maps.hpp"
 #include "levee_abi.h"
 
 namespace levee {
@@ -58,10 +59,6 @@ class KeyedCounts {
 // The indices of the `n` highest scores, highest first (ties: lower index first),
 // with a partial sort: O(size) to select, O(n log n) to order.
 std::vector<size_t> top_indices(std::span<const uint64_t> scores, size_t n);
-
-// A key's address masked as stored: "198.18.0.7", or "198.18.0.0/24" when the prefix is
-// shorter than a host; IPv4-mapped keys print as IPv4.
-std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix);
 
 // One ranked row, everything it shows.
 struct TopRow {

@@ -1,0 +1,251 @@
+#include "bpf/attach.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <linux/if_link.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "bpf/inspect.hpp"
+#include "bpf/kernel.hpp"
+#include "bpf/pins.hpp"
+#include "bpf/policy_map.hpp"
+#include "core/clock.hpp"
+#include "core/iface.hpp"
+#include "core/lock.hpp"
+#include "levee_bpf.skel.h"
+
+namespace fs = std::filesystem;
+
+namespace levee {
+namespace {
+
+struct SkelDeleter {
+  void operator()(levee_bpf* s) const { levee_bpf__destroy(s); }
+};
+using SkelPtr = std::unique_ptr<levee_bpf, SkelDeleter>;
+
+// Removes a staging directory unless committed.
+class StagingDir {
+ public:
+  explicit StagingDir(std::string path) : path_(std::move(path)) {}
+  ~StagingDir() {
+    if (!committed_) (void)remove_pin_dir(path_);
+  }
+  const std::string& path() const { return path_; }
+  void commit() { committed_ = true; }
+
+ private:
+  std::string path_;
+  bool committed_ = false;
+};
+
+std::string last_line(const std::string& s) {
+  size_t end = s.find_last_not_of("\n ");
+  if (end == std::string::npos) return {};
+  size_t start = s.rfind('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return s.substr(start, end - start + 1);
+}
+
+uint32_t prog_id_of(int prog_fd) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  return bpf_obj_get_info_by_fd(prog_fd, &info, &len) == 0 ? info.id : 0;
+}
+
+Result<Fd> create_link(int prog_fd, unsigned ifindex, uint32_t flags) {
+  bpf_link_create_opts lo{};
+  lo.sz = sizeof lo;
+  lo.flags = flags;
+  int fd = bpf_link_create(prog_fd, static_cast<int>(ifindex), BPF_XDP, &lo);
+  if (fd < 0) return sys_error("create XDP link", -fd);
+  return Fd(fd);
+}
+
+// Neither levee's pins nor another XDP program may be there already.
+Status check_free(const std::string& iface, unsigned ifindex) {
+  std::error_code ec;
+  if (fs::exists(pin_dir(iface), ec)) {
+    auto p = open_pinned(iface);
+    if (p) {
+      auto st = query_status(p.value(), false);
+      if (st && st->defunct)
+        return Error{fmt::format("{} has levee pins left from an interface that is gone", iface), 0,
+                     fmt::format("clear them with: levee detach {}", iface)};
+      if (st)
+        return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {})", iface, st->prog_id,
+                                 st->mode, st->source),
+                     0,
+                     fmt::format("change it with levee set or levee reload, or detach first: levee detach {}", iface)};
+    }
+    return Error{fmt::format("{} is already attached", iface), 0, fmt::format("detach first: levee detach {}", iface)};
+  }
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) == 0 && q.attach_mode != XDP_ATTACHED_NONE)
+    return Error{fmt::format("{} already has an XDP program (id {}) that levee does not manage", iface,
+                             q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id)),
+                 0, fmt::format("remove it first: ip link set dev {} xdp off", iface)};
+  return {};
+}
+
+// The embedded program, its maps sized as the options say, loaded (verified).
+Result<SkelPtr> load_program(const AttachOptions& o) {
+  SkelPtr skel(levee_bpf__open());
+  if (!skel) return sys_error("open the embedded XDP program");
+  if (int err = bpf_map__set_max_entries(skel->maps.lv_state, o.max_sources); err)
+    return sys_error("size the per-source map", -err);
+  if (int err = bpf_map__set_max_entries(skel->maps.lv_bans, o.max_bans); err)
+    return sys_error("size the ban records map", -err);
+  if (int err = levee_bpf__load(skel.get()); err) {
+    std::string why = last_line(libbpf_last_warnings());
+    if (-err == ENOMEM || -err == E2BIG)
+      return sys_error(
+          fmt::format("load the XDP program with --max-sources {} and max_bans {}", o.max_sources, o.max_bans), -err,
+          "the kernel could not allocate the per-source or ban map; lower --max-sources or max_bans");
+    return sys_error("load the XDP program", -err,
+                     why.empty()
+                         ? "the kernel refused it; run with --verbose for the verifier log"
+                         : fmt::format("the kernel refused it ({}); run with --verbose for the verifier log", why));
+  }
+  return skel;
+}
+
+// The policy and lists into both slots, and the known-source filter's seed, before any
+// packet can read them.
+Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex, lv_attach_mode mode) {
+  const ListFds lists = list_fds_of(skel);
+  LV_TRY_ASSIGN(auto policy, PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists));
+  // lv_shared starts zeroed: every class's budgets full, and the source count that
+  // LV_POL_REFUSE_FULL compares with full_at right for an empty lv_state.
+  LV_TRY(policy.init(compiled.slot, Lists{std::move(compiled.list4), std::move(compiled.list6)}, ifindex, mode));
+  uint32_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) return sys_error("draw a seed for the known-source filter");
+  policy.seed_filter(seed);
+  return {};
+}
+
+// The XDP link in the mode asked for; auto: native first, generic if the driver cannot.
+Result<Fd> link_program(int prog_fd, unsigned ifindex, const AttachOptions& o, AttachResult& res) {
+  Result<Fd> link = Error{};
+  if (o.mode == LV_MODE_GENERIC) {
+    link = create_link(prog_fd, ifindex, XDP_FLAGS_SKB_MODE);
+  } else {
+    link = create_link(prog_fd, ifindex, XDP_FLAGS_DRV_MODE);
+    if (!link && o.mode == LV_MODE_AUTO && link.error().err != EBUSY && link.error().err != EEXIST) {
+      res.fallback = fmt::format("native XDP refused ({})", std::strerror(link.error().err));
+      link = create_link(prog_fd, ifindex, XDP_FLAGS_SKB_MODE);
+    }
+  }
+  if (link) return link;
+  Error e = link.error();
+  e.what = fmt::format("attach to {} in {} mode", o.iface, mode_name(o.mode));
+  if (e.err == EBUSY || e.err == EEXIST)
+    e.hint = fmt::format("another XDP program is attached; see: ip link show dev {}", o.iface);
+  else if (o.mode == LV_MODE_NATIVE)
+    e.hint = "the driver may not support native XDP; retry with --mode generic";
+  return e;
+}
+
+// Pin the link and every map into a staging directory, then rename it into place.
+Status pin_into_place(levee_bpf* skel, const Fd& link, const std::string& iface) {
+  if (mkdir(kPinRoot, 0700) != 0 && errno != EEXIST) return sys_error(fmt::format("create {}", kPinRoot));
+  remove_leftovers(iface);  // of a controller killed mid-attach or mid-detach
+  StagingDir staging(work_dir(iface, "staging", getpid()));
+  if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
+  struct Obj {
+    int fd;
+    const char* name;
+  };
+  std::vector<Obj> objs{Obj{link.get(), LV_PIN_LINK},
+                        Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
+                        Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
+                        Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
+                        Obj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
+                        Obj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
+                        Obj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
+                        Obj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
+  const ListFds lists = list_fds_of(skel);
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(Obj{lists[slot][m], kListPins[slot][m]});
+  for (Obj obj : objs) {
+    std::string path = fmt::format("{}/{}", staging.path(), obj.name);
+    if (int err = bpf_obj_pin(obj.fd, path.c_str()); err) return sys_error(fmt::format("pin {}", path), -err);
+  }
+  const std::string dir = pin_dir(iface);
+  if (rename(staging.path().c_str(), dir.c_str()) != 0) return sys_error(fmt::format("create {}", dir));
+  staging.commit();
+  return {};
+}
+
+}  // namespace
+
+AttachOptions attach_options(const std::string& iface, Policy p) {
+  AttachOptions o;
+  o.iface = iface;
+  if (p.iface.mode) o.mode = *p.iface.mode;
+  if (p.iface.max_sources) o.max_sources = *p.iface.max_sources;
+  if (p.iface.max_bans) o.max_bans = *p.iface.max_bans;
+  o.policy = std::move(p);
+  return o;
+}
+
+Result<AttachResult> attach(const AttachOptions& o) {
+  const Clocks clocks = Clocks::read();
+  LV_TRY(validate(o.policy, clocks.now_unix_ns));
+  LV_TRY(preflight("attach"));
+  LV_TRY_ASSIGN(auto ifindex, iface_index(o.iface));
+  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(o.iface));
+  LV_TRY(check_free(o.iface, ifindex));
+
+  CompiledPolicy compiled = compile(o.policy, clocks);
+  // The file's max_sources may have been overridden by --max-sources.
+  compiled.slot.full_at = refuse_full_at(o.max_sources, possible_cpus());
+  LV_TRY_ASSIGN(auto skel, load_program(o));
+  LV_TRY(write_policy(skel.get(), compiled, ifindex, o.mode));
+
+  const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
+  AttachResult res;
+  LV_TRY_ASSIGN(auto link, link_program(prog_fd, ifindex, o, res));
+  LV_TRY(pin_into_place(skel.get(), link, o.iface));
+  res.mode = attached_mode(ifindex);
+  res.prog_id = prog_id_of(prog_fd);
+  return res;
+}
+
+Status detach(const std::string& iface) {
+  LV_TRY(preflight("detach"));
+  if (!valid_iface_name(iface)) return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
+  const std::string dir = pin_dir(iface);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    if (remove_leftovers(iface) > 0) return {};  // a killed detach's work, finished
+    return Error{fmt::format("{} is not attached by levee (no {})", iface, dir), 0,
+                 "see what is attached with: levee status"};
+  }
+  // Out of sight first, in one step: a reader sees the directory whole or not at all.
+  const std::string gone = work_dir(iface, "detaching", getpid());
+  if (rename(dir.c_str(), gone.c_str()) != 0) return sys_error(fmt::format("move {} away", dir));
+  // Detach explicitly: closing the last reference would also do it, but a reader
+  // (a running `levee stats`) may hold one.
+  if (auto link = open_pin(fmt::format("{}/{}", gone, LV_PIN_LINK)); link) {
+    int err = bpf_link_detach(link->get());
+    if (err && -err != ENOLINK && -err != EINVAL && -err != ENODEV)
+      return sys_error(fmt::format("detach the XDP program from {}", iface), -err,
+                       fmt::format("its pins are in {}; retry: levee detach {}", gone, iface));
+  }
+  LV_TRY(remove_pin_dir(gone));
+  rmdir(kPinRoot);  // only succeeds when no interface is left
+  return {};
+}
+
+}  // namespace levee

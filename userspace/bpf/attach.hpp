@@ -1,0 +1,43 @@
+// attach.hpp - put levee on an interface and take it off.
+//
+// attach: preflight (privileges, bpffs, interface, no other XDP program, not already
+// attached) -> validate and compile the policy -> load the embedded skeleton -> write
+// the policy and lists -> create the XDP link -> pin link and maps into a staging
+// directory -> rename it into place. Any failure unwinds: the staging directory is
+// removed and the link fd closes, which detaches. Nothing is left half-applied.
+//
+// detach: rename the pin directory away (a reader sees it whole or not at all), detach
+// the link, remove the pins.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/result.hpp"
+#include "levee_abi.h"
+#include "policy/policy.hpp"
+
+namespace levee {
+
+struct AttachOptions {
+  std::string iface;
+  Policy policy;
+  lv_attach_mode mode = LV_MODE_AUTO;
+  uint32_t max_sources = LV_DEFAULT_MAX_SOURCES;
+  uint32_t max_bans = LV_DEFAULT_MAX_BANS;
+};
+
+struct AttachResult {
+  std::string mode;      // "native" or "generic": what the kernel gave us
+  std::string fallback;  // why native was not used in auto mode, or ""
+  uint32_t prog_id = 0;
+};
+
+// Attach options from a config file's policy: its [interface] mode, max_sources and
+// max_bans where it sets them, the defaults elsewhere.
+AttachOptions attach_options(const std::string& iface, Policy p);
+
+Result<AttachResult> attach(const AttachOptions& o);
+Status detach(const std::string& iface);
+
+}  // namespace levee

@@ -1,0 +1,180 @@
+#include "bpf/inspect.hpp"
+
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "bpf/kernel.hpp"
+#include "bpf/list_entries.hpp"
+#include "bpf/policy_map.hpp"
+#include "core/clock.hpp"
+#include "policy/policy.hpp"
+
+namespace levee {
+namespace {
+
+// The link: which program, on which interface, in which mode.
+Status read_link(const Pinned& p, IfaceStatus& s) {
+  bpf_link_info li{};
+  uint32_t len = sizeof li;
+  if (bpf_obj_get_info_by_fd(p.link.get(), &li, &len) != 0) return sys_error(fmt::format("inspect {} link", p.iface));
+  s.link_id = li.id;
+  s.prog_id = li.prog_id;
+  s.ifindex = li.xdp.ifindex;
+  s.defunct = s.ifindex == 0;
+  // Pins are shared by every network namespace, interface indexes are not: the index
+  // means our interface only if it carries the pinned name here.
+  s.other_netns = !s.defunct && iface_name(s.ifindex) != p.iface;
+  s.mode = s.defunct || s.other_netns ? "" : attached_mode(s.ifindex);
+  return {};
+}
+
+// The active policy: its classes, overrides and list entries by kind.
+Status read_policy(const Pinned& p, IfaceStatus& s) {
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  const lv_policy& pol = pm.active();
+  s.source = name_of(pol.source);
+  s.class_ids = class_order(pol);
+  for (uint8_t id : s.class_ids) s.classes.push_back(pol.classes[id]);
+  s.overrides.assign(pol.overrides, pol.overrides + std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES));
+  s.generation = pol.generation;
+  LV_TRY_ASSIGN(auto lists, pm.active_lists());
+  for (const AnyEntry& e : flatten_lists(lists)) {
+    if (e.value.kind == LV_LIST_ALLOW)
+      ++s.allow;
+    else if (e.value.kind == LV_LIST_DENY)
+      ++s.deny;
+    else if (e.value.kind == LV_LIST_OVERRIDE)
+      ++s.override_entries;
+  }
+  s.policy_flags = pol.flags;
+  s.full_at = pol.full_at;
+  return {};
+}
+
+// What only a walk of lv_state and lv_bans tells.
+Status walk_maps(const Pinned& p, IfaceStatus& s) {
+  LV_TRY_ASSIGN(auto n, count_state(p.state.get()));
+  s.sources = n.sources;
+  s.networks = n.networks;
+  const uint64_t now = Clocks::read().now_mono_ns;
+  return for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
+    ++s.ban_records;
+    if (b.until_ns > now) ++s.bans_active;
+  });
+}
+
+}  // namespace
+
+Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
+  IfaceStatus s;
+  s.iface = p.iface;
+  LV_TRY(read_link(p, s));
+  LV_TRY(read_policy(p, s));
+  s.max_sources = map_max_entries(p.state.get());
+  s.max_bans = map_max_entries(p.bans.get());
+  if (walk) LV_TRY(walk_maps(p, s));
+  LV_TRY_ASSIGN(auto shared, SharedMap::map(p.shared.get()));
+  for (uint8_t id : s.class_ids) s.admitted.push_back(shared.admitted(id));
+  return s;
+}
+
+Result<ShowResult> show(const std::string& iface, const std::string& address) {
+  LV_TRY_ASSIGN(auto addr, Cidr::parse(address));
+  if ((addr.family == 4 && addr.len != 32) || (addr.family == 6 && addr.len != 128))
+    return usage_error(fmt::format("'{}' is a network; levee show takes one address", address));
+  LV_TRY(preflight("show"));
+  LV_TRY_ASSIGN(auto p, open_pinned(iface));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  const lv_policy& pol = pm.active();
+  const Clocks clocks = Clocks::read();
+
+  ShowResult out;
+  out.address = address;
+  LV_TRY_ASSIGN(auto lists, pm.active_lists());
+  // The list entry deciding for the address now (deciding_entry()).
+  const lv_override* ov = nullptr;
+  if (auto e = deciding_entry(lists, addr, clocks.now_mono_ns)) {
+    out.list = list_row(*e, pol, clocks);
+    if (e->value.kind == LV_LIST_OVERRIDE &&
+        e->value.override_id < std::min<uint32_t>(pol.nr_overrides, LV_MAX_OVERRIDES))
+      ov = &pol.overrides[e->value.override_id];
+  }
+
+  out.now_ns = clocks.now_mono_ns;
+  if (pol.flags & LV_POL_BAN_ALL) {
+    const lv_key k = ban_all_key(addr, pol);
+    lv_ban b{};
+    if (bpf_map_lookup_elem(p.bans.get(), &k, &b) == 0) out.ban_all = b;
+  }
+  for (uint8_t id : class_order(pol)) {
+    const lv_class& c = pol.classes[id];
+    const lv_key key = source_key(addr, c, id);
+    lv_state st{};
+    const bool has_state = bpf_map_lookup_elem(p.state.get(), &key, &st) == 0;
+    std::optional<lv_state> network;
+    if (c.flags & LV_CLASS_NETWORK) {
+      const lv_key nk = network_key(addr, c, id);
+      lv_state ns{};
+      if (bpf_map_lookup_elem(p.state.get(), &nk, &ns) == 0) network = ns;
+    }
+    std::optional<lv_ban> ban;
+    lv_ban b{};
+    if (bpf_map_lookup_elem(p.bans.get(), &key, &b) == 0) ban = b;
+    if (!has_state && !network && !ban) continue;
+    ShowClass sc;
+    sc.has_state = has_state;
+    sc.network = network;
+    sc.ban = ban;
+    sc.ban_all = out.ban_all;
+    sc.name = name_of(c.name);
+    sc.class_id = id;
+    sc.cls = c;
+    sc.pkt = c.pkt;
+    sc.bytes = c.bytes;
+    if (ov && ((ov->classes >> id) & 1)) {
+      sc.override_name = name_of(ov->name);
+      sc.pkt = ov->pkt;
+      sc.bytes = ov->bytes;
+    }
+    sc.state = st;
+    sc.now_ns = Clocks::read().now_mono_ns;
+    out.classes.push_back(sc);
+  }
+  return out;
+}
+
+Result<Counters> interface_counters(const Pinned& p) {
+  LV_TRY_ASSIGN(auto c, read_counters(p.percpu.get()));
+  LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  const lv_policy& pol = pm.active();
+  for (uint8_t id : class_order(pol)) {
+    // What this class counted: the id's counters less what they held when it got the id.
+    lv_class_counters& k = c.by_class[id];
+    const lv_class_counters& b = pol.class_base[id];
+    k.passed.packets -= b.passed.packets;
+    k.passed.bytes -= b.passed.bytes;
+    k.dropped.packets -= b.dropped.packets;
+    k.dropped.bytes -= b.dropped.bytes;
+  }
+  return c;
+}
+
+Result<std::vector<ClassCounters>> class_counters(const Pinned& p) {
+  LV_TRY_ASSIGN(auto c, interface_counters(p));
+  LV_TRY_ASSIGN(auto s, query_status(p, false));
+  return class_counters(s, c);
+}
+
+std::vector<ClassCounters> class_counters(const IfaceStatus& s, const Counters& c) {
+  std::vector<ClassCounters> out;
+  for (size_t i = 0; i < s.classes.size() && i < s.class_ids.size(); ++i) {
+    const lv_class& k = s.classes[i];
+    const uint8_t id = s.class_ids[i];
+    out.push_back({name_of(k.name), id, c.by_class[id], (k.flags & LV_CLASS_MONITOR) != 0});
+  }
+  return out;
+}
+
+}  // namespace levee
