@@ -391,16 +391,15 @@ TEST_F(E2e, RunRefusesABadStartWithOneLineAndLeavesNothing) {
   expect_error(sb().levee({"run", ifname, "--config", good, "--events", "/nonexistent/dir/events"}), 1,
                "open the events file");
   // The metrics port is taken (here by a listener of our own in the namespace).
-  int fd = socket_in(sb().rx_ns(), AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(kMetricsPort);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", std::to_string(kMetricsPort)}), 1,
-               "cannot serve metrics on 127.0.0.1:" + std::to_string(kMetricsPort));
-  close(fd);
+  {
+    const levee::Fd fd = socket_in(sb().rx_ns(), AF_INET, SOCK_STREAM, 0);
+    socklen_t len = 0;
+    const sockaddr_storage a = sockaddr_of("127.0.0.1", kMetricsPort, len);
+    ASSERT_EQ(bind(fd.get(), reinterpret_cast<const sockaddr*>(&a), len), 0);
+    ASSERT_EQ(listen(fd.get(), 1), 0);
+    expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", std::to_string(kMetricsPort)}), 1,
+                 "cannot serve metrics on 127.0.0.1:" + std::to_string(kMetricsPort));
+  }
   expect_nothing_left(sb(), sb().rx_ns(), ifname);
 
   // The config's [interface] name stands for the command line's interface.

@@ -1,8 +1,8 @@
-// flood_harness.hpp - the pieces of the flood scenarios (issue 5): the levee-flood
-// generator as a child process, nginx on a private config in the receiver namespace,
-// wrk as its load client in the sender namespace, a UDP receiver that knows which
-// sends it missed, a tap counting the distinct flood sources that got past the filter,
-// per-namespace kernel counters, and a poller of `levee status --json`.
+// flood_harness.hpp - the pieces of the flood scenarios: the levee-flood generator as a
+// child process, nginx on a private config in the receiver namespace, wrk as its load
+// client in the sender namespace, the loss of a numbered UDP flow, a tap counting the
+// distinct flood sources that got past the filter, per-namespace kernel counters, and a
+// poller of `levee status --json`.
 //
 // Everything runs inside the sandbox's namespaces, is bounded in time, and is stopped
 // and removed by its destructor (nginx: SIGTERM, then SIGKILL; its files live in a
@@ -27,9 +27,6 @@
 #include "traffic.hpp"
 
 namespace lvt {
-
-// CLOCK_REALTIME - CLOCK_MONOTONIC, in ns (to place levee-flood's unix times).
-int64_t realtime_offset_ns();
 
 // ---- levee-flood --------------------------------------------------------------------
 
@@ -163,29 +160,7 @@ int64_t counter_delta(const NetCounters& a, const NetCounters& b, const std::str
 // bytes, dropped ("rx_dropped", "tx_dropped", ...).
 std::map<std::string, int64_t> link_counters(const std::string& ns, const std::string& ifname);
 
-// ---- a UDP receiver that knows what it missed --------------------------------------
-
-// Counts datagrams of Flow{.seq = true} senders by (source, index).
-class SeqReceiver {
- public:
-  SeqReceiver(const std::string& ns, int family, uint16_t port);
-  ~SeqReceiver();
-  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000);
-  // Indexes received from src (sorted, duplicates kept).
-  std::vector<uint64_t> indexes(const std::string& src) const;
-  uint64_t total() const;
-  int64_t socket_drops() const;  // SO_RXQ_OVFL: datagrams the socket buffer dropped
-
- private:
-  void body();
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> last_rx_{0};
-  std::atomic<int64_t> drops_{0};
-  mutable std::mutex mu_;
-  std::map<std::string, std::vector<uint64_t>> by_src_;
-  std::thread thread_;
-};
+// ---- loss of a numbered flow ------------------------------------------------------
 
 // Loss of one seq flow in the window [from, to] of send times. A send the kernel
 // refused (ENOBUFS: the veth's ring toward the filter was full, the datagram never left)
@@ -210,8 +185,7 @@ SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint
 class SourceTap {
  public:
   SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits = -1);
-  ~SourceTap();
-  void finish(unsigned quiet_ms = 200, unsigned max_ms = 3000);
+  void finish(unsigned quiet_ms = 200, unsigned max_ms = 3000) { rx_.finish(quiet_ms, max_ms); }
   uint64_t frames() const { return frames_.load(); }
   uint64_t distinct() const;
   // Distinct sources first seen before t (CLOCK_MONOTONIC ns).
@@ -221,7 +195,7 @@ class SourceTap {
   int64_t tap_drops() const;  // frames the tap's socket dropped (PACKET_STATISTICS)
 
  private:
-  void body();
+  bool on_read(const Received& m);
   struct Key {
     uint64_t hi, lo;
     bool operator==(const Key& o) const { return hi == o.hi && lo == o.lo; }
@@ -229,18 +203,21 @@ class SourceTap {
   struct KeyHash {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.hi * 0x9e3779b97f4a7c15ull ^ k.lo); }
   };
-  int fd_ = -1;
-  int family_ = 0;
-  uint8_t net_[16] = {};
-  int plen_ = 0;
-  int source_bits_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> last_rx_{0}, frames_{0};
-  std::atomic<int64_t> drops_{0};
+  // Which frames count and what one source is.
+  struct Match {
+    int family = 0;
+    uint8_t net[16] = {};
+    int plen = 0;
+    int source_bits = 0;
+  };
+  static Match match_of(const std::string& prefix, int source_bits);
+  const Match match_;
+  std::atomic<uint64_t> frames_{0};
+  mutable std::atomic<int64_t> drops_{0};
   mutable std::mutex mu_;
   std::unordered_set<Key, KeyHash> seen_;
   std::vector<uint64_t> first_seen_;  // sorted by construction
-  std::thread thread_;
+  Receiver rx_;                       // last: its thread ends before the members it writes go
 };
 
 // ---- levee status, sampled ----------------------------------------------------------

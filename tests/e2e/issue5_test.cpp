@@ -192,7 +192,7 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
   if (spec.wire_cpu >= 0) set_rps(sb.tx_ns(), sb.tx_if(), 1u << spec.wire_cpu);
   std::optional<Nginx> nginx;
   if (spec.web) nginx.emplace(sb.rx_ns(), std::vector<std::string>{Addrs::rx4, Addrs::rx6});
-  SeqReceiver rx(sb.rx_ns(), spec.family, kPort);
+  UdpReceiver rx(sb.rx_ns(), spec.family, kPort);
   std::optional<SourceTap> tap;
   if (spec.tap) tap.emplace(sb.rx_ns(), sb.rx_if(), spec.flood_prefix, spec.source_bits);
   const NetCounters tx0 = net_counters(sb.tx_ns()), rx0 = net_counters(sb.rx_ns());
@@ -686,7 +686,7 @@ TEST_F(E2e, BanLastsAfterTheLastOffenceDoublesWithinForgetAfterResetsAfterIt) {
   attach({"--config", dir.write("levee.toml", kBanConfig)});
   const std::string src = Addrs::src4()[0];
   UdpReceiver flood_rx(sb().rx_ns(), AF_INET, kPort);
-  SeqReceiver probe_rx(sb().rx_ns(), AF_INET, kProbePort);
+  UdpReceiver probe_rx(sb().rx_ns(), AF_INET, kProbePort);
   const auto s0 = stats_or_fail(sb());
   const uint64_t t0 = start_soon(50);
   Sender probe(
@@ -776,7 +776,7 @@ burst = 20
 ban = "20s"
 )")});
   const std::string src = Addrs::src4()[0];
-  SeqReceiver probe_rx(sb().rx_ns(), AF_INET, kProbePort);
+  UdpReceiver probe_rx(sb().rx_ns(), AF_INET, kProbePort);
   const uint64_t t0 = start_soon(50);
   Sender probe(
       {.ns = sb().tx_ns(), .src = src, .dst = Addrs::rx4, .port = kProbePort, .pps = 50, .seconds = 3.0, .seq = true},
