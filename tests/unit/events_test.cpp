@@ -1,4 +1,4 @@
-// events_config_test.cpp - [interface] events_per_second and the event budget compile()
+// events_test.cpp - [interface] events_per_second and the event budget compile()
 // gives lv_policy.events: on by default, overridable, off with 0 or "off".
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// ops_test.cpp - the operations on a running interface, against real traffic: prune
+// prune_test.cpp - the operations on a running interface, against real traffic: prune
 // removes idle sources and keeps active and banned ones, and gives a refusing map its
 // room back; top ranks the flooding source first; events reports a source's first drop,
 // its ban and the ban's end.

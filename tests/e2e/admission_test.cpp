@@ -1,4 +1,4 @@
-// issue5_test.cpp - issue 5 acceptance end to end through the sandbox's veth pair:
+// admission_test.cpp - issue 5 acceptance end to end through the sandbox's veth pair:
 // new-source admission under random-source floods (with a paced UDP client and nginx +
 // wrk kept alive through them), the network limit of a /24 (/48), bans that last `ban`
 // after the last offence and double within `forget_after`, `levee unban`, and monitor

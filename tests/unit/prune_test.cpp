@@ -1,4 +1,4 @@
-// ops_test.cpp - the operations on a running interface without the kernel: prune's idle
+// prune_test.cpp - the operations on a running interface without the kernel: prune's idle
 // predicate and ban records, the known-source filter refill, top's ranking and output,
 // the event log's decoding, JSON and ban ends, and the command line of prune, top and
 // events.

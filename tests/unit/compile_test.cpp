@@ -1,4 +1,4 @@
-// class_limits_test.cpp - the limits beyond one source's rate: new-source admission,
+// compile_test.cpp - the limits beyond one source's rate: new-source admission,
 // network and class totals, escalating bans, monitor mode and a full map's policy. How
 // the config file states them (userspace/policy/config) and what compile() makes of
 // them for the datapath (userspace/policy/policy).

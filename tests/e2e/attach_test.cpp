@@ -1,4 +1,4 @@
-// cli_test.cpp - attach/detach leave the system as they found it; failed attaches
+// attach_test.cpp - attach/detach leave the system as they found it; failed attaches
 // change nothing and say so in one line; concurrent changes serialise.
 //
 // CLI contract: exit 0 ok, 1 error, 2 usage; an error is one stderr line "levee: ...".

@@ -1,4 +1,4 @@
-// cli_limits_test.cpp - the command line and the output of issue 5's features: would-be
+// status_output_test.cpp - the command line and the output of issue 5's features: would-be
 // drops in monitor mode, bans, admission, network and class limits, in `levee stats`,
 // `show`, `status`, `set`, `attach` and `unban`.
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-// limits_test.cpp - the limit holds end to end: IPv4, IPv6, live changes, generic mode,
+// source_limit_test.cpp - the limit holds end to end: IPv4, IPv6, live changes, generic mode,
 // VLAN tags, and levee's counters agree with independent counts.
 //
 // Expectations come from what the senders did (their measured first and last send),

@@ -1,4 +1,4 @@
-// policy_test.cpp - issue 4 end to end: traffic classes, source prefixes, the allow,
+// classes_test.cpp - issue 4 end to end: traffic classes, source prefixes, the allow,
 // deny and override lists, and `levee show`'s wait, against real traffic through the
 // sandbox's veth pair.
 //
