@@ -6,6 +6,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -339,6 +341,200 @@ void set_rps(const std::string& ns, const std::string& ifname, unsigned cpu_mask
   if (r.code != 0) throw std::runtime_error("set rps_cpus of " + ifname + ": " + r.describe());
 }
 
+// ---- a flood scenario ---------------------------------------------------------------
+
+int env_int(const char* name, int dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : dflt;
+}
+
+double env_double(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : dflt;
+}
+
+int flood_threads() { return std::max(1, env_int("LVT_FLOOD_THREADS", 1)); }
+
+int wire_cpu() {
+  if (flood_threads() > 1) return -1;
+  const int forced = env_int("LVT_WIRE_CPU", -2);
+  if (forced != -2) return forced;
+  cpu_set_t cs;
+  CPU_ZERO(&cs);
+  if (sched_getaffinity(0, sizeof cs, &cs) != 0) return -1;
+  for (int i = 0; i < CPU_SETSIZE; ++i)
+    if (CPU_ISSET(i, &cs)) return i;
+  return -1;
+}
+
+namespace {
+
+int64_t status_sources(const nlohmann::json& j) {
+  if (j.is_null() || !j.contains("sources") || !j["sources"].is_number()) return -1;
+  return j["sources"].get<int64_t>();
+}
+
+// levee status --json: the new sources a class admitted (-1: not reported).
+int64_t status_admitted(const nlohmann::json& j, const std::string& cls = "default") {
+  if (j.is_null() || !j.contains("classes") || !j["classes"].is_array()) return -1;
+  for (const auto& c : j["classes"])
+    if (c.value("name", "") == cls && c.contains("admitted") && c["admitted"].is_number())
+      return c["admitted"].get<int64_t>();
+  return -1;
+}
+
+ScenarioSnapshot snapshot(const Sandbox& sb) {
+  ScenarioSnapshot s;
+  s.stats = sb.stats();
+  const auto st = sb.status();
+  s.sources = status_sources(st);
+  s.admitted = status_admitted(st);
+  s.tx_link = link_counters(sb.tx_ns(), sb.tx_if());
+  s.rx_link = link_counters(sb.rx_ns(), sb.rx_if());
+  return s;
+}
+
+int64_t link_delta(const std::map<std::string, int64_t>& a, const std::map<std::string, int64_t>& b,
+                   const std::string& k) {
+  auto ia = a.find(k), ib = b.find(k);
+  return ia == a.end() || ib == b.end() ? -1 : ib->second - ia->second;
+}
+
+}  // namespace
+
+ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
+  ScenarioResult r;
+  r.wire_cpu = spec.wire_cpu;
+  const std::string dst = spec.family.rx(), src = spec.family.src()[0];
+  r.client_src = src;
+  // What gets through to the receiver's stack is answered by nothing: no routes back.
+  sb.ip_rx({spec.family.pick("-4", "-6"), "route", "add", "blackhole", spec.flood_prefix});
+
+  // Every packet toward the filter leaves from wire_cpu: the sender side's own
+  // receive processing (its TCP ACKs to nginx's responses) included.
+  if (spec.wire_cpu >= 0) set_rps(sb.tx_ns(), sb.tx_if(), 1u << spec.wire_cpu);
+  std::optional<Nginx> nginx;
+  if (spec.web) nginx.emplace(sb.rx_ns(), std::vector<std::string>{Addrs::rx4, Addrs::rx6});
+  UdpReceiver rx(sb.rx_ns(), spec.family.af, kPort);
+  std::optional<SourceTap> tap;
+  if (spec.tap) tap.emplace(sb.rx_ns(), sb.rx_if(), spec.flood_prefix, spec.source_bits);
+  const NetCounters tx0 = net_counters(sb.tx_ns()), rx0 = net_counters(sb.rx_ns());
+
+  // The client and wrk outlast the flood: a timed live run can overrun by seconds on
+  // a loaded machine.
+  const double lead = 1.0, tail = 5.0;
+  const uint64_t t0 = start_soon(50);
+  Sender client({.ns = sb.tx_ns(),
+                 .src = src,
+                 .dst = dst,
+                 .pps = spec.client_pps,
+                 .seconds = lead + spec.flood_seconds + tail,
+                 .seq = true,
+                 .cpu = spec.wire_cpu},
+                t0);
+  std::optional<Wrk> wrk;
+  if (spec.web)
+    wrk.emplace(WrkSpec{.ns = sb.tx_ns(),
+                        .url = Nginx::url(dst),
+                        .connections = 4,
+                        .seconds = static_cast<int>(std::ceil(lead + spec.flood_seconds + tail - 0.5)),
+                        .delay_ms = 20,
+                        .timeout_s = 2,
+                        .body_bytes = nginx->body_bytes(),
+                        .cpu = spec.wire_cpu});
+  // The client and wrk have been running for a second: known sources now.
+  while (now_ns() < t0 + static_cast<uint64_t>(lead * 1e9)) usleep(5'000);
+  r.before = snapshot(sb);
+  std::optional<StatusPoller> poller;
+  if (spec.status_ms) poller.emplace(sb, spec.status_ms);
+
+  Flood flood({.ns = sb.tx_ns(),
+               .dev = sb.tx_if(),
+               .dst = dst,
+               .random = spec.flood_prefix,
+               .dport = 9,
+               .seconds = spec.flood_seconds,
+               .threads = spec.flood_threads,
+               .cpu = spec.flood_threads == 1 ? spec.wire_cpu : -1});
+  r.flood = flood.wait();
+  if (poller) {
+    r.samples = poller->stop();
+    r.status_error = poller->error();
+  }
+  r.client = client.join();
+  if (wrk) r.wrk = wrk->wait();
+  rx.finish();
+  if (tap) {
+    tap->finish();
+    r.admitted = tap->distinct();
+    r.admitted_at = tap->first_seen();
+    r.flood_frames_passed = tap->frames();
+    r.tap_drops = tap->tap_drops();
+  }
+  r.after = snapshot(sb);
+  const NetCounters tx1 = net_counters(sb.tx_ns()), rx1 = net_counters(sb.rx_ns());
+  r.syn_retrans = counter_delta(tx0, tx1, "TcpExt.TCPSynRetrans");
+  r.retrans_segs = counter_delta(tx0, tx1, "Tcp.RetransSegs");
+  r.listen_drops = counter_delta(rx0, rx1, "TcpExt.ListenDrops");
+  r.client_socket_drops = rx.socket_drops();
+  if (nginx) {
+    if (!nginx->running()) r.nginx_log = "nginx died during the run: ";
+    r.nginx_log += nginx->stop();
+  }
+
+  const uint64_t from = r.flood.t_start, to = std::min(r.flood.t_end, r.client.t_last);
+  r.loss = seq_loss(r.client, rx.indexes(src), from, to);
+  r.coverage = r.flood.t_end > r.flood.t_start && to > from
+                   ? static_cast<double>(to - from) / static_cast<double>(r.flood.t_end - r.flood.t_start)
+                   : 0.0;
+  return r;
+}
+
+int64_t ScenarioResult::peak_sources() const {
+  int64_t peak = -1;
+  for (const auto& s : samples) peak = std::max(peak, s.sources);
+  return peak;
+}
+
+int64_t ScenarioResult::tx_veth_dropped() const { return link_delta(before.tx_link, after.tx_link, "tx_dropped"); }
+
+int64_t ScenarioResult::rx_veth_dropped() const { return link_delta(before.rx_link, after.rx_link, "rx_dropped"); }
+
+void report_scenario(const std::string& tag, const ScenarioResult& r) {
+  report(tag + "_flood_packets", d(r.flood.packets));
+  report(tag + "_flood_seconds", r.flood.seconds);
+  report(tag + "_flood_mpps", r.flood.pps / 1e6);
+  report(tag + "_flood_dev_tx_dropped", d(r.flood.dev_tx_dropped));
+  report(tag + "_wire_cpu", r.wire_cpu);
+  report(tag + "_client_tried_in_flood", d(r.loss.tried()));
+  report(tag + "_client_not_received_in_flood", d(r.loss.lost));
+  report(tag + "_client_refused_in_flood", d(r.loss.refused));
+  report(tag + "_client_loss_pct", 100.0 * r.loss.loss());
+  report(tag + "_client_coverage", r.coverage);
+  report(tag + "_client_socket_drops", d(r.client_socket_drops));
+  report(tag + "_wrk_attempts", d(r.wrk.attempts()));
+  report(tag + "_wrk_good", d(r.wrk.good));
+  report(tag + "_wrk_latency_max_ms", r.wrk.lat_max_ms);
+  report(tag + "_tcp_syn_retrans", d(r.syn_retrans));
+  report(tag + "_tcp_retrans_segs", d(r.retrans_segs));
+  report(tag + "_tcp_listen_drops", d(r.listen_drops));
+  report(tag + "_flood_sources_through", d(r.admitted));
+  report(tag + "_flood_frames_through", d(r.flood_frames_passed));
+  report(tag + "_tap_drops", d(r.tap_drops));
+  report(tag + "_tx_veth_tx_dropped", d(r.tx_veth_dropped()));
+  report(tag + "_rx_veth_rx_dropped", d(r.rx_veth_dropped()));
+  report(tag + "_sources_before", d(r.before.sources));
+  report(tag + "_sources_after", d(r.after.sources));
+  report(tag + "_sources_peak_sampled", d(r.peak_sources()));
+  std::printf("[measured] %s: %s\n[measured] %s: client %s\n[measured] %s: %s\n", tag.c_str(),
+              r.flood.describe().c_str(), tag.c_str(), r.loss.describe().c_str(), tag.c_str(),
+              r.wrk.describe().c_str());
+  std::printf("[measured] %s: stats %s | %s | %s\n", tag.c_str(), stat_reasons_text(r.after.stats, "passed").c_str(),
+              stat_reasons_text(r.after.stats, "dropped").c_str(),
+              stat_reasons_text(r.after.stats, "would_drop").c_str());
+  std::fflush(stdout);
+}
+
 // ---- kernel counters ----------------------------------------------------------------
 
 NetCounters net_counters(const std::string& ns) {
@@ -567,29 +763,6 @@ std::vector<StatusPoller::Sample> StatusPoller::stop() {
 std::string StatusPoller::error() const {
   std::lock_guard l(mu_);
   return error_;
-}
-
-// ---- levee stats helpers ------------------------------------------------------------
-
-int64_t stat_reason(const nlohmann::json& stats, const std::string& verdict, const std::string& reason) {
-  if (!stats.is_object() || !stats.contains(verdict)) return -1;
-  const auto& v = stats.at(verdict);
-  if (!v.is_object() || !v.contains(reason) || !v.at(reason).is_number()) return -1;
-  return v.at(reason).get<int64_t>();
-}
-
-int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& verdict,
-                          const std::string& reason) {
-  const int64_t b = stat_reason(s1, verdict, reason);
-  if (b < 0) return -1;
-  return b - std::max<int64_t>(0, stat_reason(s0, verdict, reason));
-}
-
-std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict) {
-  if (!stats.is_object() || !stats.contains(verdict) || !stats.at(verdict).is_object()) return verdict + ": (absent)";
-  std::string s = verdict + ":";
-  for (const auto& [k, v] : stats.at(verdict).items()) s += " " + k + "=" + v.dump();
-  return s;
 }
 
 }  // namespace lvt

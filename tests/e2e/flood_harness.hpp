@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e.hpp"
 #include "sandbox.hpp"
 #include "traffic.hpp"
 
@@ -244,14 +245,100 @@ class StatusPoller {
   std::thread thread_;
 };
 
-// ---- levee stats helpers ------------------------------------------------------------
+// ---- a flood scenario ---------------------------------------------------------------
 
-// stats["verdict"]["reason"] (packets), or -1 when levee does not report it.
-int64_t stat_reason(const nlohmann::json& stats, const std::string& verdict, const std::string& reason);
-// s1 - s0 of a reason; missing in s0 counts as 0, missing in s1 gives -1.
-int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& verdict,
-                          const std::string& reason);
-// The keys of stats[verdict] with their packets, "k=v k=v ...".
-std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict);
+// An integer or a number from the environment, or dflt when unset.
+int env_int(const char* name, int dflt);
+double env_double(const char* name, double dflt);
+
+// Generator threads (LVT_FLOOD_THREADS, default 1: the second core stays with the
+// server side); the veth has one queue per thread.
+int flood_threads();
+
+// Where the traffic toward the filter is made: the generator's thread, the UDP client,
+// wrk, and (by RPS) the sender side's own receive processing, all on one CPU, the first
+// this process may use; the server side (nginx, the receivers) has the others.
+//
+// Why: the veth's receive ring (256 frames) is drained by its NAPI poll on the CPU that
+// last scheduled it. The live-frame generator schedules it on its own CPU and then runs
+// it itself, in step: it sends only as fast as the filter drops, and the ring does not
+// overflow. A packet toward the filter sent from another CPU (the client, or the sender
+// side's TCP ACKs in its softirq) may find the poll idle and schedule it there: from
+// then on the generator fills the ring from one CPU while the filter drains it on the
+// other, with the freed frames' pages going back across CPUs, and whenever the drain
+// falls behind, the ring is full and the client's sends are refused (ENOBUFS), whatever
+// the filter decides. Measured: 1-66% of the client's datagrams refused, 6-35% of the
+// flood dropped by the veth, depending on the other load of the machine (a bare XDP_DROP
+// program kept up there: 0-0.4% of the flood dropped); with everything on one CPU, none.
+// A NIC's ring is filled by the wire, not by a CPU of the host, so the one-CPU
+// arrangement is the closer model. LVT_WIRE_CPU=-1 leaves placement to the
+// scheduler (and is the only choice with two generator threads).
+int wire_cpu();
+
+// The flood tests' fixture: a sandbox whose veth has one queue per generator thread.
+// TEST_F or, with a family, TEST_P (E2eFamily).
+class FloodE2e : public E2eFamily {
+ protected:
+  void SetUp() override {
+    if (!running_as_root()) GTEST_SKIP() << "end-to-end tests need root (netns, XDP, bpffs)";
+    sb_ = std::make_unique<Sandbox>(flood_threads());
+  }
+};
+
+struct ScenarioSpec {
+  Family family = kIpv4;
+  std::string flood_prefix;  // --random
+  double flood_seconds = 30;
+  int flood_threads = 1;
+  double client_pps = 200;    // the paced UDP client
+  bool web = true;            // nginx in the receiver namespace, wrk in the sender's
+  bool tap = true;            // count the flood sources that got through
+  int source_bits = -1;       // what one source is (levee's prefix4/prefix6); -1: an address
+  unsigned status_ms = 3000;  // levee status --json every ... (0: never)
+  // CPU placement: the generator, the UDP client and wrk (the traffic arriving on the
+  // wire) on one CPU, -1 to leave them to the scheduler. See wire_cpu().
+  int wire_cpu = -1;
+};
+
+// What levee and the veth said at one moment of a scenario.
+struct ScenarioSnapshot {
+  nlohmann::json stats;                             // levee stats --json
+  int64_t sources = -1;                             // levee status: the interface's "sources" (-1: not reported)
+  int64_t admitted = -1;                            // levee status: the default class's "admitted" (-1: not reported)
+  std::map<std::string, int64_t> tx_link, rx_link;  // link_counters() of both ends of the veth
+};
+
+struct ScenarioResult {
+  std::string client_src;  // the client's address
+  FloodResult flood;
+  SendLog client;
+  SeqLoss loss;         // the client's, over the flood
+  double coverage = 0;  // share of the flood's span the client covered
+  int64_t client_socket_drops = 0;
+  WrkResult wrk;
+  int64_t syn_retrans = 0, retrans_segs = 0, listen_drops = 0;
+  int wire_cpu = -1;
+  uint64_t admitted = 0, flood_frames_passed = 0;
+  std::vector<uint64_t> admitted_at;  // when each flood source got through first
+  int64_t tap_drops = 0;
+  ScenarioSnapshot before, after;  // just before the flood, and after everything
+  std::vector<StatusPoller::Sample> samples;
+  std::string status_error;
+  std::string nginx_log;
+  // The most sources levee status reported during the flood (-1: none sampled).
+  int64_t peak_sources() const;
+  // Frames the veth dropped meanwhile: the sender's end sending (its ring full, before
+  // the filter), the receiver's end receiving. -1: unknown.
+  int64_t tx_veth_dropped() const;
+  int64_t rx_veth_dropped() const;
+};
+
+// Runs one flood of random sources beside the paced client and nginx + wrk, all of
+// them started a second before the flood (so they are known sources when it starts)
+// and ended shortly after it. levee must already be attached (or not: the harness
+// works without it as long as the receiver takes live frames).
+ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec);
+// Every figure of a run to the test log, each name prefixed with tag.
+void report_scenario(const std::string& tag, const ScenarioResult& r);
 
 }  // namespace lvt

@@ -554,28 +554,26 @@ Child Sandbox::levee_start(const std::vector<std::string>& args, RunOptions o) c
   return Child(argv, o);
 }
 
-nlohmann::json Sandbox::stats(const std::string& ifname) const {
-  const std::string i = ifname.empty() ? rx_if_ : ifname;
-  RunResult r = levee({"stats", i, "--json"});
-  if (r.code != 0) throw std::runtime_error("levee stats failed: " + r.describe());
+nlohmann::json Sandbox::levee_json(const std::vector<std::string>& args) const {
+  RunResult r = levee(args);
+  if (r.code != 0) throw std::runtime_error("levee " + args.front() + " failed: " + r.describe());
   return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json Sandbox::stats(const std::string& ifname) const {
+  return levee_json({"stats", ifname.empty() ? rx_if_ : ifname, "--json"});
 }
 
 nlohmann::json Sandbox::status(const std::string& ifname) const {
   const std::string i = ifname.empty() ? rx_if_ : ifname;
-  RunResult r = levee({"status", "--json"});
-  if (r.code != 0) throw std::runtime_error("levee status failed: " + r.describe());
-  auto j = nlohmann::json::parse(r.out);
-  for (const auto& e : j.at("interfaces"))
+  const nlohmann::json all = levee_json({"status", "--json"});
+  for (const auto& e : all.at("interfaces"))
     if (e.at("interface") == i) return e;
   return nullptr;
 }
 
 nlohmann::json Sandbox::show(const std::string& address, const std::string& ifname) const {
-  const std::string i = ifname.empty() ? rx_if_ : ifname;
-  RunResult r = levee({"show", i, address, "--json"});
-  if (r.code != 0) throw std::runtime_error("levee show failed: " + r.describe());
-  return nlohmann::json::parse(r.out);
+  return levee_json({"show", ifname.empty() ? rx_if_ : ifname, address, "--json"});
 }
 
 void Sandbox::add_sender_address(const std::string& addr) {

@@ -141,6 +141,8 @@ struct Addrs {
   static constexpr const char* tx6 = "2001:db8::1";
   static const std::vector<std::string>& src4();  // 198.18.0.11 ...
   static const std::vector<std::string>& src6();  // each in its own /64, plus two sharing one
+  // The receiver's address of the family of src.
+  static const char* rx_for(const std::string& src) { return src.find(':') != std::string::npos ? rx6 : rx4; }
 };
 
 class Sandbox {
@@ -171,6 +173,8 @@ class Sandbox {
   RunResult levee(const std::vector<std::string>& args, RunOptions o = {}) const;
   Child levee_start(const std::vector<std::string>& args, RunOptions o = {}) const;
 
+  // The JSON a levee command that must succeed prints. Throws with its output if it fails.
+  nlohmann::json levee_json(const std::vector<std::string>& args) const;
   // `levee stats IFACE --json` / this interface's object of `levee status --json`
   // (null if absent) / `levee show IFACE ADDRESS --json`. Throw on failure.
   nlohmann::json stats(const std::string& ifname = "") const;

@@ -453,6 +453,13 @@ std::vector<uint64_t> UdpReceiver::times(const std::string& src) const { return 
 
 std::vector<uint64_t> UdpReceiver::indexes(const std::string& src) const { return sorted(src, &Source::indexes); }
 
+std::vector<bool> UdpReceiver::arrived(const std::string& src, size_t sent) const {
+  std::vector<bool> got(sent, false);
+  for (uint64_t i : indexes(src))
+    if (i < got.size()) got[i] = true;
+  return got;
+}
+
 uint64_t UdpReceiver::count_between(const std::string& src, uint64_t from, uint64_t to) const {
   return lvt::count_between(times(src), from, to);
 }

@@ -26,7 +26,8 @@
 
 namespace lvt {
 
-inline constexpr uint16_t kPort = 5001;
+inline constexpr uint16_t kPort = 5001;   // the UDP flows' port
+inline constexpr uint16_t kPort2 = 5002;  // a second flow's, another class's
 
 // What a sender did.
 struct SendLog {
@@ -160,6 +161,8 @@ class UdpReceiver {
   uint64_t count_between(const std::string& src, uint64_t from, uint64_t to) const;
   // The send indexes received from src (Flow::seq), sorted, duplicates kept.
   std::vector<uint64_t> indexes(const std::string& src) const;
+  // Which of the first `sent` sends of src arrived (Flow::seq): [i] for send i.
+  std::vector<bool> arrived(const std::string& src, size_t sent) const;
   // Datagrams the socket's buffer dropped (SO_RXQ_OVFL).
   int64_t socket_drops() const { return drops_.load(); }
   std::string summary() const;
