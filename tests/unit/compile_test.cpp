@@ -1,9 +1,9 @@
-// compile_test.cpp - the limits beyond one source's rate: new-source admission,
-// network and class totals, escalating bans, monitor mode and a full map's policy. How
-// the config file states them (userspace/policy/config) and what compile() makes of
-// them for the datapath (userspace/policy/policy).
+// compile_test.cpp - userspace/policy/policy: what compile() makes of a policy for the
+// datapath: each class's limits (admission, network and class totals, bans), their
+// flags and leases, the policy's flags and monitor modes, validation of what the command
+// line can get wrong, a class read back from the slot, and the keys levee show and
+// unban look up as the datapath builds them.
 #include <arpa/inet.h>
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -11,346 +11,14 @@
 #include <memory>
 #include <string>
 
-#include "core/units.hpp"
 #include "policy/config.hpp"
 #include "policy/policy.hpp"
+#include "unit.hpp"
 
 namespace levee {
 namespace {
 
-constexpr uint64_t kSec = 1'000'000'000;
-constexpr uint64_t kMs = 1'000'000;
-constexpr uint64_t kNow = 1'767'225'600 * kSec;  // 2026-01-01T00:00:00Z
-constexpr uint64_t kTick = 4'000'000;            // HZ=250
-const std::string kDefault = "[default]\nrate = 100\nburst = 10\n";
-const Clocks kClocks{kTick, kNow, 1000 * kSec};
-
-Policy parse_ok(const std::string& text) {
-  auto r = parse_config(text, "t.toml", kNow);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message()) << "\n--- in:\n" << text;
-  return r.ok() ? r.value() : Policy{};
-}
-
-const ClassSpec& named(const Policy& p, const std::string& name) {
-  for (const ClassSpec& c : p.classes)
-    if (c.name == name) return c;
-  ADD_FAILURE() << "no class " << name;
-  return p.classes.back();
-}
-
-template <size_t N>
-std::array<uint8_t, N> bytes_of(const void* p) {
-  std::array<uint8_t, N> b{};
-  std::memcpy(b.data(), p, N);
-  return b;
-}
-
-// ---- durations ------------------------------------------------------------------
-
-TEST(Durations, MillisecondsSecondsMinutesHoursDays) {
-  const std::pair<const char*, uint64_t> cases[] = {
-      {"500ms", 500 * kMs},      {"2s", 2 * kSec},     {"1m", 60 * kSec},       {"1h", 3600 * kSec},
-      {"7d", 7 * 86400 * kSec},  {"1m30s", 90 * kSec}, {"1s500ms", 1500 * kMs}, {"0s", 0},
-      {"36500d", kMaxDurationNs}};
-  for (auto [text, ns] : cases) EXPECT_EQ(parse_duration_ns(text), ns) << text;
-  for (const char* bad : {"", "5", "ms", "1.5s", "2 s", "-1s", "1w", "5us", "1h30", "36501d", "1msx", "s5"})
-    EXPECT_EQ(parse_duration_ns(bad), std::nullopt) << '"' << bad << '"';
-}
-
-TEST(Durations, FormatReadsBack) {
-  EXPECT_EQ(format_duration(500 * kMs), "500ms");
-  EXPECT_EQ(format_duration(2 * kSec), "2s");
-  EXPECT_EQ(format_duration(90 * kSec), "1m30s");
-  EXPECT_EQ(format_duration(3600 * kSec), "1h");
-  EXPECT_EQ(format_duration(36 * 3600 * kSec), "1d12h");
-  for (uint64_t ns : {kMs, 1500 * kMs, 61 * kSec, 86400 * kSec + kMs, kMaxDurationNs})
-    EXPECT_EQ(parse_duration_ns(format_duration(ns)), ns) << ns;
-}
-
-// ---- the config keys --------------------------------------------------------------
-
-TEST(ConfigAdmission, NewSourcesWithTheirBurst) {
-  Policy p = parse_ok("[default]\nrate = 10\nburst = 5\nnew_sources = \"1k\"\nnew_sources_burst = 300\n");
-  EXPECT_EQ(p.classes[0].new_sources, (Rate{1000, 300}));
-  // The burst defaults to a tenth of a second's worth, at least one.
-  EXPECT_EQ(parse_ok("[default]\nrate = 10\nburst = 5\nnew_sources = 250\n").classes[0].new_sources, (Rate{250, 25}));
-  EXPECT_EQ(parse_ok("[default]\nrate = 10\nburst = 5\nnew_sources = 5\n").classes[0].new_sources, (Rate{5, 1}));
-  EXPECT_FALSE(parse_ok(kDefault).classes[0].new_sources.set());
-}
-
-TEST(ConfigNetwork, InlineTableWithDefaultPrefixes) {
-  Policy p = parse_ok(R"([[class]]
-name = "dns"
-match.port = 53
-rate = 100
-burst = 10
-network = { rate = "10k", burst = "1k" }
-)" + kDefault);
-  const NetworkLimit& n = named(p, "dns").network;
-  EXPECT_TRUE(n.set());
-  EXPECT_EQ(n.packets, (Rate{10'000, 1'000}));
-  EXPECT_FALSE(n.bytes.set());
-  EXPECT_EQ(n.prefix4, 24u);
-  EXPECT_EQ(n.prefix6, 48u);
-  EXPECT_EQ(n.where.line, 6u);
-  EXPECT_EQ(n.where.key, "class[0].network");
-  EXPECT_FALSE(named(p, "default").network.set());
-}
-
-TEST(ConfigNetwork, SubTableWithPrefixesAndBytes) {
-  Policy p = parse_ok(R"([[class]]
-name = "web"
-match.port = 443
-rate = 100
-burst = 10
-prefix6 = 56
-
-[class.network]
-prefix4 = 16
-prefix6 = 40
-bytes_rate = "10M"
-bytes_burst = "1M"
-)" + kDefault);
-  const NetworkLimit& n = named(p, "web").network;
-  EXPECT_EQ(n.prefix4, 16u);
-  EXPECT_EQ(n.prefix6, 40u);
-  EXPECT_FALSE(n.packets.set());
-  EXPECT_EQ(n.bytes, (Rate{10'000'000, 1'000'000}));
-  // Equal to the source prefix is allowed: every source is its own network.
-  EXPECT_EQ(parse_ok("[default]\nrate = 1\nburst = 1\nprefix4 = 24\nprefix6 = 48\n"
-                     "network = { prefix4 = 24, prefix6 = 48, rate = 5, burst = 5 }\n")
-                .classes[0]
-                .network.prefix4,
-            24u);
-}
-
-TEST(ConfigTotal, PacketsAndBytes) {
-  Policy p = parse_ok(
-      "[default]\nrate = 10\nburst = 5\ntotal = { rate = \"50k\", burst = \"5k\", bytes_rate = \"1G\", "
-      "bytes_burst = \"10M\" }\n");
-  EXPECT_EQ(p.classes[0].total.packets, (Rate{50'000, 5'000}));
-  EXPECT_EQ(p.classes[0].total.bytes, (Rate{1'000'000'000, 10'000'000}));
-  // A class may have no per-source limit when it has a total or network limit.
-  Policy q = parse_ok("[default]\ntotal = { rate = 100, burst = 100 }\n");
-  EXPECT_FALSE(q.classes[0].per_source_limited());
-  EXPECT_TRUE(q.classes[0].total.set());
-}
-
-TEST(ConfigBans, DurationsAndDefaults) {
-  Policy p = parse_ok("[default]\nrate = 10\nburst = 5\nban = \"2s\"\n");
-  const BanSpec& b = p.classes[0].ban;
-  EXPECT_EQ(b.ban_ns, 2 * kSec);
-  EXPECT_EQ(b.max_or_default(), 3600 * kSec) << "max(ban, 1h)";
-  EXPECT_EQ(b.forget_or_default(), 3600 * kSec);
-  EXPECT_FALSE(b.all_classes);
-  EXPECT_EQ(b.where.key, "default.ban");
-  EXPECT_EQ(b.where.line, 4u);
-
-  const BanSpec& c = parse_ok(
-                         "[default]\nrate = 10\nburst = 5\nban = \"500ms\"\nban_max = \"1m\"\nforget_after = \"10m\"\n"
-                         "ban_scope = \"all\"\n")
-                         .classes[0]
-                         .ban;
-  EXPECT_EQ(c.ban_ns, 500 * kMs);
-  EXPECT_EQ(c.max_or_default(), 60 * kSec);
-  EXPECT_EQ(c.forget_or_default(), 600 * kSec);
-  EXPECT_TRUE(c.all_classes);
-  // A first ban longer than an hour is its own maximum by default.
-  EXPECT_EQ(parse_ok("[default]\nrate = 10\nburst = 5\nban = \"2h\"\n").classes[0].ban.max_or_default(), 7200 * kSec);
-  // Bytes alone are a limit per source to be over.
-  EXPECT_TRUE(parse_ok("[default]\nbytes_rate = \"1M\"\nbytes_burst = 1500\nban = \"1s\"\n").classes[0].ban.set());
-}
-
-TEST(ConfigModes, ClassModeDenyInMonitorWhenFullMaxBans) {
-  Policy p = parse_ok(R"([interface]
-when_full = "refuse"
-max_bans = "100k"
-[[class]]
-name = "dns"
-match.port = 53
-rate = 1
-burst = 1
-mode = "monitor"
-[default]
-rate = 1
-burst = 1
-mode = "enforce"
-[lists]
-deny_in_monitor = "drop"
-)");
-  EXPECT_TRUE(named(p, "dns").monitor);
-  EXPECT_FALSE(named(p, "default").monitor);
-  EXPECT_TRUE(p.iface.refuse_full);
-  EXPECT_EQ(p.iface.max_bans, 100'000u);
-  EXPECT_TRUE(p.deny_in_monitor);
-  EXPECT_FALSE(p.monitor) << "the interface switch is not in the file";
-
-  Policy q = parse_ok("[interface]\nwhen_full = \"evict\"\n[lists]\ndeny_in_monitor = \"count\"\n" + kDefault);
-  EXPECT_FALSE(q.iface.refuse_full);
-  EXPECT_FALSE(q.deny_in_monitor);
-  EXPECT_FALSE(q.iface.max_bans);
-  EXPECT_FALSE(q.iface.attach_only()) << "when_full is applied by a reload";
-  EXPECT_TRUE(parse_ok("[interface]\nmax_bans = 10\n" + kDefault).iface.attach_only());
-}
-
-TEST(ConfigDefaults, InheritedUnlessAClassSetsItsOwn) {
-  Policy p = parse_ok(R"([defaults]
-new_sources = 100
-new_sources_burst = 50
-ban = "2s"
-ban_max = "10m"
-forget_after = "30m"
-ban_scope = "all"
-mode = "monitor"
-[[class]]
-name = "own"
-match.port = 53
-rate = 1
-burst = 1
-new_sources = 1000
-ban = "5s"
-ban_scope = "class"
-mode = "enforce"
-[[class]]
-name = "burst-only"
-match.port = 54
-rate = 1
-burst = 1
-new_sources_burst = 7
-[default]
-rate = 1
-burst = 1
-)");
-  const ClassSpec& own = named(p, "own");
-  EXPECT_EQ(own.new_sources, (Rate{1000, 100})) << "its own rate, so the burst of its own rate, not [defaults]'";
-  EXPECT_EQ(own.ban.ban_ns, 5 * kSec);
-  EXPECT_EQ(own.ban.max_ns, 600 * kSec) << "ban_max inherited";
-  EXPECT_EQ(own.ban.forget_ns, 1800 * kSec);
-  EXPECT_FALSE(own.ban.all_classes);
-  EXPECT_FALSE(own.monitor);
-  EXPECT_EQ(own.ban.where.key, "class[0].ban");
-
-  EXPECT_EQ(named(p, "burst-only").new_sources, (Rate{100, 7}));
-
-  const ClassSpec& def = named(p, "default");
-  EXPECT_EQ(def.new_sources, (Rate{100, 50}));
-  EXPECT_EQ(def.ban.ban_ns, 2 * kSec);
-  EXPECT_TRUE(def.ban.all_classes);
-  EXPECT_TRUE(def.monitor);
-  EXPECT_EQ(def.ban.where.key, "defaults.ban");
-  EXPECT_EQ(def.ban.scope_where.key, "defaults.ban_scope");
-}
-
-// ---- broken files: FILE:LINE: KEY, the problem, and what to do ----------------------
-
-struct Broken {
-  const char* what;
-  std::string text;
-  unsigned line;
-  std::string key;
-  std::string says;
-};
-
-std::vector<Broken> broken() {
-  const std::string c = "[[class]]\nname = \"c\"\nmatch.port = 1\nrate = 1\nburst = 1\n";  // lines 1-5
-  return {
-      {"negative new_sources", "[default]\nrate = 1\nburst = 1\nnew_sources = -5\n", 4, "default.new_sources",
-       "-5 is negative"},
-      {"zero new_sources", c + "new_sources = 0\n" + kDefault, 6, "class[0].new_sources",
-       "0 is out of range; give 1 to 10M (for no admission limit, leave out new_sources)"},
-      {"new_sources_burst 0", c + "new_sources = 5\nnew_sources_burst = 0\n" + kDefault, 7,
-       "class[0].new_sources_burst", "out of range"},
-      {"new_sources_burst alone", c + "new_sources_burst = 10\n" + kDefault, 6, "class[0].new_sources_burst",
-       "given without new_sources"},
-      {"new_sources_burst alone in [defaults]", "[defaults]\nnew_sources_burst = 10\n" + kDefault, 2,
-       "defaults.new_sources_burst", "given without new_sources"},
-      {"bad duration", c + "ban = \"2 hours\"\n" + kDefault, 6, "class[0].ban", "'2 hours' is not a duration"},
-      {"duration without a unit", "[default]\nrate = 1\nburst = 1\nban = \"90\"\n", 4, "default.ban",
-       "not a duration; write a duration like \"500ms\""},
-      {"negative duration", "[default]\nrate = 1\nburst = 1\nban = \"-1s\"\n", 4, "default.ban", "not a duration"},
-      {"zero ban", "[default]\nrate = 1\nburst = 1\nban = \"0s\"\n", 4, "default.ban", "no time at all"},
-      {"ban as a number", "[default]\nrate = 1\nburst = 1\nban = 2\n", 4, "default.ban",
-       "expected a duration string, got an integer"},
-      {"zero forget_after", "[default]\nrate = 1\nburst = 1\nban = \"1s\"\nforget_after = \"0ms\"\n", 5,
-       "default.forget_after", "no time at all"},
-      {"ban_max shorter than ban", "[default]\nrate = 1\nburst = 1\nban = \"10m\"\nban_max = \"5m\"\n", 5,
-       "default.ban_max", "5m is shorter than the first ban, 10m; give ban_max at least as long as ban"},
-      {"ban_max from [defaults] shorter than a class's ban",
-       "[defaults]\nban_max = \"1m\"\n" + c + "ban = \"2m\"\n" + kDefault, 2, "defaults.ban_max",
-       "is shorter than the first ban"},
-      {"ban_max without ban", "[default]\nrate = 1\nburst = 1\nban_max = \"5m\"\n", 4, "default.ban_max",
-       "given without ban"},
-      {"ban_scope without ban", c + "ban_scope = \"all\"\n" + kDefault, 6, "class[0].ban_scope", "given without ban"},
-      {"bad scope", "[default]\nrate = 1\nburst = 1\nban = \"1s\"\nban_scope = \"global\"\n", 5, "default.ban_scope",
-       "'global' is not a valid ban_scope; give \"class\" or \"all\""},
-      {"bad mode", c + "mode = \"dry-run\"\n" + kDefault, 6, "class[0].mode",
-       "'dry-run' is not a valid mode; give \"enforce\" or \"monitor\""},
-      {"bad mode in [defaults]", "[defaults]\nmode = \"monitoring\"\n" + kDefault, 2, "defaults.mode",
-       "'monitoring' is not a valid mode"},
-      {"ban without a limit per source", "[default]\ntotal = { rate = 5, burst = 5 }\nban = \"1s\"\n", 3, "default.ban",
-       "class 'default' bans sources (ban) but has no limit per source to be over"},
-      {"ban from [defaults] in a class without a limit per source",
-       "[defaults]\nban = \"1s\"\n[default] #<\ntotal = { rate = 5, burst = 5 }\n", 3, "default",
-       "bans sources (ban from [defaults])"},
-      {"network prefix4 longer than the source prefix",
-       c + "prefix4 = 24\nnetwork = { prefix4 = 28, rate = 5, burst = 5 }\n" + kDefault, 7, "class[0].network.prefix4",
-       "/28 is narrower than one source of the class, /24; a network holds whole sources: give network.prefix4 = 24 "
-       "or less"},
-      {"network prefix6 by default longer than the source prefix",
-       c + "prefix6 = 32\nnetwork = { rate = 5, burst = 5 }\n" + kDefault, 7, "class[0].network.prefix6",
-       "/48 is narrower than one source of the class, /32"},
-      {"network prefix out of range", c + "network = { prefix4 = 0, rate = 5, burst = 5 }\n" + kDefault, 6,
-       "class[0].network.prefix4", "give 1 to 32"},
-      {"network without a limit", c + "network = { prefix4 = 16 }\n" + kDefault, 6, "class[0].network", "no limit"},
-      {"network rate without burst", c + "network = { rate = 5 }\n" + kDefault, 6, "class[0].network.rate",
-       "given without burst"},
-      {"unknown key in network", c + "network = { rate = 5, burst = 5, prefix = 24 }\n" + kDefault, 6,
-       "class[0].network.prefix", "unknown key; did you mean 'prefix4'?"},
-      {"unknown key in a network sub-table", c + "[class.network]\nrate = 5\nburst = 5\nbytes = 7\n" + kDefault, 9,
-       "class[0].network.bytes", "unknown key"},
-      {"network not a table", c + "network = 24\n" + kDefault, 6, "class[0].network", "expected a table"},
-      {"unknown key in total", c + "total = { rate = 5, burst = 5, prefix4 = 24 }\n" + kDefault, 6,
-       "class[0].total.prefix4", "unknown key; the keys here are rate, burst, bytes_rate, bytes_burst"},
-      {"empty total", c + "total = {}\n" + kDefault, 6, "class[0].total", "no limit"},
-      {"total rate 0", c + "total = { rate = 0, burst = 5 }\n" + kDefault, 6, "class[0].total.rate", "out of range"},
-      {"negative network rate", c + "network = { rate = -1, burst = 5 }\n" + kDefault, 6, "class[0].network.rate",
-       "-1 is negative"},
-      {"all-scope classes with different prefixes",
-       "[[class]]\nname = \"a\"\nmatch.port = 1\nrate = 1\nburst = 1\nban = \"1s\"\nban_scope = \"all\"\nprefix4 = 24\n"
-       "[default]\nrate = 1\nburst = 1\nban = \"1s\"\nban_scope = \"all\"\n",
-       13, "default.ban_scope",
-       "class 'default' bans in every class per /32 (IPv4), /64 (IPv6), and class 'a' per /24, /64; a source has one "
-       "ban in every class"},
-      {"all-scope from [defaults] with different prefixes",
-       "[defaults]\nban = \"1s\"\nban_scope = \"all\"\n"
-       "[[class]]\nname = \"a\"\nmatch.port = 1\nrate = 1\nburst = 1\nprefix6 = 48\n" +
-           kDefault,
-       3, "defaults.ban_scope", "class 'default' bans in every class"},
-      {"bad when_full", "[interface]\nwhen_full = \"drop\"\n" + kDefault, 2, "interface.when_full",
-       "give \"evict\" or \"refuse\""},
-      {"max_bans 0", "[interface]\nmax_bans = 0\n" + kDefault, 2, "interface.max_bans", "give 1 to 100M"},
-      {"bad deny_in_monitor", kDefault + "[lists]\ndeny_in_monitor = true\n", 5, "lists.deny_in_monitor",
-       "expected a string, got a boolean"},
-      {"unknown deny_in_monitor", kDefault + "[lists]\ndeny_in_monitor = \"pass\"\n", 5, "lists.deny_in_monitor",
-       "give \"count\" or \"drop\""},
-  };
-}
-
-TEST(ConfigBrokenLimits, EachIsOneLineWithFileLineAndKey) {
-  for (const Broken& b : broken()) {
-    SCOPED_TRACE(b.what);
-    auto r = parse_config(b.text, "t.toml", kNow);
-    ASSERT_FALSE(r.ok()) << "accepted:\n" << b.text;
-    const std::string m = r.error().message();
-    EXPECT_TRUE(r.error().usage) << m;
-    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-    const std::string at = fmt::format("t.toml:{}: {}: ", b.line, b.key);
-    EXPECT_EQ(m.compare(0, at.size(), at), 0) << "want " << at << " in: " << m;
-    EXPECT_NE(m.find(b.says), std::string::npos) << "want '" << b.says << "' in: " << m;
-  }
-}
-
-// ---- compile: what the datapath reads ---------------------------------------------
+const Clocks kClocks{kTick, kConfigNow, 1000 * kSec};
 
 ClassSpec spec(const std::string& name) {
   ClassSpec c;
@@ -545,21 +213,21 @@ TEST(CompilePolicy, BansInEveryClassShareTheirPrefix) {
 
   // A second class banning in every class must count sources the same way.
   p.classes[1].ban = p.classes[0].ban;
-  Status st = validate(p, kNow);
+  Status st = validate(p, kConfigNow);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("class 'default' bans in every class per /32 (IPv4), /64 (IPv6)"),
             std::string::npos)
       << st.error().message();
   p.classes[1].prefix4 = 24;
   p.classes[1].prefix6 = 48;
-  EXPECT_TRUE(validate(p, kNow).ok());
+  EXPECT_TRUE(validate(p, kConfigNow).ok());
 }
 
 TEST(CompilePolicy, ValidateChecksWhatTheCommandLineCanGetWrong) {
   auto error_of = [](const ClassSpec& c) {
     Policy p;
     p.classes = {c};
-    Status st = validate(p, kNow);
+    Status st = validate(p, kConfigNow);
     return st.ok() ? std::string("(accepted)") : st.error().message();
   };
   ClassSpec c = spec("default");
@@ -670,6 +338,59 @@ deny_in_monitor = "drop"
   EXPECT_EQ(def.total_pkt.burst, 100'000u);
   EXPECT_EQ(def.lease_ns, kMs) << "tau 100 ms: a millisecond";
   EXPECT_FALSE(def.flags & LV_CLASS_MONITOR);
+}
+
+Cidr addr(const char* text) { return Cidr::parse(text).value(); }
+
+TEST(Keys, SourceNetworkAndEveryClassKeysAsTheDatapathBuildsThem) {
+  ClassSpec spec;
+  spec.name = "dns";
+  spec.packets = {10, 10};
+  spec.prefix4 = 32;
+  spec.prefix6 = 64;
+  spec.network.prefix4 = 24;
+  spec.network.prefix6 = 48;
+  spec.network.packets = {100, 100};
+  lv_class c = compile_class(spec, 4'000'000, 2);
+  c.epoch = 3;
+
+  const lv_key k4 = source_key(addr("198.18.5.77"), c, 9);
+  EXPECT_EQ(k4.addr[0], 0u);
+  EXPECT_EQ(k4.addr[1], 0u);
+  EXPECT_EQ(k4.addr[2], htonl(0xffff)) << "IPv4-mapped";
+  EXPECT_EQ(k4.addr[3], htonl(0xc612054d));
+  EXPECT_EQ(k4.family, LV_AF_INET);
+  EXPECT_EQ(k4.class_id, 9);
+  EXPECT_EQ(k4.epoch, 3);
+
+  const lv_key n4 = network_key(addr("198.18.5.77"), c, 9);
+  EXPECT_EQ(n4.addr[3], htonl(0xc6120500)) << "masked to the network's /24";
+  EXPECT_EQ(n4.family, LV_AF_INET | LV_KEY_NETWORK);
+  EXPECT_EQ(n4.class_id, 9);
+  EXPECT_EQ(n4.epoch, 3);
+
+  const lv_key k6 = source_key(addr("2001:db8:1:2:3:4:5:6"), c, 9);
+  EXPECT_EQ(k6.addr[0], htonl(0x20010db8));
+  EXPECT_EQ(k6.addr[1], htonl(0x00010002));
+  EXPECT_EQ(k6.addr[2], 0u) << "/64";
+  EXPECT_EQ(k6.addr[3], 0u);
+  EXPECT_EQ(k6.family, LV_AF_INET6);
+  const lv_key n6 = network_key(addr("2001:db8:1:2:3:4:5:6"), c, 9);
+  EXPECT_EQ(n6.addr[1], htonl(0x00010000)) << "/48";
+  EXPECT_EQ(n6.family, LV_AF_INET6 | LV_KEY_NETWORK);
+
+  lv_policy pol{};
+  pol.ban_mask4 = htonl(0xffffff00);
+  pol.ban_mask6[0] = pol.ban_mask6[1] = ~0u;
+  const lv_key a4 = ban_all_key(addr("198.18.5.77"), pol);
+  EXPECT_EQ(a4.addr[2], htonl(0xffff));
+  EXPECT_EQ(a4.addr[3], htonl(0xc6120500));
+  EXPECT_EQ(a4.class_id, LV_ALL_CLASSES);
+  EXPECT_EQ(a4.epoch, 0);
+  EXPECT_EQ(a4.family, LV_AF_INET);
+  const lv_key a6 = ban_all_key(addr("2001:db8:1:2:3:4:5:6"), pol);
+  EXPECT_EQ(a6.addr[1], htonl(0x00010002));
+  EXPECT_EQ(a6.addr[2], 0u);
 }
 
 }  // namespace
