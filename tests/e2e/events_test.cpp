@@ -43,7 +43,7 @@ TEST_F(Events, ReportLimitedBannedAndBanEnded) {
   const uint64_t t0 = realtime_now_ms();
   send_udp(sb(), src, 2000, 0.5);
   send_udp(sb(), Addrs::src4()[1], 20, 0.2);  // within its limit: no event
-  usleep(3'000'000);                      // the ban ends 1 s after the flood's last packet; polled every second
+  usleep(3'000'000);                          // the ban ends 1 s after the flood's last packet; polled every second
   RunResult r = ev.stop();
   EXPECT_EQ(r.code, 0) << "SIGTERM should end it cleanly: " << r.describe();
   const auto lines = json_lines(r.out);
