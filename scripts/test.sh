@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-# The end-to-end flood tests (tests/e2e/issue5_test.cpp) run a private nginx in the
+# The end-to-end flood tests (tests/e2e/admission_test.cpp) run a private nginx in the
 # receiver's namespace and wrk as its load client in the sender's (each started by the
 # test on its own config; a system nginx service the package may start is not used).
 # tests/e2e/daemon_test.cpp runs Debian's Prometheus server (and promtool) against `levee run`.

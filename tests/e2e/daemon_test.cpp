@@ -1,4 +1,4 @@
-// daemon_test.cpp - `levee run` (issue 6) against real traffic: Debian's Prometheus
+// daemon_test.cpp - `levee run` against real traffic: Debian's Prometheus
 // server scrapes it and reads back the drop rate a flood caused; a daemon killed with
 // -9 leaves the filter dropping and a new one adopts its bans and counters; the event
 // stream stays within its rate under a random-source flood and says what it suppressed.
@@ -72,9 +72,9 @@ double metric(const std::string& text, const std::string& name, const std::map<s
 }
 
 // `levee run` in the receiver namespace, serving metrics on kMetricsPort.
-class Daemon {
+class LeveeRun {
  public:
-  Daemon(Sandbox& sb, const std::vector<std::string>& extra) : sb_(sb) {
+  LeveeRun(Sandbox& sb, const std::vector<std::string>& extra) : sb_(sb) {
     std::vector<std::string> args{"run", sb.rx_if(), "--metrics", std::to_string(kMetricsPort)};
     args.insert(args.end(), extra.begin(), extra.end());
     RunOptions o;
@@ -140,7 +140,7 @@ class Prometheus {
   std::optional<Child> child_;
 };
 
-class DaemonE2e : public E2e {
+class Daemon : public E2e {
  protected:
   void SetUp() override {
     E2e::SetUp();
@@ -150,10 +150,10 @@ class DaemonE2e : public E2e {
   }
 };
 
-TEST_F(DaemonE2e, PrometheusReadsBackTheDropRateOfAFlood) {
+TEST_F(Daemon, PrometheusReadsBackTheDropRateOfAFlood) {
   TempDir dir;
   const std::string cfg = dir.write("levee.toml", "[default]\nrate = 1000\nburst = 100\n");
-  Daemon d(sb(), {"--config", cfg, "--prune-every", "1s"});
+  LeveeRun d(sb(), {"--config", cfg, "--prune-every", "1s"});
   d.wait_ready();
   if (HasFatalFailure()) return;
 
@@ -215,11 +215,11 @@ json ban_of(Sandbox& sb, const std::string& addr) {
   return c.is_null() ? json::object() : c;
 }
 
-TEST_F(DaemonE2e, Kill9KeepsTheFilterDroppingAndANewDaemonAdoptsBansAndCounters) {
+TEST_F(Daemon, Kill9KeepsTheFilterDroppingAndANewDaemonAdoptsBansAndCounters) {
   TempDir dir;
   const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\nban = \"1m\"\n");
   const std::string banned = Addrs::src4()[0], other = Addrs::src4()[1];
-  Daemon a(sb(), {"--config", cfg, "--prune-every", "1s"});
+  LeveeRun a(sb(), {"--config", cfg, "--prune-every", "1s"});
   a.wait_ready();
   if (HasFatalFailure()) return;
 
@@ -248,7 +248,7 @@ TEST_F(DaemonE2e, Kill9KeepsTheFilterDroppingAndANewDaemonAdoptsBansAndCounters)
   EXPECT_GT(stat_reason_delta(s0, s1, "dropped", "ban"), static_cast<int64_t>(log.sent / 2));
 
   // A second daemon while none runs adopts: the ban is still there, counters go on.
-  Daemon b(sb(), {"--config", cfg, "--prune-every", "1s"});
+  LeveeRun b(sb(), {"--config", cfg, "--prune-every", "1s"});
   b.wait_ready();
   if (HasFatalFailure()) return;
   const json ban = ban_of(sb(), banned);
@@ -277,7 +277,7 @@ TEST_F(DaemonE2e, Kill9KeepsTheFilterDroppingAndANewDaemonAdoptsBansAndCounters)
   EXPECT_TRUE(xdp_query(sb().rx_ns(), sb().rx_if()).any()) << "SIGTERM detached the filter";
 }
 
-TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppressed) {
+TEST_F(Daemon, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppressed) {
   TempDir dir;
   // A random flood over a /17: 32,768 sources, each at ~150 pps over its 20, so each
   // asks for a limited and a banned event in the flood's first second, and a ban_ended
@@ -288,7 +288,7 @@ TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppres
                                     "[default]\nrate = 20\nburst = 5\nban = \"1s\"\n");
   const std::string events = dir.path() + "/events.jsonl";
   const uint64_t t_start = now_ns();
-  Daemon d(sb(), {"--config", cfg, "--events", events, "--prune-every", "1s"});
+  LeveeRun d(sb(), {"--config", cfg, "--events", events, "--prune-every", "1s"});
   d.wait_ready();
   if (HasFatalFailure()) return;
 
@@ -339,10 +339,10 @@ TEST_F(DaemonE2e, EventStreamKeepsItsRateUnderARandomFloodAndCountsWhatItSuppres
 }
 
 // SIGHUP reloads the file atomically; a bad file changes nothing and says so.
-TEST_F(DaemonE2e, SighupReloadsTheConfigAndABadFileChangesNothing) {
+TEST_F(Daemon, SighupReloadsTheConfigAndABadFileChangesNothing) {
   TempDir dir;
   const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
-  Daemon d(sb(), {"--config", cfg});
+  LeveeRun d(sb(), {"--config", cfg});
   d.wait_ready();
   if (HasFatalFailure()) return;
   auto rate = [&] { return sb().status().at("classes").at(0).at("rate").get<uint64_t>(); };
@@ -371,9 +371,11 @@ TEST_F(DaemonE2e, SighupReloadsTheConfigAndABadFileChangesNothing) {
   EXPECT_NE(r.err.find("typo"), std::string::npos) << r.err;
 }
 
+using DaemonStart = E2e;
+
 // Whatever stops a start stops it before the kernel is touched: one line, the exit code,
 // and nothing attached or pinned.
-TEST_F(E2e, RunRefusesABadStartWithOneLineAndLeavesNothing) {
+TEST_F(DaemonStart, RefusesABadStartWithOneLineAndLeavesNothing) {
   TempDir dir;
   const std::string good = dir.write("good.toml", "[default]\nrate = 100\nburst = 10\n");
   const std::string& ifname = sb().rx_if();
@@ -391,16 +393,15 @@ TEST_F(E2e, RunRefusesABadStartWithOneLineAndLeavesNothing) {
   expect_error(sb().levee({"run", ifname, "--config", good, "--events", "/nonexistent/dir/events"}), 1,
                "open the events file");
   // The metrics port is taken (here by a listener of our own in the namespace).
-  int fd = socket_in(sb().rx_ns(), AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(kMetricsPort);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", std::to_string(kMetricsPort)}), 1,
-               "cannot serve metrics on 127.0.0.1:" + std::to_string(kMetricsPort));
-  close(fd);
+  {
+    const levee::Fd fd = socket_in(sb().rx_ns(), AF_INET, SOCK_STREAM, 0);
+    socklen_t len = 0;
+    const sockaddr_storage a = sockaddr_of("127.0.0.1", kMetricsPort, len);
+    ASSERT_EQ(bind(fd.get(), reinterpret_cast<const sockaddr*>(&a), len), 0);
+    ASSERT_EQ(listen(fd.get(), 1), 0);
+    expect_error(sb().levee({"run", ifname, "--config", good, "--metrics", std::to_string(kMetricsPort)}), 1,
+                 "cannot serve metrics on 127.0.0.1:" + std::to_string(kMetricsPort));
+  }
   expect_nothing_left(sb(), sb().rx_ns(), ifname);
 
   // The config's [interface] name stands for the command line's interface.

@@ -6,7 +6,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,8 +30,6 @@ namespace fs = std::filesystem;
 
 namespace lvt {
 namespace {
-
-[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
 
 std::string fmt(const char* f, double v) {
   char b[64];
@@ -62,39 +61,7 @@ std::string which(const std::string& exe) {
 
 uint64_t steady_deadline_ns(unsigned ms) { return now_ns() + uint64_t{ms} * 1'000'000ull; }
 
-void wait_quiet(const std::atomic<uint64_t>& last, unsigned quiet_ms, unsigned max_ms) {
-  const uint64_t start = now_ns();
-  const uint64_t quiet = uint64_t{quiet_ms} * 1'000'000ull, limit = uint64_t{max_ms} * 1'000'000ull;
-  for (;;) {
-    uint64_t now = now_ns();
-    uint64_t l = std::max(last.load(), start);
-    if (now - l >= quiet || now - start >= limit) return;
-    usleep(20'000);
-  }
-}
-
-std::string addr_text(const sockaddr_storage& ss) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
-  } else {
-    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
-      inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, sizeof buf);
-    else
-      inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof buf);
-  }
-  return buf;
-}
-
 }  // namespace
-
-int64_t realtime_offset_ns() {
-  timespec rt{}, mono{};
-  clock_gettime(CLOCK_REALTIME, &rt);
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  return (static_cast<int64_t>(rt.tv_sec) - mono.tv_sec) * 1'000'000'000ll + (rt.tv_nsec - mono.tv_nsec);
-}
 
 // ---- levee-flood --------------------------------------------------------------------
 
@@ -235,26 +202,11 @@ Nginx::Nginx(const std::string& ns, const std::vector<std::string>& listen, size
       }
       bool up = false;
       in_netns(ns, [&] {
-        const bool v6 = a.find(':') != std::string::npos;
-        int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return;
-        sockaddr_storage ss{};
-        socklen_t len;
-        if (v6) {
-          auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
-          s6->sin6_family = AF_INET6;
-          s6->sin6_port = htons(80);
-          inet_pton(AF_INET6, a.c_str(), &s6->sin6_addr);
-          len = sizeof *s6;
-        } else {
-          auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
-          s4->sin_family = AF_INET;
-          s4->sin_port = htons(80);
-          inet_pton(AF_INET, a.c_str(), &s4->sin_addr);
-          len = sizeof *s4;
-        }
-        up = connect(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0;
-        close(fd);
+        levee::Fd fd(socket(a.find(':') != std::string::npos ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (!fd.valid()) return;
+        socklen_t len = 0;
+        const sockaddr_storage ss = sockaddr_of(a, 80, len);
+        up = connect(fd.get(), reinterpret_cast<const sockaddr*>(&ss), len) == 0;
       });
       if (up) break;
       if (now_ns() > deadline) {
@@ -389,6 +341,200 @@ void set_rps(const std::string& ns, const std::string& ifname, unsigned cpu_mask
   if (r.code != 0) throw std::runtime_error("set rps_cpus of " + ifname + ": " + r.describe());
 }
 
+// ---- a flood scenario ---------------------------------------------------------------
+
+int env_int(const char* name, int dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : dflt;
+}
+
+double env_double(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : dflt;
+}
+
+int flood_threads() { return std::max(1, env_int("LVT_FLOOD_THREADS", 1)); }
+
+int wire_cpu() {
+  if (flood_threads() > 1) return -1;
+  const int forced = env_int("LVT_WIRE_CPU", -2);
+  if (forced != -2) return forced;
+  cpu_set_t cs;
+  CPU_ZERO(&cs);
+  if (sched_getaffinity(0, sizeof cs, &cs) != 0) return -1;
+  for (int i = 0; i < CPU_SETSIZE; ++i)
+    if (CPU_ISSET(i, &cs)) return i;
+  return -1;
+}
+
+namespace {
+
+int64_t status_sources(const nlohmann::json& j) {
+  if (j.is_null() || !j.contains("sources") || !j["sources"].is_number()) return -1;
+  return j["sources"].get<int64_t>();
+}
+
+// levee status --json: the new sources a class admitted (-1: not reported).
+int64_t status_admitted(const nlohmann::json& j, const std::string& cls = "default") {
+  if (j.is_null() || !j.contains("classes") || !j["classes"].is_array()) return -1;
+  for (const auto& c : j["classes"])
+    if (c.value("name", "") == cls && c.contains("admitted") && c["admitted"].is_number())
+      return c["admitted"].get<int64_t>();
+  return -1;
+}
+
+ScenarioSnapshot snapshot(const Sandbox& sb) {
+  ScenarioSnapshot s;
+  s.stats = sb.stats();
+  const auto st = sb.status();
+  s.sources = status_sources(st);
+  s.admitted = status_admitted(st);
+  s.tx_link = link_counters(sb.tx_ns(), sb.tx_if());
+  s.rx_link = link_counters(sb.rx_ns(), sb.rx_if());
+  return s;
+}
+
+int64_t link_delta(const std::map<std::string, int64_t>& a, const std::map<std::string, int64_t>& b,
+                   const std::string& k) {
+  auto ia = a.find(k), ib = b.find(k);
+  return ia == a.end() || ib == b.end() ? -1 : ib->second - ia->second;
+}
+
+}  // namespace
+
+ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
+  ScenarioResult r;
+  r.wire_cpu = spec.wire_cpu;
+  const std::string dst = spec.family.rx(), src = spec.family.src()[0];
+  r.client_src = src;
+  // What gets through to the receiver's stack is answered by nothing: no routes back.
+  sb.ip_rx({spec.family.pick("-4", "-6"), "route", "add", "blackhole", spec.flood_prefix});
+
+  // Every packet toward the filter leaves from wire_cpu: the sender side's own
+  // receive processing (its TCP ACKs to nginx's responses) included.
+  if (spec.wire_cpu >= 0) set_rps(sb.tx_ns(), sb.tx_if(), 1u << spec.wire_cpu);
+  std::optional<Nginx> nginx;
+  if (spec.web) nginx.emplace(sb.rx_ns(), std::vector<std::string>{Addrs::rx4, Addrs::rx6});
+  UdpReceiver rx(sb.rx_ns(), spec.family.af, kPort);
+  std::optional<SourceTap> tap;
+  if (spec.tap) tap.emplace(sb.rx_ns(), sb.rx_if(), spec.flood_prefix, spec.source_bits);
+  const NetCounters tx0 = net_counters(sb.tx_ns()), rx0 = net_counters(sb.rx_ns());
+
+  // The client and wrk outlast the flood: a timed live run can overrun by seconds on
+  // a loaded machine.
+  const double lead = 1.0, tail = 5.0;
+  const uint64_t t0 = start_soon(50);
+  Sender client({.ns = sb.tx_ns(),
+                 .src = src,
+                 .dst = dst,
+                 .pps = spec.client_pps,
+                 .seconds = lead + spec.flood_seconds + tail,
+                 .seq = true,
+                 .cpu = spec.wire_cpu},
+                t0);
+  std::optional<Wrk> wrk;
+  if (spec.web)
+    wrk.emplace(WrkSpec{.ns = sb.tx_ns(),
+                        .url = Nginx::url(dst),
+                        .connections = 4,
+                        .seconds = static_cast<int>(std::ceil(lead + spec.flood_seconds + tail - 0.5)),
+                        .delay_ms = 20,
+                        .timeout_s = 2,
+                        .body_bytes = nginx->body_bytes(),
+                        .cpu = spec.wire_cpu});
+  // The client and wrk have been running for a second: known sources now.
+  while (now_ns() < t0 + static_cast<uint64_t>(lead * 1e9)) usleep(5'000);
+  r.before = snapshot(sb);
+  std::optional<StatusPoller> poller;
+  if (spec.status_ms) poller.emplace(sb, spec.status_ms);
+
+  Flood flood({.ns = sb.tx_ns(),
+               .dev = sb.tx_if(),
+               .dst = dst,
+               .random = spec.flood_prefix,
+               .dport = 9,
+               .seconds = spec.flood_seconds,
+               .threads = spec.flood_threads,
+               .cpu = spec.flood_threads == 1 ? spec.wire_cpu : -1});
+  r.flood = flood.wait();
+  if (poller) {
+    r.samples = poller->stop();
+    r.status_error = poller->error();
+  }
+  r.client = client.join();
+  if (wrk) r.wrk = wrk->wait();
+  rx.finish();
+  if (tap) {
+    tap->finish();
+    r.admitted = tap->distinct();
+    r.admitted_at = tap->first_seen();
+    r.flood_frames_passed = tap->frames();
+    r.tap_drops = tap->tap_drops();
+  }
+  r.after = snapshot(sb);
+  const NetCounters tx1 = net_counters(sb.tx_ns()), rx1 = net_counters(sb.rx_ns());
+  r.syn_retrans = counter_delta(tx0, tx1, "TcpExt.TCPSynRetrans");
+  r.retrans_segs = counter_delta(tx0, tx1, "Tcp.RetransSegs");
+  r.listen_drops = counter_delta(rx0, rx1, "TcpExt.ListenDrops");
+  r.client_socket_drops = rx.socket_drops();
+  if (nginx) {
+    if (!nginx->running()) r.nginx_log = "nginx died during the run: ";
+    r.nginx_log += nginx->stop();
+  }
+
+  const uint64_t from = r.flood.t_start, to = std::min(r.flood.t_end, r.client.t_last);
+  r.loss = seq_loss(r.client, rx.indexes(src), from, to);
+  r.coverage = r.flood.t_end > r.flood.t_start && to > from
+                   ? static_cast<double>(to - from) / static_cast<double>(r.flood.t_end - r.flood.t_start)
+                   : 0.0;
+  return r;
+}
+
+int64_t ScenarioResult::peak_sources() const {
+  int64_t peak = -1;
+  for (const auto& s : samples) peak = std::max(peak, s.sources);
+  return peak;
+}
+
+int64_t ScenarioResult::tx_veth_dropped() const { return link_delta(before.tx_link, after.tx_link, "tx_dropped"); }
+
+int64_t ScenarioResult::rx_veth_dropped() const { return link_delta(before.rx_link, after.rx_link, "rx_dropped"); }
+
+void report_scenario(const std::string& tag, const ScenarioResult& r) {
+  report(tag + "_flood_packets", d(r.flood.packets));
+  report(tag + "_flood_seconds", r.flood.seconds);
+  report(tag + "_flood_mpps", r.flood.pps / 1e6);
+  report(tag + "_flood_dev_tx_dropped", d(r.flood.dev_tx_dropped));
+  report(tag + "_wire_cpu", r.wire_cpu);
+  report(tag + "_client_tried_in_flood", d(r.loss.tried()));
+  report(tag + "_client_not_received_in_flood", d(r.loss.lost));
+  report(tag + "_client_refused_in_flood", d(r.loss.refused));
+  report(tag + "_client_loss_pct", 100.0 * r.loss.loss());
+  report(tag + "_client_coverage", r.coverage);
+  report(tag + "_client_socket_drops", d(r.client_socket_drops));
+  report(tag + "_wrk_attempts", d(r.wrk.attempts()));
+  report(tag + "_wrk_good", d(r.wrk.good));
+  report(tag + "_wrk_latency_max_ms", r.wrk.lat_max_ms);
+  report(tag + "_tcp_syn_retrans", d(r.syn_retrans));
+  report(tag + "_tcp_retrans_segs", d(r.retrans_segs));
+  report(tag + "_tcp_listen_drops", d(r.listen_drops));
+  report(tag + "_flood_sources_through", d(r.admitted));
+  report(tag + "_flood_frames_through", d(r.flood_frames_passed));
+  report(tag + "_tap_drops", d(r.tap_drops));
+  report(tag + "_tx_veth_tx_dropped", d(r.tx_veth_dropped()));
+  report(tag + "_rx_veth_rx_dropped", d(r.rx_veth_dropped()));
+  report(tag + "_sources_before", d(r.before.sources));
+  report(tag + "_sources_after", d(r.after.sources));
+  report(tag + "_sources_peak_sampled", d(r.peak_sources()));
+  std::printf("[measured] %s: %s\n[measured] %s: client %s\n[measured] %s: %s\n", tag.c_str(),
+              r.flood.describe().c_str(), tag.c_str(), r.loss.describe().c_str(), tag.c_str(),
+              r.wrk.describe().c_str());
+  std::printf("[measured] %s: stats %s | %s | %s\n", tag.c_str(), stat_reasons_text(r.after.stats, "passed").c_str(),
+              stat_reasons_text(r.after.stats, "dropped").c_str(),
+              stat_reasons_text(r.after.stats, "would_drop").c_str());
+  std::fflush(stdout);
+}
+
 // ---- kernel counters ----------------------------------------------------------------
 
 NetCounters net_counters(const std::string& ns) {
@@ -457,106 +603,7 @@ std::map<std::string, int64_t> link_counters(const std::string& ns, const std::s
   return out;
 }
 
-// ---- SeqReceiver --------------------------------------------------------------------
-
-SeqReceiver::SeqReceiver(const std::string& ns, int family, uint16_t port) {
-  fd_ = socket_in(ns, family, SOCK_DGRAM, 0);
-  int big = 32 << 20;
-  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
-    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-  int one = 1;
-  setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
-  sockaddr_storage ss{};
-  socklen_t len;
-  if (family == AF_INET6) {
-    setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(port);
-    len = sizeof *a;
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(port);
-    len = sizeof *a;
-  }
-  if (bind(fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
-    close(fd_);
-    sys_fail("bind seq receiver");
-  }
-  thread_ = std::thread([this] { body(); });
-}
-
-SeqReceiver::~SeqReceiver() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-  if (fd_ >= 0) close(fd_);
-}
-
-void SeqReceiver::body() {
-  char data[2048];
-  char ctrl[128];
-  for (;;) {
-    pollfd p{fd_, POLLIN, 0};
-    int rc = poll(&p, 1, 20);
-    if (rc <= 0) {
-      if (stop_) return;
-      continue;
-    }
-    for (;;) {
-      sockaddr_storage from{};
-      iovec iov{data, sizeof data};
-      msghdr m{};
-      m.msg_name = &from;
-      m.msg_namelen = sizeof from;
-      m.msg_iov = &iov;
-      m.msg_iovlen = 1;
-      m.msg_control = ctrl;
-      m.msg_controllen = sizeof ctrl;
-      ssize_t r = recvmsg(fd_, &m, MSG_DONTWAIT);
-      if (r < 0) break;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-          uint32_t n;
-          std::memcpy(&n, CMSG_DATA(c), sizeof n);
-          drops_ = n;
-        }
-      }
-      if (r < static_cast<ssize_t>(sizeof(uint64_t))) continue;
-      uint64_t index;
-      std::memcpy(&index, data, sizeof index);
-      {
-        std::lock_guard l(mu_);
-        by_src_[addr_text(from)].push_back(index);
-      }
-      last_rx_ = now_ns();
-    }
-  }
-}
-
-void SeqReceiver::finish(unsigned quiet_ms, unsigned max_ms) {
-  wait_quiet(last_rx_, quiet_ms, max_ms);
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-}
-
-std::vector<uint64_t> SeqReceiver::indexes(const std::string& src) const {
-  std::lock_guard l(mu_);
-  auto it = by_src_.find(src);
-  if (it == by_src_.end()) return {};
-  auto v = it->second;
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-uint64_t SeqReceiver::total() const {
-  std::lock_guard l(mu_);
-  uint64_t n = 0;
-  for (const auto& [k, v] : by_src_) n += v.size();
-  return n;
-}
-
-int64_t SeqReceiver::socket_drops() const { return drops_.load(); }
+// ---- loss of a numbered flow ------------------------------------------------------
 
 SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint64_t from, uint64_t to) {
   SeqLoss s;
@@ -591,130 +638,68 @@ std::string SeqLoss::describe() const {
 
 // ---- SourceTap ----------------------------------------------------------------------
 
-SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits) {
+SourceTap::Match SourceTap::match_of(const std::string& prefix, int source_bits) {
+  Match m;
   const auto slash = prefix.find('/');
   const std::string addr = prefix.substr(0, slash);
-  plen_ = slash == std::string::npos ? -1 : std::stoi(prefix.substr(slash + 1));
-  if (addr.find(':') != std::string::npos) {
-    family_ = AF_INET6;
-    if (inet_pton(AF_INET6, addr.c_str(), net_) != 1) throw std::invalid_argument("bad prefix " + prefix);
-    if (plen_ < 0) plen_ = 128;
+  m.plen = slash == std::string::npos ? -1 : std::stoi(prefix.substr(slash + 1));
+  m.family = addr.find(':') != std::string::npos ? AF_INET6 : AF_INET;
+  if (inet_pton(m.family, addr.c_str(), m.net) != 1) throw std::invalid_argument("bad prefix " + prefix);
+  const int width = m.family == AF_INET6 ? 128 : 32;
+  if (m.plen < 0) m.plen = width;
+  m.source_bits = source_bits < 0 || source_bits > width ? width : source_bits;
+  return m;
+}
+
+// Only the headers are read: 14 + 40 bytes cover the IPv6 source.
+SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits)
+    : match_(match_of(prefix, source_bits)),
+      rx_(packet_socket(ns, ifname, 64 << 20, {PACKET_IGNORE_OUTGOING}), 128,
+          [this](const Received& m) { return on_read(m); }) {
+  // And only they are kept in the socket's buffer.
+  sock_filter code[] = {{BPF_RET | BPF_K, 0, 0, 64}};
+  sock_fprog prog{1, code};
+  setsockopt(rx_.fd(), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog);
+}
+
+bool SourceTap::on_read(const Received& m) {
+  if (reinterpret_cast<const sockaddr_ll&>(m.from).sll_pkttype == PACKET_OUTGOING) return false;
+  const uint8_t* f = m.data;
+  if (m.len < 14) return false;
+  const uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
+  const uint8_t* src;
+  size_t alen;
+  if (match_.family == AF_INET && type == 0x0800 && m.len >= 14 + 20) {
+    src = f + 14 + 12;
+    alen = 4;
+  } else if (match_.family == AF_INET6 && type == 0x86dd && m.len >= 14 + 40) {
+    src = f + 14 + 8;
+    alen = 16;
   } else {
-    family_ = AF_INET;
-    if (inet_pton(AF_INET, addr.c_str(), net_) != 1) throw std::invalid_argument("bad prefix " + prefix);
-    if (plen_ < 0) plen_ = 32;
+    return false;
   }
-  const int width = family_ == AF_INET6 ? 128 : 32;
-  source_bits_ = source_bits < 0 || source_bits > width ? width : source_bits;
-  in_netns(ns, [&] {
-    fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-    if (fd_ < 0) sys_fail("socket(AF_PACKET)");
-    int big = 64 << 20;
-    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
-      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    int one = 1;
-    setsockopt(fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
-    // Keep only the headers: 14 + 40 bytes cover the IPv6 source.
-    sock_filter code[] = {{BPF_RET | BPF_K, 0, 0, 64}};
-    sock_fprog prog{1, code};
-    setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog);
-    sockaddr_ll ll{};
-    ll.sll_family = AF_PACKET;
-    ll.sll_protocol = htons(ETH_P_ALL);
-    ll.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-    if (ll.sll_ifindex == 0) sys_fail("no interface " + ifname);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET " + ifname);
-  });
-  thread_ = std::thread([this] { body(); });
-}
-
-SourceTap::~SourceTap() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-  if (fd_ >= 0) close(fd_);
-}
-
-void SourceTap::body() {
-  constexpr int kBatch = 64;
-  static thread_local uint8_t bufs[kBatch][128];
-  mmsghdr msgs[kBatch];
-  iovec iovs[kBatch];
-  sockaddr_ll froms[kBatch];
-  const int full = plen_ / 8, rem = plen_ % 8;
+  const int full = match_.plen / 8, rem = match_.plen % 8;
   const uint8_t rem_mask = static_cast<uint8_t>(0xff << (8 - rem));
-  auto collect_drops = [this] {
-    tpacket_stats st{};
-    socklen_t len = sizeof st;
-    if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) drops_ += st.tp_drops;
-  };
-  for (;;) {
-    pollfd p{fd_, POLLIN, 0};
-    int rc = poll(&p, 1, 20);
-    if (rc <= 0) {
-      collect_drops();
-      if (stop_) return;
-      continue;
-    }
-    for (;;) {
-      for (int i = 0; i < kBatch; ++i) {
-        iovs[i] = {bufs[i], sizeof bufs[i]};
-        msgs[i] = {};
-        msgs[i].msg_hdr.msg_iov = &iovs[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-        msgs[i].msg_hdr.msg_name = &froms[i];
-        msgs[i].msg_hdr.msg_namelen = sizeof froms[i];
-      }
-      int n = recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
-      if (n <= 0) break;
-      const uint64_t t = now_ns();
-      uint64_t matched = 0;
-      std::lock_guard l(mu_);
-      for (int i = 0; i < n; ++i) {
-        if (froms[i].sll_pkttype == PACKET_OUTGOING) continue;
-        const uint8_t* f = bufs[i];
-        const size_t len = std::min<size_t>(msgs[i].msg_len, sizeof bufs[i]);
-        if (len < 14) continue;
-        const uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
-        const uint8_t* src;
-        size_t alen;
-        if (family_ == AF_INET && type == 0x0800 && len >= 14 + 20) {
-          src = f + 14 + 12;
-          alen = 4;
-        } else if (family_ == AF_INET6 && type == 0x86dd && len >= 14 + 40) {
-          src = f + 14 + 8;
-          alen = 16;
-        } else {
-          continue;
-        }
-        if (std::memcmp(src, net_, static_cast<size_t>(full)) != 0) continue;
-        if (rem && ((src[full] ^ net_[full]) & rem_mask)) continue;
-        ++matched;
-        // The source as levee keys it: the address masked to source_bits.
-        uint8_t a[16] = {};
-        std::memcpy(a, src, alen);
-        for (size_t bit = static_cast<size_t>(source_bits_); bit < alen * 8; ++bit)
-          a[bit / 8] = static_cast<uint8_t>(a[bit / 8] & ~(0x80u >> (bit % 8)));
-        Key k{0, 0};
-        if (alen == 4) {
-          uint32_t v;
-          std::memcpy(&v, a, 4);
-          k.lo = v;
-        } else {
-          std::memcpy(&k.hi, a, 8);
-          std::memcpy(&k.lo, a + 8, 8);
-        }
-        if (seen_.insert(k).second) first_seen_.push_back(t);
-      }
-      frames_ += matched;
-      if (matched) last_rx_ = t;
-    }
+  if (std::memcmp(src, match_.net, static_cast<size_t>(full)) != 0) return false;
+  if (rem && ((src[full] ^ match_.net[full]) & rem_mask)) return false;
+  ++frames_;
+  // The source as levee keys it: the address masked to source_bits.
+  uint8_t a[16] = {};
+  std::memcpy(a, src, alen);
+  for (size_t bit = static_cast<size_t>(match_.source_bits); bit < alen * 8; ++bit)
+    a[bit / 8] = static_cast<uint8_t>(a[bit / 8] & ~(0x80u >> (bit % 8)));
+  Key k{0, 0};
+  if (alen == 4) {
+    uint32_t v;
+    std::memcpy(&v, a, 4);
+    k.lo = v;
+  } else {
+    std::memcpy(&k.hi, a, 8);
+    std::memcpy(&k.lo, a + 8, 8);
   }
-}
-
-void SourceTap::finish(unsigned quiet_ms, unsigned max_ms) {
-  wait_quiet(last_rx_, quiet_ms, max_ms);
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  std::lock_guard l(mu_);
+  if (seen_.insert(k).second) first_seen_.push_back(m.t);
+  return true;
 }
 
 uint64_t SourceTap::distinct() const {
@@ -732,7 +717,13 @@ std::vector<uint64_t> SourceTap::first_seen() const {
   return first_seen_;
 }
 
-int64_t SourceTap::tap_drops() const { return drops_.load(); }
+int64_t SourceTap::tap_drops() const {
+  // Reading the statistics resets them: the drops since the last read are added.
+  tpacket_stats st{};
+  socklen_t len = sizeof st;
+  if (getsockopt(rx_.fd(), SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) drops_ += st.tp_drops;
+  return drops_.load();
+}
 
 // ---- StatusPoller -------------------------------------------------------------------
 
@@ -772,29 +763,6 @@ std::vector<StatusPoller::Sample> StatusPoller::stop() {
 std::string StatusPoller::error() const {
   std::lock_guard l(mu_);
   return error_;
-}
-
-// ---- levee stats helpers ------------------------------------------------------------
-
-int64_t stat_reason(const nlohmann::json& stats, const std::string& verdict, const std::string& reason) {
-  if (!stats.is_object() || !stats.contains(verdict)) return -1;
-  const auto& v = stats.at(verdict);
-  if (!v.is_object() || !v.contains(reason) || !v.at(reason).is_number()) return -1;
-  return v.at(reason).get<int64_t>();
-}
-
-int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& verdict,
-                          const std::string& reason) {
-  const int64_t b = stat_reason(s1, verdict, reason);
-  if (b < 0) return -1;
-  return b - std::max<int64_t>(0, stat_reason(s0, verdict, reason));
-}
-
-std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict) {
-  if (!stats.is_object() || !stats.contains(verdict) || !stats.at(verdict).is_object()) return verdict + ": (absent)";
-  std::string s = verdict + ":";
-  for (const auto& [k, v] : stats.at(verdict).items()) s += " " + k + "=" + v.dump();
-  return s;
 }
 
 }  // namespace lvt

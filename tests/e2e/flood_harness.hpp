@@ -1,8 +1,8 @@
-// flood_harness.hpp - the pieces of the flood scenarios (issue 5): the levee-flood
-// generator as a child process, nginx on a private config in the receiver namespace,
-// wrk as its load client in the sender namespace, a UDP receiver that knows which
-// sends it missed, a tap counting the distinct flood sources that got past the filter,
-// per-namespace kernel counters, and a poller of `levee status --json`.
+// flood_harness.hpp - the pieces of the flood scenarios: the levee-flood generator as a
+// child process, nginx on a private config in the receiver namespace, wrk as its load
+// client in the sender namespace, the loss of a numbered UDP flow, a tap counting the
+// distinct flood sources that got past the filter, per-namespace kernel counters, and a
+// poller of `levee status --json`.
 //
 // Everything runs inside the sandbox's namespaces, is bounded in time, and is stopped
 // and removed by its destructor (nginx: SIGTERM, then SIGKILL; its files live in a
@@ -23,13 +23,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e.hpp"
 #include "sandbox.hpp"
 #include "traffic.hpp"
 
 namespace lvt {
-
-// CLOCK_REALTIME - CLOCK_MONOTONIC, in ns (to place levee-flood's unix times).
-int64_t realtime_offset_ns();
 
 // ---- levee-flood --------------------------------------------------------------------
 
@@ -163,29 +161,7 @@ int64_t counter_delta(const NetCounters& a, const NetCounters& b, const std::str
 // bytes, dropped ("rx_dropped", "tx_dropped", ...).
 std::map<std::string, int64_t> link_counters(const std::string& ns, const std::string& ifname);
 
-// ---- a UDP receiver that knows what it missed --------------------------------------
-
-// Counts datagrams of Flow{.seq = true} senders by (source, index).
-class SeqReceiver {
- public:
-  SeqReceiver(const std::string& ns, int family, uint16_t port);
-  ~SeqReceiver();
-  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000);
-  // Indexes received from src (sorted, duplicates kept).
-  std::vector<uint64_t> indexes(const std::string& src) const;
-  uint64_t total() const;
-  int64_t socket_drops() const;  // SO_RXQ_OVFL: datagrams the socket buffer dropped
-
- private:
-  void body();
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> last_rx_{0};
-  std::atomic<int64_t> drops_{0};
-  mutable std::mutex mu_;
-  std::map<std::string, std::vector<uint64_t>> by_src_;
-  std::thread thread_;
-};
+// ---- loss of a numbered flow ------------------------------------------------------
 
 // Loss of one seq flow in the window [from, to] of send times. A send the kernel
 // refused (ENOBUFS: the veth's ring toward the filter was full, the datagram never left)
@@ -210,8 +186,7 @@ SeqLoss seq_loss(const SendLog& log, const std::vector<uint64_t>& received, uint
 class SourceTap {
  public:
   SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits = -1);
-  ~SourceTap();
-  void finish(unsigned quiet_ms = 200, unsigned max_ms = 3000);
+  void finish(unsigned quiet_ms = 200, unsigned max_ms = 3000) { rx_.finish(quiet_ms, max_ms); }
   uint64_t frames() const { return frames_.load(); }
   uint64_t distinct() const;
   // Distinct sources first seen before t (CLOCK_MONOTONIC ns).
@@ -221,7 +196,7 @@ class SourceTap {
   int64_t tap_drops() const;  // frames the tap's socket dropped (PACKET_STATISTICS)
 
  private:
-  void body();
+  bool on_read(const Received& m);
   struct Key {
     uint64_t hi, lo;
     bool operator==(const Key& o) const { return hi == o.hi && lo == o.lo; }
@@ -229,18 +204,21 @@ class SourceTap {
   struct KeyHash {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.hi * 0x9e3779b97f4a7c15ull ^ k.lo); }
   };
-  int fd_ = -1;
-  int family_ = 0;
-  uint8_t net_[16] = {};
-  int plen_ = 0;
-  int source_bits_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> last_rx_{0}, frames_{0};
-  std::atomic<int64_t> drops_{0};
+  // Which frames count and what one source is.
+  struct Match {
+    int family = 0;
+    uint8_t net[16] = {};
+    int plen = 0;
+    int source_bits = 0;
+  };
+  static Match match_of(const std::string& prefix, int source_bits);
+  const Match match_;
+  std::atomic<uint64_t> frames_{0};
+  mutable std::atomic<int64_t> drops_{0};
   mutable std::mutex mu_;
   std::unordered_set<Key, KeyHash> seen_;
   std::vector<uint64_t> first_seen_;  // sorted by construction
-  std::thread thread_;
+  Receiver rx_;                       // last: its thread ends before the members it writes go
 };
 
 // ---- levee status, sampled ----------------------------------------------------------
@@ -267,14 +245,100 @@ class StatusPoller {
   std::thread thread_;
 };
 
-// ---- levee stats helpers ------------------------------------------------------------
+// ---- a flood scenario ---------------------------------------------------------------
 
-// stats["verdict"]["reason"] (packets), or -1 when levee does not report it.
-int64_t stat_reason(const nlohmann::json& stats, const std::string& verdict, const std::string& reason);
-// s1 - s0 of a reason; missing in s0 counts as 0, missing in s1 gives -1.
-int64_t stat_reason_delta(const nlohmann::json& s0, const nlohmann::json& s1, const std::string& verdict,
-                          const std::string& reason);
-// The keys of stats[verdict] with their packets, "k=v k=v ...".
-std::string stat_reasons_text(const nlohmann::json& stats, const std::string& verdict);
+// An integer or a number from the environment, or dflt when unset.
+int env_int(const char* name, int dflt);
+double env_double(const char* name, double dflt);
+
+// Generator threads (LVT_FLOOD_THREADS, default 1: the second core stays with the
+// server side); the veth has one queue per thread.
+int flood_threads();
+
+// Where the traffic toward the filter is made: the generator's thread, the UDP client,
+// wrk, and (by RPS) the sender side's own receive processing, all on one CPU, the first
+// this process may use; the server side (nginx, the receivers) has the others.
+//
+// Why: the veth's receive ring (256 frames) is drained by its NAPI poll on the CPU that
+// last scheduled it. The live-frame generator schedules it on its own CPU and then runs
+// it itself, in step: it sends only as fast as the filter drops, and the ring does not
+// overflow. A packet toward the filter sent from another CPU (the client, or the sender
+// side's TCP ACKs in its softirq) may find the poll idle and schedule it there: from
+// then on the generator fills the ring from one CPU while the filter drains it on the
+// other, with the freed frames' pages going back across CPUs, and whenever the drain
+// falls behind, the ring is full and the client's sends are refused (ENOBUFS), whatever
+// the filter decides. Measured: 1-66% of the client's datagrams refused, 6-35% of the
+// flood dropped by the veth, depending on the other load of the machine (a bare XDP_DROP
+// program kept up there: 0-0.4% of the flood dropped); with everything on one CPU, none.
+// A NIC's ring is filled by the wire, not by a CPU of the host, so the one-CPU
+// arrangement is the closer model. LVT_WIRE_CPU=-1 leaves placement to the
+// scheduler (and is the only choice with two generator threads).
+int wire_cpu();
+
+// The flood tests' fixture: a sandbox whose veth has one queue per generator thread.
+// TEST_F or, with a family, TEST_P (E2eFamily).
+class FloodE2e : public E2eFamily {
+ protected:
+  void SetUp() override {
+    if (!running_as_root()) GTEST_SKIP() << "end-to-end tests need root (netns, XDP, bpffs)";
+    sb_ = std::make_unique<Sandbox>(flood_threads());
+  }
+};
+
+struct ScenarioSpec {
+  Family family = kIpv4;
+  std::string flood_prefix;  // --random
+  double flood_seconds = 30;
+  int flood_threads = 1;
+  double client_pps = 200;    // the paced UDP client
+  bool web = true;            // nginx in the receiver namespace, wrk in the sender's
+  bool tap = true;            // count the flood sources that got through
+  int source_bits = -1;       // what one source is (levee's prefix4/prefix6); -1: an address
+  unsigned status_ms = 3000;  // levee status --json every ... (0: never)
+  // CPU placement: the generator, the UDP client and wrk (the traffic arriving on the
+  // wire) on one CPU, -1 to leave them to the scheduler. See wire_cpu().
+  int wire_cpu = -1;
+};
+
+// What levee and the veth said at one moment of a scenario.
+struct ScenarioSnapshot {
+  nlohmann::json stats;                             // levee stats --json
+  int64_t sources = -1;                             // levee status: the interface's "sources" (-1: not reported)
+  int64_t admitted = -1;                            // levee status: the default class's "admitted" (-1: not reported)
+  std::map<std::string, int64_t> tx_link, rx_link;  // link_counters() of both ends of the veth
+};
+
+struct ScenarioResult {
+  std::string client_src;  // the client's address
+  FloodResult flood;
+  SendLog client;
+  SeqLoss loss;         // the client's, over the flood
+  double coverage = 0;  // share of the flood's span the client covered
+  int64_t client_socket_drops = 0;
+  WrkResult wrk;
+  int64_t syn_retrans = 0, retrans_segs = 0, listen_drops = 0;
+  int wire_cpu = -1;
+  uint64_t admitted = 0, flood_frames_passed = 0;
+  std::vector<uint64_t> admitted_at;  // when each flood source got through first
+  int64_t tap_drops = 0;
+  ScenarioSnapshot before, after;  // just before the flood, and after everything
+  std::vector<StatusPoller::Sample> samples;
+  std::string status_error;
+  std::string nginx_log;
+  // The most sources levee status reported during the flood (-1: none sampled).
+  int64_t peak_sources() const;
+  // Frames the veth dropped meanwhile: the sender's end sending (its ring full, before
+  // the filter), the receiver's end receiving. -1: unknown.
+  int64_t tx_veth_dropped() const;
+  int64_t rx_veth_dropped() const;
+};
+
+// Runs one flood of random sources beside the paced client and nginx + wrk, all of
+// them started a second before the flood (so they are known sources when it starts)
+// and ended shortly after it. levee must already be attached (or not: the harness
+// works without it as long as the receiver takes live frames).
+ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec);
+// Every figure of a run to the test log, each name prefixed with tag.
+void report_scenario(const std::string& tag, const ScenarioResult& r);
 
 }  // namespace lvt

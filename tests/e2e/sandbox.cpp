@@ -42,11 +42,18 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+int64_t realtime_offset_ns() {
+  timespec rt{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return (static_cast<int64_t>(rt.tv_sec) - mono.tv_sec) * 1'000'000'000ll + (rt.tv_nsec - mono.tv_nsec);
+}
+
 bool running_as_root() { return geteuid() == 0; }
 
-namespace {
+void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
 
-[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
+namespace {
 
 // Async-signal-safe failure in a forked child.
 [[noreturn]] void child_fail(const char* what) {
@@ -153,14 +160,14 @@ Child::Child(const std::vector<std::string>& argv, const RunOptions& o) : timeou
   if (nsfd >= 0) close(nsfd);
   close(outp[1]);
   close(errp[1]);
-  out_fd_ = outp[0];
-  err_fd_ = errp[0];
+  out_.reset(outp[0]);
+  err_.reset(errp[0]);
 }
 
 Child::Child(Child&& o) noexcept
     : pid_(std::exchange(o.pid_, -1)),
-      out_fd_(std::exchange(o.out_fd_, -1)),
-      err_fd_(std::exchange(o.err_fd_, -1)),
+      out_(std::move(o.out_)),
+      err_(std::move(o.err_)),
       timeout_(o.timeout_),
       started_(o.started_) {}
 
@@ -169,8 +176,6 @@ Child::~Child() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
-  if (out_fd_ >= 0) close(out_fd_);
-  if (err_fd_ >= 0) close(err_fd_);
 }
 
 RunResult Child::wait() {
@@ -178,11 +183,11 @@ RunResult Child::wait() {
   if (pid_ <= 0) throw std::logic_error("Child::wait twice");
   const auto deadline = started_ + timeout_;
   bool killed = false;
-  while (out_fd_ >= 0 || err_fd_ >= 0) {
+  while (out_.valid() || err_.valid()) {
     pollfd p[2];
     int n = 0;
-    if (out_fd_ >= 0) p[n++] = {out_fd_, POLLIN, 0};
-    if (err_fd_ >= 0) p[n++] = {err_fd_, POLLIN, 0};
+    if (out_.valid()) p[n++] = {out_.get(), POLLIN, 0};
+    if (err_.valid()) p[n++] = {err_.get(), POLLIN, 0};
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 && !killed) {
       kill(pid_, SIGKILL);
@@ -195,13 +200,11 @@ RunResult Child::wait() {
       if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[4096];
       ssize_t got = read(p[i].fd, buf, sizeof buf);
-      std::string& dst = p[i].fd == out_fd_ ? r.out : r.err;
+      const bool out = p[i].fd == out_.get();
       if (got > 0) {
-        dst.append(buf, static_cast<size_t>(got));
+        (out ? r.out : r.err).append(buf, static_cast<size_t>(got));
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        int& fd = p[i].fd == out_fd_ ? out_fd_ : err_fd_;
-        close(fd);
-        fd = -1;
+        (out ? out_ : err_).reset();
       }
     }
   }
@@ -268,11 +271,11 @@ void in_netns(const std::string& ns, const std::function<void()>& fn) {
   if (err) std::rethrow_exception(err);
 }
 
-int socket_in(const std::string& ns, int domain, int type, int protocol) {
-  int fd = -1;
+levee::Fd socket_in(const std::string& ns, int domain, int type, int protocol) {
+  levee::Fd fd;
   in_netns(ns, [&] {
-    fd = socket(domain, type | SOCK_CLOEXEC, protocol);
-    if (fd < 0) sys_fail("socket");
+    fd.reset(socket(domain, type | SOCK_CLOEXEC, protocol));
+    if (!fd.valid()) sys_fail("socket");
   });
   return fd;
 }
@@ -551,28 +554,26 @@ Child Sandbox::levee_start(const std::vector<std::string>& args, RunOptions o) c
   return Child(argv, o);
 }
 
-nlohmann::json Sandbox::stats(const std::string& ifname) const {
-  const std::string i = ifname.empty() ? rx_if_ : ifname;
-  RunResult r = levee({"stats", i, "--json"});
-  if (r.code != 0) throw std::runtime_error("levee stats failed: " + r.describe());
+nlohmann::json Sandbox::levee_json(const std::vector<std::string>& args) const {
+  RunResult r = levee(args);
+  if (r.code != 0) throw std::runtime_error("levee " + args.front() + " failed: " + r.describe());
   return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json Sandbox::stats(const std::string& ifname) const {
+  return levee_json({"stats", ifname.empty() ? rx_if_ : ifname, "--json"});
 }
 
 nlohmann::json Sandbox::status(const std::string& ifname) const {
   const std::string i = ifname.empty() ? rx_if_ : ifname;
-  RunResult r = levee({"status", "--json"});
-  if (r.code != 0) throw std::runtime_error("levee status failed: " + r.describe());
-  auto j = nlohmann::json::parse(r.out);
-  for (const auto& e : j.at("interfaces"))
+  const nlohmann::json all = levee_json({"status", "--json"});
+  for (const auto& e : all.at("interfaces"))
     if (e.at("interface") == i) return e;
   return nullptr;
 }
 
 nlohmann::json Sandbox::show(const std::string& address, const std::string& ifname) const {
-  const std::string i = ifname.empty() ? rx_if_ : ifname;
-  RunResult r = levee({"show", i, address, "--json"});
-  if (r.code != 0) throw std::runtime_error("levee show failed: " + r.describe());
-  return nlohmann::json::parse(r.out);
+  return levee_json({"show", ifname.empty() ? rx_if_ : ifname, address, "--json"});
 }
 
 void Sandbox::add_sender_address(const std::string& addr) {

@@ -29,11 +29,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/fd.hpp"
+
 namespace lvt {
 
 // CLOCK_MONOTONIC in ns (the clock bpf_ktime_get_ns reads).
 uint64_t now_ns();
+// CLOCK_REALTIME - CLOCK_MONOTONIC, in ns: places wall-clock times (kernel receive
+// timestamps, levee-flood's report) on CLOCK_MONOTONIC.
+int64_t realtime_offset_ns();
 inline double secs(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// Throws std::runtime_error "what: strerror(errno)".
+[[noreturn]] void sys_fail(const std::string& what);
 
 // ---- processes ----------------------------------------------------------------------
 
@@ -71,7 +79,7 @@ class Child {
 
  private:
   pid_t pid_ = -1;
-  int out_fd_ = -1, err_fd_ = -1;
+  levee::Fd out_, err_;  // the read ends of its stdout and stderr
   std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point started_;
 };
@@ -86,7 +94,7 @@ std::string must(const std::vector<std::string>& argv);
 // sockets made there stay in that namespace wherever they are used later.
 void in_netns(const std::string& ns, const std::function<void()>& fn);
 // A socket created inside a network namespace. Throws on failure.
-int socket_in(const std::string& ns, int domain, int type, int protocol);
+levee::Fd socket_in(const std::string& ns, int domain, int type, int protocol);
 // Joins the calling thread to a network namespace. Throws on failure.
 void enter_netns(const std::string& ns);
 
@@ -133,6 +141,8 @@ struct Addrs {
   static constexpr const char* tx6 = "2001:db8::1";
   static const std::vector<std::string>& src4();  // 198.18.0.11 ...
   static const std::vector<std::string>& src6();  // each in its own /64, plus two sharing one
+  // The receiver's address of the family of src.
+  static const char* rx_for(const std::string& src) { return src.find(':') != std::string::npos ? rx6 : rx4; }
 };
 
 class Sandbox {
@@ -163,6 +173,8 @@ class Sandbox {
   RunResult levee(const std::vector<std::string>& args, RunOptions o = {}) const;
   Child levee_start(const std::vector<std::string>& args, RunOptions o = {}) const;
 
+  // The JSON a levee command that must succeed prints. Throws with its output if it fails.
+  nlohmann::json levee_json(const std::vector<std::string>& args) const;
   // `levee stats IFACE --json` / this interface's object of `levee status --json`
   // (null if absent) / `levee show IFACE ADDRESS --json`. Throw on failure.
   nlohmann::json stats(const std::string& ifname = "") const;

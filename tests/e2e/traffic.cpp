@@ -23,53 +23,6 @@
 namespace lvt {
 namespace {
 
-[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
-
-sockaddr_storage make_addr(const std::string& ip, uint16_t port, socklen_t& len) {
-  sockaddr_storage ss{};
-  if (ip.find(':') != std::string::npos) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(port);
-    if (inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) != 1) throw std::invalid_argument("bad address " + ip);
-    len = sizeof *a;
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(port);
-    if (inet_pton(AF_INET, ip.c_str(), &a->sin_addr) != 1) throw std::invalid_argument("bad address " + ip);
-    len = sizeof *a;
-  }
-  return ss;
-}
-
-std::string addr_text(const sockaddr_storage& ss) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
-  } else {
-    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
-      inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, sizeof buf);
-    else
-      inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof buf);
-  }
-  return buf;
-}
-
-int64_t realtime_minus_monotonic() {
-  timespec rt{}, mono{};
-  clock_gettime(CLOCK_REALTIME, &rt);
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  return (static_cast<int64_t>(rt.tv_sec) - mono.tv_sec) * 1'000'000'000ll + (rt.tv_nsec - mono.tv_nsec);
-}
-
-void sleep_until_ns(uint64_t t) {
-  timespec ts{static_cast<time_t>(t / 1'000'000'000ull), static_cast<long>(t % 1'000'000'000ull)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
-
 // Waits until `last` has not moved for quiet_ms, or max_ms passed.
 void wait_quiet(const std::atomic<uint64_t>& last, unsigned quiet_ms, unsigned max_ms) {
   const uint64_t start = now_ns();
@@ -134,6 +87,12 @@ levee::pkt::Frame ip_frame(const std::string& src, const std::string& dst) {
 }
 
 }  // namespace
+
+void sleep_until_ns(uint64_t t) {
+  timespec ts{static_cast<time_t>(t / 1'000'000'000ull), static_cast<long>(t % 1'000'000'000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
 
 // ---- SendLog ------------------------------------------------------------------------
 
@@ -251,31 +210,31 @@ void Sender::body() {
     if (pthread_setaffinity_np(pthread_self(), sizeof cs, &cs) != 0) throw std::runtime_error("pin sender to a CPU");
   }
   const bool raw = !flow_.frame.empty();
-  int fd;
+  levee::Fd fd;
   std::vector<uint8_t> payload(flow_.payload, 0x5a);
   if (raw) {
-    fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);  // protocol 0: send only
-    if (fd < 0) sys_fail("socket(AF_PACKET)");
+    fd.reset(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));  // protocol 0: send only
+    if (!fd.valid()) sys_fail("socket(AF_PACKET)");
     sockaddr_ll ll{};
     ll.sll_family = AF_PACKET;
     ll.sll_ifindex = static_cast<int>(if_nametoindex(flow_.dev.c_str()));
     if (ll.sll_ifindex == 0) sys_fail("no interface " + flow_.dev);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET");
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET");
   } else {
     const bool v6 = flow_.src.find(':') != std::string::npos;
-    fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) sys_fail("socket");
+    fd.reset(socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) sys_fail("socket");
     socklen_t len = 0;
-    sockaddr_storage src = make_addr(flow_.src, 0, len);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&src), len) != 0) sys_fail("bind " + flow_.src);
+    sockaddr_storage src = sockaddr_of(flow_.src, 0, len);
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&src), len) != 0) sys_fail("bind " + flow_.src);
     // Report ENOBUFS and the like instead of pretending the datagram left.
     int one = 1;
     if (v6)
-      setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof one);
+      setsockopt(fd.get(), IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof one);
     else
-      setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
-    sockaddr_storage dst = make_addr(flow_.dst, flow_.port, len);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&dst), len) != 0) sys_fail("connect " + flow_.dst);
+      setsockopt(fd.get(), IPPROTO_IP, IP_RECVERR, &one, sizeof one);
+    sockaddr_storage dst = sockaddr_of(flow_.dst, flow_.port, len);
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&dst), len) != 0) sys_fail("connect " + flow_.dst);
   }
 
   const uint64_t n = static_cast<uint64_t>(flow_.pps * flow_.seconds + 0.5);
@@ -289,7 +248,8 @@ void Sender::body() {
       const uint64_t index = log_.sent;
       std::memcpy(payload.data(), &index, sizeof index);
     }
-    ssize_t r = raw ? send(fd, flow_.frame.data(), flow_.frame.size(), 0) : send(fd, payload.data(), payload.size(), 0);
+    const ssize_t r = raw ? send(fd.get(), flow_.frame.data(), flow_.frame.size(), 0)
+                          : send(fd.get(), payload.data(), payload.size(), 0);
     if (r >= 0) {
       if (log_.sent == 0) log_.t_first = t;
       log_.t_last = t;
@@ -301,200 +261,240 @@ void Sender::body() {
       log_.error_times.push_back(t);
     }
   }
-  close(fd);
 }
 
-// ---- UdpReceiver --------------------------------------------------------------------
+// ---- receiving -------------------------------------------------------------------
 
-UdpReceiver::UdpReceiver(const std::string& ns, int family, uint16_t port) {
-  fd_ = socket_in(ns, family, SOCK_DGRAM, 0);
-  int big = 32 << 20;
-  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
-    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-  int one = 1;
-  setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+sockaddr_storage sockaddr_of(const std::string& ip, uint16_t port, socklen_t& len) {
   sockaddr_storage ss{};
-  socklen_t len;
-  if (family == AF_INET6) {
-    setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (ip.find(':') != std::string::npos) {
     auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
     a->sin6_family = AF_INET6;
     a->sin6_port = htons(port);
+    if (inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) != 1) throw std::invalid_argument("bad address " + ip);
     len = sizeof *a;
   } else {
     auto* a = reinterpret_cast<sockaddr_in*>(&ss);
     a->sin_family = AF_INET;
     a->sin_port = htons(port);
+    if (inet_pton(AF_INET, ip.c_str(), &a->sin_addr) != 1) throw std::invalid_argument("bad address " + ip);
     len = sizeof *a;
   }
-  if (bind(fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
-    close(fd_);
-    sys_fail("bind receiver");
+  return ss;
+}
+
+std::string addr_text(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+  } else {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
+      inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, sizeof buf);
+    else
+      inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof buf);
   }
-  rt_minus_mono_ = realtime_minus_monotonic();
-  thread_ = std::thread([this] { body(); });
+  return buf;
 }
 
-UdpReceiver::~UdpReceiver() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-  if (fd_ >= 0) close(fd_);
+namespace {
+
+void set_rcvbuf(int fd, int bytes) {
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
 }
 
-void UdpReceiver::body() {
-  char data[2048];
-  char ctrl[256];
-  for (;;) {
-    pollfd p{fd_, POLLIN, 0};
-    int rc = poll(&p, 1, 20);
-    if (rc <= 0) {
-      if (stop_) return;
-      continue;
-    }
-    for (;;) {
-      sockaddr_storage from{};
-      iovec iov{data, sizeof data};
-      msghdr m{};
-      m.msg_name = &from;
-      m.msg_namelen = sizeof from;
-      m.msg_iov = &iov;
-      m.msg_iovlen = 1;
-      m.msg_control = ctrl;
-      m.msg_controllen = sizeof ctrl;
-      ssize_t r = recvmsg(fd_, &m, MSG_DONTWAIT);
-      if (r < 0) break;
-      uint64_t t = now_ns();
-      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-          timespec ts;
-          std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-          int64_t rt = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000ll + ts.tv_nsec;
-          if (rt > 0) t = static_cast<uint64_t>(rt - rt_minus_mono_);
-        }
-      }
-      {
-        std::lock_guard l(mu_);
-        by_src_[addr_text(from)].push_back(t);
-      }
-      last_rx_ = now_ns();
-    }
-  }
+}  // namespace
+
+levee::Fd udp_socket(const std::string& ns, int family, uint16_t port, std::initializer_list<int> options) {
+  levee::Fd fd = socket_in(ns, family, SOCK_DGRAM, 0);
+  set_rcvbuf(fd.get(), 32 << 20);
+  int one = 1;
+  for (int o : options) setsockopt(fd.get(), SOL_SOCKET, o, &one, sizeof one);
+  socklen_t len = 0;
+  sockaddr_storage ss = sockaddr_of(family == AF_INET6 ? "::" : "0.0.0.0", port, len);
+  if (family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) sys_fail("bind UDP port " + std::to_string(port));
+  return fd;
 }
 
-void UdpReceiver::finish(unsigned quiet_ms, unsigned max_ms) {
-  wait_quiet(last_rx_, quiet_ms, max_ms);
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-}
-
-uint64_t UdpReceiver::count(const std::string& src) const {
-  std::lock_guard l(mu_);
-  auto it = by_src_.find(src);
-  return it == by_src_.end() ? 0 : it->second.size();
-}
-
-uint64_t UdpReceiver::total() const {
-  std::lock_guard l(mu_);
-  uint64_t n = 0;
-  for (const auto& [k, v] : by_src_) n += v.size();
-  return n;
-}
-
-std::vector<uint64_t> UdpReceiver::times(const std::string& src) const {
-  std::lock_guard l(mu_);
-  auto it = by_src_.find(src);
-  if (it == by_src_.end()) return {};
-  auto v = it->second;
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-uint64_t UdpReceiver::count_between(const std::string& src, uint64_t from, uint64_t to) const {
-  uint64_t n = 0;
-  for (uint64_t t : times(src))
-    if (t >= from && t < to) ++n;
-  return n;
-}
-
-std::string UdpReceiver::summary() const {
-  std::lock_guard l(mu_);
-  std::string s;
-  for (const auto& [k, v] : by_src_) s += k + "=" + std::to_string(v.size()) + " ";
-  return s;
-}
-
-// ---- FrameTap -----------------------------------------------------------------------
-
-FrameTap::FrameTap(const std::string& ns, const std::string& ifname, Dir dir) : dir_(dir) {
+levee::Fd packet_socket(const std::string& ns, const std::string& ifname, int rcvbuf,
+                        std::initializer_list<int> options) {
+  levee::Fd fd;
   in_netns(ns, [&] {
-    fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-    if (fd_ < 0) sys_fail("socket(AF_PACKET)");
-    int big = 32 << 20;
-    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
-      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    fd.reset(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)));
+    if (!fd.valid()) sys_fail("socket(AF_PACKET)");
+    set_rcvbuf(fd.get(), rcvbuf);
     int one = 1;
-    setsockopt(fd_, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one);
+    for (int o : options) setsockopt(fd.get(), SOL_PACKET, o, &one, sizeof one);
     sockaddr_ll ll{};
     ll.sll_family = AF_PACKET;
     ll.sll_protocol = htons(ETH_P_ALL);
     ll.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
     if (ll.sll_ifindex == 0) sys_fail("no interface " + ifname);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET " + ifname);
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&ll), sizeof ll) != 0) sys_fail("bind AF_PACKET " + ifname);
   });
+  return fd;
+}
+
+// ---- Receiver ----------------------------------------------------------------------
+
+Receiver::Receiver(levee::Fd fd, size_t buf_bytes, Handler on_read)
+    : fd_(std::move(fd)), buf_bytes_(buf_bytes), on_read_(std::move(on_read)) {
   thread_ = std::thread([this] { body(); });
 }
 
-FrameTap::~FrameTap() {
+Receiver::~Receiver() { stop(); }
+
+void Receiver::stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  if (fd_ >= 0) close(fd_);
 }
 
-void FrameTap::body() {
-  uint8_t data[2048];
-  char ctrl[256];
+void Receiver::finish(unsigned quiet_ms, unsigned max_ms) {
+  wait_quiet(last_, quiet_ms, max_ms);
+  stop();
+}
+
+void Receiver::body() {
+  // Batches of recvmmsg: a tap behind the filter may see frames at a flood's rate.
+  constexpr size_t kBatch = 64, kCtrl = 256;
+  std::vector<uint8_t> data(kBatch * buf_bytes_), ctrl(kBatch * kCtrl);
+  std::vector<sockaddr_storage> from(kBatch);
+  std::vector<iovec> iov(kBatch);
+  std::vector<mmsghdr> msgs(kBatch);
   for (;;) {
-    pollfd p{fd_, POLLIN, 0};
-    int rc = poll(&p, 1, 20);
-    if (rc <= 0) {
+    pollfd p{fd_.get(), POLLIN, 0};
+    if (poll(&p, 1, 20) <= 0) {
+      // Stops only once the socket is drained and quiet: finish() has seen no activity.
       if (stop_) return;
       continue;
     }
     for (;;) {
-      sockaddr_ll from{};
-      iovec iov{data, sizeof data};
-      msghdr m{};
-      m.msg_name = &from;
-      m.msg_namelen = sizeof from;
-      m.msg_iov = &iov;
-      m.msg_iovlen = 1;
-      m.msg_control = ctrl;
-      m.msg_controllen = sizeof ctrl;
-      ssize_t r = recvmsg(fd_, &m, MSG_DONTWAIT);
-      if (r < 0) break;
-      const bool out = from.sll_pkttype == PACKET_OUTGOING;
-      if (out != (dir_ == Out)) continue;
-      TapFrame f;
-      f.t = now_ns();
-      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
-          tpacket_auxdata aux;
-          std::memcpy(&aux, CMSG_DATA(c), sizeof aux);
-          if (aux.tp_status & TP_STATUS_VLAN_VALID) ++f.tags;  // stripped outer tag
-        }
+      for (size_t i = 0; i < kBatch; ++i) {
+        iov[i] = {data.data() + i * buf_bytes_, buf_bytes_};
+        msgs[i] = {};
+        msghdr& h = msgs[i].msg_hdr;
+        h.msg_name = &from[i];
+        h.msg_namelen = sizeof from[i];
+        h.msg_iov = &iov[i];
+        h.msg_iovlen = 1;
+        h.msg_control = ctrl.data() + i * kCtrl;
+        h.msg_controllen = kCtrl;
       }
-      parse_frame(data, static_cast<size_t>(std::min<ssize_t>(r, sizeof data)), f);
-      std::lock_guard l(mu_);
-      frames_.push_back(f);
-      last_rx_ = f.t;
+      const int n = recvmmsg(fd_.get(), msgs.data(), static_cast<unsigned>(kBatch), MSG_DONTWAIT, nullptr);
+      if (n <= 0) break;
+      const uint64_t t = now_ns();
+      for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+        const Received m{data.data() + i * buf_bytes_, std::min<size_t>(msgs[i].msg_len, buf_bytes_), from[i],
+                         msgs[i].msg_hdr, t};
+        if (on_read_(m)) last_ = t;
+      }
     }
   }
 }
 
-void FrameTap::finish(unsigned quiet_ms, unsigned max_ms) {
-  wait_quiet(last_rx_, quiet_ms, max_ms);
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+// ---- UdpReceiver --------------------------------------------------------------------
+
+UdpReceiver::UdpReceiver(const std::string& ns, int family, uint16_t port)
+    : rt_minus_mono_(realtime_offset_ns()),
+      rx_(udp_socket(ns, family, port, {SO_TIMESTAMPNS, SO_RXQ_OVFL}), 2048,
+          [this](const Received& m) { return on_read(m); }) {}
+
+bool UdpReceiver::on_read(const Received& m) {
+  uint64_t t = m.t;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m.hdr); c; c = CMSG_NXTHDR(&m.hdr, c)) {
+    if (c->cmsg_level != SOL_SOCKET) continue;
+    if (c->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec ts;
+      std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      const int64_t rt = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000ll + ts.tv_nsec;
+      if (rt > 0) t = static_cast<uint64_t>(rt - rt_minus_mono_);
+    } else if (c->cmsg_type == SO_RXQ_OVFL) {
+      uint32_t n;
+      std::memcpy(&n, CMSG_DATA(c), sizeof n);
+      drops_ = n;
+    }
+  }
+  std::lock_guard l(mu_);
+  Source& s = by_src_[addr_text(m.from)];
+  s.times.push_back(t);
+  if (m.len >= sizeof(uint64_t)) {
+    uint64_t index;
+    std::memcpy(&index, m.data, sizeof index);
+    s.indexes.push_back(index);
+  }
+  return true;
+}
+
+uint64_t UdpReceiver::count(const std::string& src) const {
+  std::lock_guard l(mu_);
+  auto it = by_src_.find(src);
+  return it == by_src_.end() ? 0 : it->second.times.size();
+}
+
+uint64_t UdpReceiver::total() const {
+  std::lock_guard l(mu_);
+  uint64_t n = 0;
+  for (const auto& [k, v] : by_src_) n += v.times.size();
+  return n;
+}
+
+std::vector<uint64_t> UdpReceiver::sorted(const std::string& src, std::vector<uint64_t> Source::*field) const {
+  std::lock_guard l(mu_);
+  auto it = by_src_.find(src);
+  if (it == by_src_.end()) return {};
+  auto v = it->second.*field;
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<uint64_t> UdpReceiver::times(const std::string& src) const { return sorted(src, &Source::times); }
+
+std::vector<uint64_t> UdpReceiver::indexes(const std::string& src) const { return sorted(src, &Source::indexes); }
+
+std::vector<bool> UdpReceiver::arrived(const std::string& src, size_t sent) const {
+  std::vector<bool> got(sent, false);
+  for (uint64_t i : indexes(src))
+    if (i < got.size()) got[i] = true;
+  return got;
+}
+
+uint64_t UdpReceiver::count_between(const std::string& src, uint64_t from, uint64_t to) const {
+  return lvt::count_between(times(src), from, to);
+}
+
+std::string UdpReceiver::summary() const {
+  std::lock_guard l(mu_);
+  std::string s;
+  for (const auto& [k, v] : by_src_) s += k + "=" + std::to_string(v.times.size()) + " ";
+  return s;
+}
+
+// ---- FrameTap -----------------------------------------------------------------------
+
+FrameTap::FrameTap(const std::string& ns, const std::string& ifname, Dir dir)
+    : dir_(dir), rx_(packet_socket(ns, ifname, 32 << 20, {PACKET_AUXDATA}), 2048, [this](const Received& m) {
+        return on_read(m);
+      }) {}
+
+bool FrameTap::on_read(const Received& m) {
+  const auto& from = reinterpret_cast<const sockaddr_ll&>(m.from);
+  const bool out = from.sll_pkttype == PACKET_OUTGOING;
+  if (out != (dir_ == Out)) return false;
+  TapFrame f;
+  f.t = m.t;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m.hdr); c; c = CMSG_NXTHDR(&m.hdr, c)) {
+    if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
+      tpacket_auxdata aux;
+      std::memcpy(&aux, CMSG_DATA(c), sizeof aux);
+      if (aux.tp_status & TP_STATUS_VLAN_VALID) ++f.tags;  // stripped outer tag
+    }
+  }
+  parse_frame(m.data, m.len, f);
+  std::lock_guard l(mu_);
+  frames_.push_back(f);
+  return true;
 }
 
 std::vector<TapFrame> FrameTap::frames() const {

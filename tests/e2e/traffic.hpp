@@ -4,8 +4,12 @@
 // namespace it was made in), on a thread that joined it. Senders pace with
 // clock_nanosleep(TIMER_ABSTIME) on CLOCK_MONOTONIC and record what they actually did:
 // how many sends succeeded and when, so expectations come from measured times, not
-// nominal rates. Loops are bounded in count and in time.
+// nominal rates. Receivers (UDP sockets, AF_PACKET taps) share one receive loop, the
+// Receiver, which owns its socket. Loops are bounded in count and in time.
 #pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cstdint>
@@ -17,11 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "core/fd.hpp"
 #include "sandbox.hpp"
 
 namespace lvt {
 
-inline constexpr uint16_t kPort = 5001;
+inline constexpr uint16_t kPort = 5001;   // the UDP flows' port
+inline constexpr uint16_t kPort2 = 5002;  // a second flow's, another class's
 
 // What a sender did.
 struct SendLog {
@@ -84,30 +90,94 @@ class Sender {
 
 // A start time a little ahead, for senders that should start together.
 inline uint64_t start_soon(uint64_t ms = 100) { return now_ns() + ms * 1'000'000ull; }
+// Sleeps until t (CLOCK_MONOTONIC ns).
+void sleep_until_ns(uint64_t t);
 
-// Counts UDP datagrams per source address, with kernel receive times.
-class UdpReceiver {
+// ---- receiving ----------------------------------------------------------------------
+
+// A socket address for an IPv4 or IPv6 address and a port; `len` gets its length.
+sockaddr_storage sockaddr_of(const std::string& ip, uint16_t port, socklen_t& len);
+// The IP address of a sender as text (an IPv4-mapped IPv6 address as IPv4).
+std::string addr_text(const sockaddr_storage& ss);
+
+// A UDP socket made in namespace ns, bound to `port` on every address of `family` (IPv6
+// only for AF_INET6), with a 32 MB receive buffer and each SOL_SOCKET option of
+// `options` turned on.
+levee::Fd udp_socket(const std::string& ns, int family, uint16_t port, std::initializer_list<int> options = {});
+// An AF_PACKET socket made in namespace ns, bound to its interface `ifname`, seeing every
+// protocol, with a receive buffer of `rcvbuf` bytes and each SOL_PACKET option of
+// `options` turned on.
+levee::Fd packet_socket(const std::string& ns, const std::string& ifname, int rcvbuf,
+                        std::initializer_list<int> options = {});
+
+// One datagram or frame as a Receiver read it.
+struct Received {
+  const uint8_t* data;           // its bytes, up to the receiver's buffer size
+  size_t len;                    // how many of them
+  const sockaddr_storage& from;  // the sender: sockaddr_in/sockaddr_in6, or sockaddr_ll for AF_PACKET
+  msghdr& hdr;                   // for its control messages (CMSG_FIRSTHDR(&hdr))
+  uint64_t t;                    // CLOCK_MONOTONIC ns when it was read
+};
+
+// The receive loop under every counting receiver: reads the socket it owns on a thread of
+// its own, in batches, and hands each message to `on_read`, which returns whether the
+// message counts as activity (finish() waits for a quiet spell of those). The
+// destructor stops the thread, then closes the socket; members the handler uses must be
+// declared before the Receiver, so that they outlive its thread.
+class Receiver {
  public:
-  UdpReceiver(const std::string& ns, int family, uint16_t port = kPort);
-  ~UdpReceiver();
-  // Waits until nothing arrived for `quiet_ms` (at most max_ms), then stops.
-  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000);
-  uint64_t count(const std::string& src) const;
-  uint64_t total() const;
-  // Receive times (CLOCK_MONOTONIC ns) of one source.
-  std::vector<uint64_t> times(const std::string& src) const;
-  uint64_t count_between(const std::string& src, uint64_t from, uint64_t to) const;
-  std::string summary() const;
+  using Handler = std::function<bool(const Received&)>;
+  // buf_bytes: how much of each message is read (the rest is cut off).
+  Receiver(levee::Fd fd, size_t buf_bytes, Handler on_read);
+  ~Receiver();
+  Receiver(const Receiver&) = delete;
+  Receiver& operator=(const Receiver&) = delete;
+  // Waits until nothing counted arrived for quiet_ms (at most max_ms), then stops reading.
+  void finish(unsigned quiet_ms, unsigned max_ms);
+  int fd() const { return fd_.get(); }
 
  private:
   void body();
-  int fd_ = -1;
-  int64_t rt_minus_mono_ = 0;
+  void stop();
+  levee::Fd fd_;
+  size_t buf_bytes_;
+  Handler on_read_;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> last_rx_{0};
-  mutable std::mutex mu_;
-  std::map<std::string, std::vector<uint64_t>> by_src_;
+  std::atomic<uint64_t> last_{0};
   std::thread thread_;
+};
+
+// Counts UDP datagrams per source address, with kernel receive times; for the datagrams
+// of Flow{.seq = true} senders also which sends arrived (their indexes).
+class UdpReceiver {
+ public:
+  UdpReceiver(const std::string& ns, int family, uint16_t port = kPort);
+  // Waits until nothing arrived for `quiet_ms` (at most max_ms), then stops.
+  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000) { rx_.finish(quiet_ms, max_ms); }
+  uint64_t count(const std::string& src) const;
+  uint64_t total() const;
+  // Receive times (CLOCK_MONOTONIC ns) of one source, sorted.
+  std::vector<uint64_t> times(const std::string& src) const;
+  uint64_t count_between(const std::string& src, uint64_t from, uint64_t to) const;
+  // The send indexes received from src (Flow::seq), sorted, duplicates kept.
+  std::vector<uint64_t> indexes(const std::string& src) const;
+  // Which of the first `sent` sends of src arrived (Flow::seq): [i] for send i.
+  std::vector<bool> arrived(const std::string& src, size_t sent) const;
+  // Datagrams the socket's buffer dropped (SO_RXQ_OVFL).
+  int64_t socket_drops() const { return drops_.load(); }
+  std::string summary() const;
+
+ private:
+  bool on_read(const Received& m);
+  struct Source {
+    std::vector<uint64_t> times, indexes;
+  };
+  std::vector<uint64_t> sorted(const std::string& src, std::vector<uint64_t> Source::*field) const;
+  int64_t rt_minus_mono_ = 0;
+  std::atomic<int64_t> drops_{0};
+  mutable std::mutex mu_;
+  std::map<std::string, Source> by_src_;
+  Receiver rx_;  // last: its thread ends before the members it writes go
 };
 
 // What an AF_PACKET tap saw of one frame.
@@ -128,8 +198,7 @@ class FrameTap {
  public:
   enum Dir { In, Out };
   FrameTap(const std::string& ns, const std::string& ifname, Dir dir);
-  ~FrameTap();
-  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000);
+  void finish(unsigned quiet_ms = 300, unsigned max_ms = 5000) { rx_.finish(quiet_ms, max_ms); }
   std::vector<TapFrame> frames() const;
   uint64_t total() const;
   // Frames of our UDP flows (destination port kPort) from one source ("" = any).
@@ -138,14 +207,11 @@ class FrameTap {
   uint64_t count(const std::function<bool(const TapFrame&)>& pred) const;
 
  private:
-  void body();
-  int fd_ = -1;
+  bool on_read(const Received& m);
   Dir dir_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> last_rx_{0};
   mutable std::mutex mu_;
   std::vector<TapFrame> frames_;
-  std::thread thread_;
+  Receiver rx_;  // last: its thread ends before the members it writes go
 };
 
 // A reference GCRA, written out here independently of bpf/limiter.h, replayed over a

@@ -38,6 +38,13 @@ struct Source {
     ready = lv_gcra_after_pass(*ready, now, &l);
     return true;
   }
+
+  // Offers packets at one instant until one is refused: how many passed.
+  uint64_t burst_at(uint64_t now, const lv_limit& l) {
+    uint64_t passed = 0;
+    while (offer(now, l)) ++passed;
+    return passed;
+  }
 };
 
 // The limiter's promise: over any window [a, a + t] at most burst + floor(t / T) passes.

@@ -1,5 +1,5 @@
-// metrics_test.cpp - the Prometheus exposition (export/metrics.hpp), `levee run`'s
-// listen address, and the config's [interface] name.
+// metrics_test.cpp - the Prometheus exposition (export/metrics.hpp) and `levee run`'s
+// listen address.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -187,24 +187,6 @@ TEST(ListenAddress, PortAloneIsLoopbackAndHostsMayBeGiven) {
     auto r = parse_listen_address(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_TRUE(r.error().usage) << bad;
-  }
-}
-
-TEST(ConfigInterfaceName, NamesTheInterfaceAndOtherInterfacesAreRefused) {
-  auto p = parse_config("[interface]\nname = \"eth1\"\n[default]\nrate = 10\nburst = 5\n", "t.toml");
-  ASSERT_TRUE(p) << p.error().message();
-  EXPECT_EQ(p->iface.name, "eth1");
-  EXPECT_TRUE(check_config_iface(*p, "eth1"));
-  auto other = check_config_iface(*p, "eth2");
-  ASSERT_FALSE(other);
-  EXPECT_TRUE(other.error().usage);
-  EXPECT_NE(other.error().message().find("not of eth2"), std::string::npos) << other.error().message();
-  auto none = parse_config("[default]\nrate = 10\nburst = 5\n", "t.toml");
-  ASSERT_TRUE(none);
-  EXPECT_TRUE(check_config_iface(*none, "anything"));
-  for (const char* bad : {"\"\"", "\"a/b\"", "\"0123456789abcdef\"", "3"}) {
-    auto r = parse_config(std::string("[interface]\nname = ") + bad + "\n[default]\nrate = 10\nburst = 5\n", "t.toml");
-    EXPECT_FALSE(r) << bad;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/units.hpp"
+#include "unit.hpp"
 
 namespace levee {
 namespace {
@@ -154,6 +155,28 @@ TEST(FormatNs, PicksTheLargestUnit) {
 TEST(FormatNs, RoundingDoesNotOverflowTheUnit) {
   EXPECT_EQ(format_ns(999'999'999), "1s");
   EXPECT_EQ(format_ns(999'999'500), "1s");
+}
+
+// ---- durations ----------------------------------------------------------------------
+
+TEST(Durations, MillisecondsSecondsMinutesHoursDaysWeeks) {
+  const std::pair<const char*, uint64_t> cases[] = {
+      {"500ms", 500 * kMs},     {"2s", 2 * kSec},          {"1m", 60 * kSec},       {"1h", 3600 * kSec},
+      {"7d", 7 * 86400 * kSec}, {"1m30s", 90 * kSec},      {"1s500ms", 1500 * kMs}, {"0s", 0},
+      {"1w", 7 * 86400 * kSec}, {"36500d", kMaxDurationNs}};
+  for (auto [text, ns] : cases) EXPECT_EQ(parse_duration_ns(text), ns) << text;
+  for (const char* bad : {"", "5", "ms", "1.5s", "2 s", "-1s", "1y", "5us", "1h30", "36501d", "1msx", "s5"})
+    EXPECT_EQ(parse_duration_ns(bad), std::nullopt) << '"' << bad << '"';
+}
+
+TEST(Durations, FormatReadsBack) {
+  EXPECT_EQ(format_duration(500 * kMs), "500ms");
+  EXPECT_EQ(format_duration(2 * kSec), "2s");
+  EXPECT_EQ(format_duration(90 * kSec), "1m30s");
+  EXPECT_EQ(format_duration(3600 * kSec), "1h");
+  EXPECT_EQ(format_duration(36 * 3600 * kSec), "1d12h");
+  for (uint64_t ns : {kMs, 1500 * kMs, 61 * kSec, 86400 * kSec + kMs, kMaxDurationNs})
+    EXPECT_EQ(parse_duration_ns(format_duration(ns)), ns) << ns;
 }
 
 }  // namespace

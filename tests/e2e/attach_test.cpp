@@ -1,5 +1,6 @@
-// cli_test.cpp - attach/detach leave the system as they found it; failed attaches
-// change nothing and say so in one line; concurrent changes serialise.
+// attach_test.cpp - attach and detach leave the system as they found it; failed attaches
+// change nothing and say so in one line; concurrent attaches and sets serialise; and
+// the commands around an attachment (status, stats, set) keep their contracts.
 //
 // CLI contract: exit 0 ok, 1 error, 2 usage; an error is one stderr line "levee: ...".
 #include <bpf/bpf.h>
@@ -15,12 +16,26 @@
 namespace lvt {
 namespace {
 
+using Attach = E2e;
+using Detach = E2e;
+using Set = E2e;
+using Status = E2e;
+using Stats = E2e;
+
 const std::vector<std::string> kLimits{"--rate", "500", "--burst", "100"};
 
 std::vector<std::string> attach_args(const std::string& ifname, std::vector<std::string> extra = kLimits) {
   std::vector<std::string> a{"attach", ifname};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
+}
+
+// A veth pair p <-> q in the receiver's namespace, both ends up; levee may attach to q.
+void add_veth_pair(Sandbox& sb, const std::string& p, const std::string& q) {
+  sb.track(q);
+  sb.ip_rx({"link", "add", p, "type", "veth", "peer", "name", q});
+  sb.ip_rx({"link", "set", q, "up"});
+  sb.ip_rx({"link", "set", p, "up"});
 }
 
 // Does a BPF program with this id still exist in the kernel?
@@ -41,8 +56,8 @@ std::pair<uint64_t, uint64_t> flood(Sandbox& sb, double pps, double seconds) {
   return {l.sent, rx.count(Addrs::src4()[0])};
 }
 
-// 5. Detach leaves nothing, and traffic passes unlimited afterwards.
-TEST_F(E2e, DetachLeavesNothing) {
+// Detach leaves nothing, and traffic passes unlimited afterwards.
+TEST_F(Detach, LeavesNothing) {
   attach(kLimits);
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
@@ -79,7 +94,7 @@ TEST_F(E2e, DetachLeavesNothing) {
 
 // Detach removes the program even while a reader (`levee stats --watch`) holds the
 // link and maps open.
-TEST_F(E2e, DetachWhileStatsWatchRuns) {
+TEST_F(Detach, WhileStatsWatchRuns) {
   attach(kLimits);
   Child watch = sb().levee_start({"stats", sb().rx_if(), "--watch", "--interval", "0.1", "--count", "30"});
   usleep(300'000);
@@ -92,8 +107,8 @@ TEST_F(E2e, DetachWhileStatsWatchRuns) {
   EXPECT_FALSE(w.timed_out);
 }
 
-// 6. Failed attaches change nothing and exit with the right code and one line.
-TEST_F(E2e, AttachUnknownInterfaceFails) {
+// Failed attaches change nothing and exit with the right code and one line.
+TEST_F(Attach, UnknownInterfaceFails) {
   const std::string ghost = sb().ifname("n");
   expect_error(sb().levee(attach_args(ghost)), 1, ghost);
   expect_nothing_left(sb(), sb().rx_ns(), ghost);
@@ -103,14 +118,14 @@ TEST_F(E2e, AttachUnknownInterfaceFails) {
   EXPECT_FALSE(sb().pinned(sb().tx_if()));
 }
 
-TEST_F(E2e, AttachRateZeroIsAUsageError) {
+TEST_F(Attach, RateZeroIsAUsageError) {
   expect_error(sb().levee(attach_args(sb().rx_if(), {"--rate", "0", "--burst", "100"})), 2, "--rate");
   expect_nothing_left(sb(), sb().rx_ns(), sb().rx_if());
   expect_error(sb().levee(attach_args(sb().rx_if(), {"--rate", "500", "--burst", "0"})), 2, "--burst");
   expect_nothing_left(sb(), sb().rx_ns(), sb().rx_if());
 }
 
-TEST_F(E2e, AttachBadNumberIsAUsageError) {
+TEST_F(Attach, BadNumberIsAUsageError) {
   for (const char* bad : {"lots", "10q", "1.5", "-5", "", "1e3", "0x10"}) {
     SCOPED_TRACE(std::string("--rate '") + bad + "'");
     expect_error(sb().levee(attach_args(sb().rx_if(), {"--rate", bad, "--burst", "100"})), 2);
@@ -129,21 +144,21 @@ TEST_F(E2e, AttachBadNumberIsAUsageError) {
   EXPECT_EQ(st.at("burst"), 1000);
 }
 
-TEST_F(E2e, AttachAsNonRootFails) {
+TEST_F(Attach, AsNonRootFails) {
   RunOptions o;
   o.drop_root = true;
   expect_error(sb().levee(attach_args(sb().rx_if()), o), 1, "root");
   expect_nothing_left(sb(), sb().rx_ns(), sb().rx_if());
 }
 
-TEST_F(E2e, AttachWithoutBpffsFails) {
+TEST_F(Attach, WithoutBpffsFails) {
   RunOptions o;
   o.hide_bpffs = true;
   expect_error(sb().levee(attach_args(sb().rx_if()), o), 1, "mount -t bpf");
   expect_nothing_left(sb(), sb().rx_ns(), sb().rx_if());
 }
 
-TEST_F(E2e, AttachTwiceFailsAndChangesNothing) {
+TEST_F(Attach, TwiceFailsAndChangesNothing) {
   attach(kLimits);
   auto st0 = sb().status();
   ASSERT_FALSE(st0.is_null());
@@ -160,7 +175,7 @@ TEST_F(E2e, AttachTwiceFailsAndChangesNothing) {
   EXPECT_LT(static_cast<double>(got), 100 + 500 * 1.2) << "limit changed by a failed attach";
 }
 
-TEST_F(E2e, AttachNativeWhereImpossibleFails) {
+TEST_F(Attach, NativeWhereImpossibleFails) {
   // ifb has no native XDP (no ndo_bpf); bridge is the fallback device type.
   std::string dev = sb().ifname("i");
   RunResult made = run({"ip", "-n", sb().rx_ns(), "link", "add", dev, "type", "ifb"});
@@ -185,6 +200,18 @@ TEST_F(E2e, AttachNativeWhereImpossibleFails) {
   expect_nothing_left(sb(), sb().rx_ns(), dev);
 }
 
+// Native mode by default on veth (auto tries native first).
+TEST_F(Attach, AutoModeIsNativeOnVeth) {
+  attach({"--rate", "500", "--burst", "100"});
+  auto st = sb().status();
+  ASSERT_FALSE(st.is_null());
+  EXPECT_EQ(st.at("mode"), "native");
+  EXPECT_EQ(st.at("fast_reject"), true) << "burst 100 at 500 pps covers the cached clock";
+  XdpInfo x = xdp_query(sb().rx_ns(), sb().rx_if());
+  EXPECT_EQ(x.attach_mode, static_cast<unsigned>(XDP_ATTACHED_DRV));
+  EXPECT_EQ(x.drv_prog_id, st.at("prog_id").get<uint32_t>());
+}
+
 void attach_over_foreign(Sandbox& sb, uint32_t flags) {
   ForeignXdp foreign(sb.rx_ns(), sb.rx_if(), flags);
   ASSERT_NE(foreign.prog_id(), 0u);
@@ -202,13 +229,13 @@ void attach_over_foreign(Sandbox& sb, uint32_t flags) {
   EXPECT_EQ(xdp_query(sb.rx_ns(), sb.rx_if()).prog_id, foreign.prog_id());
 }
 
-TEST_F(E2e, AttachOverForeignGenericProgramFails) { attach_over_foreign(sb(), XDP_FLAGS_SKB_MODE); }
+TEST_F(Attach, OverForeignGenericProgramFails) { attach_over_foreign(sb(), XDP_FLAGS_SKB_MODE); }
 
-TEST_F(E2e, AttachOverForeignNativeProgramFails) { attach_over_foreign(sb(), XDP_FLAGS_DRV_MODE); }
+TEST_F(Attach, OverForeignNativeProgramFails) { attach_over_foreign(sb(), XDP_FLAGS_DRV_MODE); }
 
-// 8. Two levee set racing on one interface both complete, serialised: the result is
+// Two levee set racing on one interface both complete, serialised: the result is
 // one of the two requests, whole, and each published exactly once.
-TEST_F(E2e, ConcurrentSetsSerialise) {
+TEST_F(Set, ConcurrentSetsSerialise) {
   attach(kLimits);
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
@@ -237,7 +264,7 @@ TEST_F(E2e, ConcurrentSetsSerialise) {
 // The JSON of stats and status has every field of the contract, with the right types.
 // (It once lacked "allow": LV_R_ALLOW was missing from kReasons, which the JSON is
 // generated from.)
-TEST_F(E2e, StatsJsonFollowsTheContract) {
+TEST_F(Stats, JsonFollowsTheContract) {
   attach(kLimits);
   auto s = sb().stats();
   for (const char* k :
@@ -276,7 +303,7 @@ TEST_F(E2e, StatsJsonFollowsTheContract) {
 }
 
 // Two attaches racing on one interface: exactly one wins, the other fails cleanly.
-TEST_F(E2e, ConcurrentAttachesOneWins) {
+TEST_F(Attach, ConcurrentAttachesOneWins) {
   for (int round = 0; round < 4; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     Child a = sb().levee_start(attach_args(sb().rx_if(), {"--rate", "500", "--burst", "100"}));
@@ -299,12 +326,9 @@ TEST_F(E2e, ConcurrentAttachesOneWins) {
 
 // An interface that disappears while attached: status shows it as gone, detach clears
 // its pins, and a new interface of the same name can be attached again.
-TEST_F(E2e, DetachAfterInterfaceVanished) {
+TEST_F(Detach, AfterInterfaceVanished) {
   const std::string p = sb().ifname("p"), q = sb().ifname("q");
-  sb().track(q);
-  sb().ip_rx({"link", "add", p, "type", "veth", "peer", "name", q});
-  sb().ip_rx({"link", "set", q, "up"});
-  sb().ip_rx({"link", "set", p, "up"});
+  add_veth_pair(sb(), p, q);
   attach(kLimits, q);
   sb().ip_rx({"link", "del", p});  // takes q with it
   auto st = sb().status(q);
@@ -322,14 +346,11 @@ TEST_F(E2e, DetachAfterInterfaceVanished) {
 // over and over: every status must succeed.
 // (It once failed: status listed the pin directories, then opened each, and an
 // interface detached in between aborted the whole listing, ~10% of runs here.)
-TEST_F(E2e, StatusSurvivesConcurrentDetach) {
+TEST_F(Status, SurvivesConcurrentDetach) {
   // The churned interface sorts after the stable one (…z after …y): status lists both,
   // walks the stable one's state map (the slow part), then opens the churned one.
   const std::string p = sb().ifname("p"), q = sb().ifname("z");
-  sb().track(q);
-  sb().ip_rx({"link", "add", p, "type", "veth", "peer", "name", q});
-  sb().ip_rx({"link", "set", q, "up"});
-  sb().ip_rx({"link", "set", p, "up"});
+  add_veth_pair(sb(), p, q);
   attach(kLimits);
   std::atomic<bool> done{false};
   std::atomic<int> churn_errors{0};
@@ -357,7 +378,7 @@ TEST_F(E2e, StatusSurvivesConcurrentDetach) {
 }
 
 // set and detach on an interface levee does not manage fail cleanly.
-TEST_F(E2e, SetWithoutAttachFails) {
+TEST_F(Set, WithoutAttachFails) {
   expect_error(sb().levee({"set", sb().rx_if(), "--rate", "1000"}), 1, "not attached");
   expect_error(sb().levee({"set", sb().rx_if()}), 2);
   expect_error(sb().levee({"stats", sb().rx_if(), "--json"}), 1);

@@ -1,0 +1,488 @@
+// command_line_test.cpp - the command line as the binary parses it (levee::cli::parse):
+// every command's options, usage errors and help; and the checks each command makes
+// on its values before it touches the kernel.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "cli/lists.hpp"
+
+namespace levee::cli {
+namespace {
+
+Parsed parse_args(std::vector<const char*> args) {
+  std::vector<const char*> argv{"levee"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(CliParse, AttachWithEveryOption) {
+  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--mode", "generic", "--max-sources", "2M",
+                       "--prefix4", "24", "--prefix6", "48"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  const Invocation& inv = *p.invocation;
+  EXPECT_EQ(inv.command, Command::Attach);
+  EXPECT_EQ(inv.attach.iface, "eth0");
+  EXPECT_EQ(inv.attach.rate, "10k");
+  EXPECT_EQ(inv.attach.burst, "200");
+  EXPECT_EQ(inv.attach.mode, "generic");
+  EXPECT_EQ(inv.attach.max_sources, "2M");
+  EXPECT_EQ(inv.attach.prefix4, 24u);
+  EXPECT_EQ(inv.attach.prefix6, 48u);
+}
+
+TEST(CliParse, AttachDefaults) {
+  auto p = parse_args({"attach", "eth0", "--rate", "1", "--burst", "1"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->attach.mode, "auto");
+  EXPECT_EQ(p.invocation->attach.prefix4, 32u);
+  EXPECT_EQ(p.invocation->attach.prefix6, 64u);
+  EXPECT_TRUE(p.invocation->attach.max_sources.empty());
+}
+
+TEST(CliParse, AttachWithConfig) {
+  auto p =
+      parse_args({"attach", "eth0", "--config", "/etc/levee/levee.toml", "--mode", "native", "--max-sources", "2M"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  const AttachArgs& a = p.invocation->attach;
+  EXPECT_EQ(p.invocation->command, Command::Attach);
+  EXPECT_EQ(a.config, "/etc/levee/levee.toml");
+  EXPECT_TRUE(a.rate.empty());
+  EXPECT_EQ(a.mode, "native");
+  EXPECT_TRUE(a.mode_given);
+  EXPECT_EQ(a.max_sources, "2M");
+
+  // Without --mode the file's mode applies: the default is not "given".
+  auto q = parse_args({"attach", "eth0", "--config", "f.toml"});
+  ASSERT_TRUE(q.invocation) << q.err;
+  EXPECT_FALSE(q.invocation->attach.mode_given);
+  EXPECT_TRUE(q.invocation->attach.max_sources.empty());
+}
+
+TEST(CliParse, AttachShorthandWithAdmissionBansAndMonitor) {
+  auto p =
+      parse_args({"attach", "eth0", "--rate", "1k", "--burst", "100", "--new-sources", "500", "--new-sources-burst",
+                  "50", "--ban", "2s", "--ban-max", "10m", "--forget-after", "30m", "--monitor"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  const AttachArgs& a = p.invocation->attach;
+  EXPECT_EQ(a.new_sources, "500");
+  EXPECT_EQ(a.new_sources_burst, "50");
+  EXPECT_EQ(a.ban, "2s");
+  EXPECT_EQ(a.ban_max, "10m");
+  EXPECT_EQ(a.forget_after, "30m");
+  EXPECT_TRUE(a.monitor);
+  // --monitor goes with a config file too; it is off unless given.
+  auto c = parse_args({"attach", "eth0", "--config", "f.toml", "--monitor"});
+  ASSERT_TRUE(c.invocation) << c.err;
+  EXPECT_TRUE(c.invocation->attach.monitor);
+  EXPECT_FALSE(parse_args({"attach", "eth0", "--config", "f.toml"}).invocation->attach.monitor);
+}
+
+TEST(CliParse, SetKeepsWhatIsNotGiven) {
+  auto p = parse_args({"set", "eth0", "--burst", "50"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Set);
+  EXPECT_TRUE(p.invocation->set.rate.empty());
+  EXPECT_EQ(p.invocation->set.burst, "50");
+  EXPECT_FALSE(p.invocation->set.prefix4);
+  EXPECT_FALSE(p.invocation->set.prefix6);
+}
+
+TEST(CliParse, SetWithEveryNewOption) {
+  auto p = parse_args({"set", "eth0", "--class", "dns", "--new-sources", "off", "--new-sources-burst", "7", "--ban",
+                       "500ms", "--ban-max", "1m", "--forget-after", "2h", "--mode", "monitor"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  const SetArgs& s = p.invocation->set;
+  EXPECT_EQ(s.class_name, "dns");
+  EXPECT_EQ(s.new_sources, "off");
+  EXPECT_EQ(s.new_sources_burst, "7");
+  EXPECT_EQ(s.ban, "500ms");
+  EXPECT_EQ(s.ban_max, "1m");
+  EXPECT_EQ(s.forget_after, "2h");
+  EXPECT_EQ(s.mode, "monitor");
+  auto m = parse_args({"set", "eth0", "--mode", "enforce"});
+  ASSERT_TRUE(m.invocation) << m.err;
+  EXPECT_EQ(m.invocation->set.mode, "enforce");
+  EXPECT_TRUE(m.invocation->set.rate.empty());
+}
+
+TEST(CliParse, ReloadNeedsConfig) {
+  auto p = parse_args({"reload", "eth0", "--config", "levee.toml"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Reload);
+  EXPECT_EQ(p.invocation->reload.iface, "eth0");
+  EXPECT_EQ(p.invocation->reload.config, "levee.toml");
+}
+
+TEST(CliParse, StatsStatusDetach) {
+  auto s = parse_args({"stats", "eth0", "--json", "--watch", "--interval", "0.5", "--count", "3"});
+  ASSERT_TRUE(s.invocation) << s.err;
+  EXPECT_EQ(s.invocation->command, Command::Stats);
+  EXPECT_TRUE(s.invocation->stats.json);
+  EXPECT_TRUE(s.invocation->stats.watch);
+  EXPECT_DOUBLE_EQ(s.invocation->stats.interval, 0.5);
+  EXPECT_EQ(s.invocation->stats.count, 3u);
+
+  auto st = parse_args({"status", "--json"});
+  ASSERT_TRUE(st.invocation);
+  EXPECT_EQ(st.invocation->command, Command::Status);
+  EXPECT_TRUE(st.invocation->status_json);
+
+  auto d = parse_args({"-v", "detach", "eth0"});
+  ASSERT_TRUE(d.invocation);
+  EXPECT_EQ(d.invocation->command, Command::Detach);
+  EXPECT_EQ(d.invocation->detach_iface, "eth0");
+  EXPECT_TRUE(d.invocation->verbose);
+}
+
+TEST(CliParse, ListCommands) {
+  struct Case {
+    std::vector<const char*> args;
+    lv_list_kind kind;
+    ListOp op;
+  };
+  for (const Case& c :
+       {Case{{"allow", "add", "eth0", "198.51.100.0/24", "2001:db8:1::/48"}, LV_LIST_ALLOW, ListOp::Add},
+        Case{{"allow", "del", "eth0", "198.51.100.0/24"}, LV_LIST_ALLOW, ListOp::Del},
+        Case{{"allow", "list", "eth0"}, LV_LIST_ALLOW, ListOp::List},
+        Case{{"deny", "add", "eth0", "203.0.113.7"}, LV_LIST_DENY, ListOp::Add},
+        Case{{"deny", "del", "eth0", "203.0.113.7"}, LV_LIST_DENY, ListOp::Del},
+        Case{{"deny", "list", "eth0", "--json"}, LV_LIST_DENY, ListOp::List},
+        Case{{"deny", "import", "eth0", "drop.txt"}, LV_LIST_DENY, ListOp::Import},
+        Case{{"override", "add", "eth0", "partner", "192.0.2.0/24"}, LV_LIST_OVERRIDE, ListOp::Add},
+        Case{{"override", "del", "eth0", "192.0.2.0/24"}, LV_LIST_OVERRIDE, ListOp::Del},
+        Case{{"override", "list", "eth0"}, LV_LIST_OVERRIDE, ListOp::List}}) {
+    auto p = parse_args(c.args);
+    ASSERT_TRUE(p.invocation) << c.args[0] << " " << c.args[1] << ": " << p.err;
+    EXPECT_EQ(p.invocation->command, Command::Lists);
+    EXPECT_EQ(p.invocation->lists.kind, c.kind) << c.args[0] << " " << c.args[1];
+    EXPECT_EQ(p.invocation->lists.op, c.op) << c.args[0] << " " << c.args[1];
+    EXPECT_EQ(p.invocation->lists.iface, "eth0");
+  }
+}
+
+TEST(CliParse, ListArguments) {
+  auto d = parse_args({"deny", "add", "eth0", "203.0.113.0/24", "2001:db8:bad::/48", "--expires", "2h"});
+  ASSERT_TRUE(d.invocation) << d.err;
+  EXPECT_EQ(d.invocation->lists.cidrs, (std::vector<std::string>{"203.0.113.0/24", "2001:db8:bad::/48"}));
+  EXPECT_EQ(d.invocation->lists.expires, "2h");
+
+  auto o = parse_args({"override", "add", "eth0", "partner", "192.0.2.0/24", "2001:db8:2::/48"});
+  ASSERT_TRUE(o.invocation) << o.err;
+  EXPECT_EQ(o.invocation->lists.override_name, "partner");
+  EXPECT_EQ(o.invocation->lists.cidrs, (std::vector<std::string>{"192.0.2.0/24", "2001:db8:2::/48"}));
+
+  auto i = parse_args({"deny", "import", "eth0", "/var/lib/levee/drop.netset", "--expires", "2026-12-01T00:00:00Z"});
+  ASSERT_TRUE(i.invocation) << i.err;
+  EXPECT_EQ(i.invocation->lists.file, "/var/lib/levee/drop.netset");
+  EXPECT_EQ(i.invocation->lists.expires, "2026-12-01T00:00:00Z");
+
+  auto l = parse_args({"allow", "list", "eth0", "198.51.100.0/24", "--json"});
+  ASSERT_TRUE(l.invocation) << l.err;
+  EXPECT_TRUE(l.invocation->lists.json);
+  EXPECT_EQ(l.invocation->lists.cidrs, (std::vector<std::string>{"198.51.100.0/24"}));
+}
+
+TEST(CliParse, Show) {
+  auto p = parse_args({"show", "eth0", "2001:db8::7", "--json"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Show);
+  EXPECT_EQ(p.invocation->show.iface, "eth0");
+  EXPECT_EQ(p.invocation->show.address, "2001:db8::7");
+  EXPECT_TRUE(p.invocation->show.json);
+}
+
+TEST(CliParse, Unban) {
+  auto p = parse_args({"unban", "eth0", "198.18.0.7"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Unban);
+  EXPECT_EQ(p.invocation->unban.iface, "eth0");
+  EXPECT_EQ(p.invocation->unban.address, "198.18.0.7");
+  EXPECT_TRUE(p.invocation->unban.class_name.empty());
+  auto c = parse_args({"unban", "eth0", "2001:db8::7", "--class", "dns"});
+  ASSERT_TRUE(c.invocation) << c.err;
+  EXPECT_EQ(c.invocation->unban.class_name, "dns");
+}
+
+TEST(CliParse, Prune) {
+  auto p = parse_args({"prune", "eth0"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Prune);
+  EXPECT_EQ(p.invocation->prune.iface, "eth0");
+  EXPECT_TRUE(p.invocation->prune.idle.empty());
+  EXPECT_FALSE(p.invocation->prune.json);
+  auto q = parse_args({"prune", "eth0", "--idle", "1s", "--json"});
+  ASSERT_TRUE(q.invocation) << q.err;
+  EXPECT_EQ(q.invocation->prune.idle, "1s");
+  EXPECT_TRUE(q.invocation->prune.json);
+}
+
+TEST(CliParse, Top) {
+  auto p = parse_args({"top", "eth0"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Top);
+  EXPECT_EQ(p.invocation->top.n, 10u);
+  EXPECT_EQ(p.invocation->top.by, "drops");
+  EXPECT_FALSE(p.invocation->top.watch);
+  EXPECT_FALSE(p.invocation->top.networks);
+  auto q = parse_args({"top", "eth0", "-n", "3", "--by", "bytes", "--json", "--networks", "--watch", "--interval",
+                       "0.5", "--count", "4"});
+  ASSERT_TRUE(q.invocation) << q.err;
+  const TopArgs& t = q.invocation->top;
+  EXPECT_EQ(t.n, 3u);
+  EXPECT_EQ(t.by, "bytes");
+  EXPECT_TRUE(t.json && t.networks && t.watch);
+  EXPECT_DOUBLE_EQ(t.interval, 0.5);
+  EXPECT_EQ(t.count, 4u);
+}
+
+TEST(CliParse, Events) {
+  auto p = parse_args({"events", "eth0", "--json", "--count", "5", "--duration", "2.5"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Events);
+  EXPECT_EQ(p.invocation->events.iface, "eth0");
+  EXPECT_TRUE(p.invocation->events.json);
+  EXPECT_EQ(p.invocation->events.count, 5u);
+  EXPECT_DOUBLE_EQ(p.invocation->events.duration, 2.5);
+  auto d = parse_args({"events", "eth0"});
+  ASSERT_TRUE(d.invocation);
+  EXPECT_EQ(d.invocation->events.count, 0u);
+  EXPECT_EQ(d.invocation->events.duration, 0.0);
+}
+
+// A usage error exits 2 with one line on stderr, "levee: ...; see: levee CMD --help",
+// naming the help of the command that was mistyped.
+TEST(CliParse, UsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
+  struct Case {
+    std::vector<const char*> args;
+    const char* help;  // the --help the line points at
+  };
+  for (const Case& c : std::vector<Case>{
+           {{}, "levee --help"},  // no subcommand
+           {{"frobnicate"}, "levee --help"},
+           {{"attach", "eth0"}, "levee attach --help"},                                                  // neither
+           {{"attach", "eth0", "--config", "f", "--rate", "5", "--burst", "5"}, "levee attach --help"},  // both
+           {{"attach", "eth0", "--config", "f", "--prefix4", "24"}, "levee attach --help"},
+           {{"attach", "eth0", "--rate", "5"}, "levee attach --help"},          // --burst missing
+           {{"attach", "eth0", "--burst", "5"}, "levee attach --help"},         // --rate missing
+           {{"attach", "--rate", "5", "--burst", "5"}, "levee attach --help"},  // interface missing
+           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--mode", "turbo"}, "levee attach --help"},
+           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--prefix4", "x"}, "levee attach --help"},
+           {{"attach", "eth0", "--config", "f", "--new-sources", "5"}, "levee attach --help"},
+           {{"attach", "eth0", "--config", "f", "--ban", "2s"}, "levee attach --help"},
+           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--ban-max", "1m"}, "levee attach --help"},  // no --ban
+           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--new-sources-burst", "9"}, "levee attach --help"},
+           {{"set", "eth0", "--mode", "dry-run"}, "levee set --help"},
+           {{"set", "eth0", "--mode"}, "levee set --help"},
+           {{"stats", "eth0", "--bogus"}, "levee stats --help"},
+           {{"stats", "eth0", "--watch", "--interval", "0"}, "levee stats --help"},
+           {{"reload", "eth0"}, "levee reload --help"},
+           {{"reload", "--config", "f"}, "levee reload --help"},
+           {{"deny"}, "levee deny --help"},
+           {{"deny", "add", "eth0"}, "levee deny add --help"},  // no CIDR
+           {{"deny", "add", "eth0", "203.0.113.7", "--expires"}, "levee deny add --help"},
+           {{"allow", "add", "eth0", "198.51.100.0/24", "--expires", "2h"}, "levee allow add --help"},
+           {{"allow", "import", "eth0", "f"}, "levee allow --help"},
+           {{"override", "add", "eth0", "partner"}, "levee override add --help"},
+           {{"override", "list"}, "levee override list --help"},
+           {{"deny", "import", "eth0"}, "levee deny import --help"},
+           {{"deny", "list", "eth0", "--bogus"}, "levee deny list --help"},
+           {{"show", "eth0"}, "levee show --help"},
+           {{"show", "eth0", "203.0.113.7", "203.0.113.8"}, "levee show --help"},
+           {{"unban", "eth0"}, "levee unban --help"},
+           {{"unban", "eth0", "198.18.0.7", "198.18.0.8"}, "levee unban --help"},
+           {{"unban", "eth0", "198.18.0.7", "--class"}, "levee unban --help"},
+           {{"prune"}, "levee prune --help"},
+           {{"top", "eth0", "--by", "pps"}, "levee top --help"},
+           {{"top", "eth0", "-n", "many"}, "levee top --help"},
+           {{"top", "eth0", "--watch", "--interval", "0"}, "levee top --help"},
+           {{"events", "eth0", "--count", "x"}, "levee events --help"},
+           {{"events", "eth0", "--duration", "-1"}, "levee events --help"},
+       }) {
+    auto p = parse_args(c.args);
+    EXPECT_FALSE(p.invocation) << c.help;
+    EXPECT_EQ(p.exit_code, kExitUsage) << c.help;
+    ASSERT_FALSE(p.err.empty()) << c.help;
+    EXPECT_EQ(p.err.rfind("levee: ", 0), 0u) << p.err;
+    EXPECT_EQ(p.err.find('\n'), p.err.size() - 1) << "one line: " << p.err;
+    EXPECT_NE(p.err.find(std::string("see: ") + c.help), std::string::npos) << p.err;
+  }
+}
+
+TEST(CliParse, HelpAndVersionExitZero) {
+  auto h = parse_args({"--help"});
+  EXPECT_FALSE(h.invocation);
+  EXPECT_EQ(h.exit_code, kExitOk);
+  for (const char* sub : {"attach", "set", "stats", "status", "detach", "unban"})
+    EXPECT_NE(h.out.find(sub), std::string::npos) << sub;
+
+  auto v = parse_args({"--version"});
+  EXPECT_EQ(v.exit_code, kExitOk);
+  EXPECT_NE(v.out.find('.'), std::string::npos);
+}
+
+// Each command's help lists its options and says what a reader must know.
+TEST(CliParse, HelpNamesTheOptionsAndExamples) {
+  auto at = parse_args({"attach", "--help"});
+  EXPECT_EQ(at.exit_code, kExitOk);
+  for (const char* s : {"--max-sources", "--new-sources", "--ban", "--monitor", "levee attach eth0 --config",
+                        "levee attach eth0 --rate"})
+    EXPECT_NE(at.out.find(s), std::string::npos) << s;
+  auto set = parse_args({"set", "--help"});
+  for (const char* opt : {"--new-sources", "--new-sources-burst", "--ban", "--ban-max", "--forget-after", "--mode"})
+    EXPECT_NE(set.out.find(opt), std::string::npos) << opt;
+  EXPECT_NE(parse_args({"unban", "--help"}).out.find("levee unban eth0 198.18.0.7"), std::string::npos);
+  for (const char* sub : {"prune", "top", "events"}) {
+    auto p = parse_args({sub, "--help"});
+    EXPECT_NE(p.out.find(std::string("Examples: levee ") + sub + " eth0"), std::string::npos) << p.out;
+  }
+  EXPECT_NE(parse_args({"top", "--help"}).out.find("wrap at 2^32"), std::string::npos);
+}
+
+TEST(CliParse, EverySubcommandHasHelpWithAnExample) {
+  for (auto args : std::vector<std::vector<const char*>>{{"attach"},
+                                                         {"reload"},
+                                                         {"set"},
+                                                         {"stats"},
+                                                         {"status"},
+                                                         {"detach"},
+                                                         {"show"},
+                                                         {"allow"},
+                                                         {"allow", "add"},
+                                                         {"allow", "del"},
+                                                         {"allow", "list"},
+                                                         {"deny"},
+                                                         {"deny", "add"},
+                                                         {"deny", "del"},
+                                                         {"deny", "list"},
+                                                         {"deny", "import"},
+                                                         {"override"},
+                                                         {"override", "add"},
+                                                         {"override", "del"},
+                                                         {"override", "list"},
+                                                         {"unban"},
+                                                         {"prune"},
+                                                         {"top"},
+                                                         {"events"}}) {
+    std::vector<const char*> with_help = args;
+    with_help.push_back("--help");
+    auto p = parse_args(with_help);
+    std::string path = "levee";
+    for (const char* a : args) path += std::string(" ") + a;
+    EXPECT_EQ(p.exit_code, kExitOk) << path;
+    EXPECT_NE(p.out.find("Example"), std::string::npos) << path << ":\n" << p.out;
+    EXPECT_NE(p.out.find(path + " "), std::string::npos) << path << " has no example of itself:\n" << p.out;
+  }
+}
+
+// Values are checked before any privilege or kernel check, so these hold without root:
+// a usage error of one line that names the option.
+TEST(CliCommands, BadValuesAreUsageErrorsNamingTheOption) {
+  auto attach_with = [](auto tweak) {
+    AttachArgs a{"eth0", "100", "10"};
+    tweak(a);
+    return attach(a);
+  };
+  struct Case {
+    Status st;
+    const char* names;
+  };
+  const Case cases[] = {
+      {attach(AttachArgs{"eth0", "0", "5"}), "--rate"},
+      {attach(AttachArgs{"eth0", "abc", "5"}), "--rate"},
+      {attach(AttachArgs{"eth0", "5", "0"}), "--burst"},
+      {attach(AttachArgs{"eth0", "5", "1.5"}), "--burst"},
+      {attach(AttachArgs{"eth0", "20M", "5"}), "--rate"},
+      {attach(AttachArgs{"eth0", "5", "5", "auto", "0"}), "--max-sources"},
+      {attach(AttachArgs{"eth0", "5", "5", "auto", "", 33, 64}), "--prefix4"},
+      {attach(AttachArgs{"eth0", "5", "5", "auto", "", 32, 0}), "--prefix6"},
+      {attach_with([](AttachArgs& a) { a.new_sources = "0"; }), "--new-sources 0 is out of range"},
+      {attach_with([](AttachArgs& a) { a.new_sources = "20M"; }), "--new-sources"},
+      {attach_with([](AttachArgs& a) { a.new_sources = "lots"; }), "--new-sources 'lots' is not a count"},
+      {attach_with([](AttachArgs& a) { a.new_sources = "5", a.new_sources_burst = "0"; }), "--new-sources-burst"},
+      {attach_with([](AttachArgs& a) { a.ban = "2 seconds"; }), "--ban '2 seconds' is not a duration"},
+      {attach_with([](AttachArgs& a) { a.ban = "0s"; }), "--ban 0s is no time at all"},
+      {attach_with([](AttachArgs& a) { a.ban = "10m", a.ban_max = "1m"; }), "--ban-max 1m is shorter than --ban 10m"},
+      {attach_with([](AttachArgs& a) { a.forget_after = "1h"; }), "need --ban"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "0"}), "--new-sources 0 is out of range"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "2x"}), "--ban '2x' is not a duration"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "", "off"}), "--ban-max 'off' is not a duration"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "off", "1m"}), "--ban off with --ban-max"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "off", "5"}), "--new-sources off with --new-sources-burst"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "", "", "", "dry"}), "--mode 'dry' is not a mode"},
+      {unban(UnbanArgs{"eth0", "198.18.0.0/24", ""}), "'198.18.0.0/24' is a network"},
+      {unban(UnbanArgs{"eth0", "not-an-address", ""}), "not-an-address"},
+      {prune(PruneArgs{"eth0", "10"}), "--idle"},
+      {prune(PruneArgs{"eth0", "soon"}), "--idle"},
+      {prune(PruneArgs{"eth0", "0s"}), "--idle"},
+      {top(TopArgs{"eth0", 0}), "-n 0 shows nothing"},
+  };
+  for (const Case& c : cases) {
+    ASSERT_FALSE(c.st.ok()) << c.names;
+    EXPECT_TRUE(c.st.error().usage) << c.st.error().message();
+    EXPECT_NE(c.st.error().message().find(c.names), std::string::npos) << c.st.error().message();
+    EXPECT_EQ(c.st.error().message().find('\n'), std::string::npos) << c.st.error().message();
+  }
+  // set needs something to change; the options it takes count.
+  Status nothing = set(SetArgs{"eth0"});
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_TRUE(nothing.error().usage);
+  EXPECT_NE(nothing.error().message().find("--mode"), std::string::npos) << nothing.error().message();
+}
+
+TEST(CliCommands, ListValuesAreUsageErrors) {
+  struct Case {
+    ListArgs a;
+    const char* mentions;
+  };
+  auto args = [](lv_list_kind k, ListOp op, std::vector<std::string> cidrs, std::string expires = "") {
+    ListArgs a;
+    a.kind = k;
+    a.op = op;
+    a.iface = "eth0";
+    a.cidrs = std::move(cidrs);
+    a.expires = std::move(expires);
+    return a;
+  };
+  for (const Case& c : {
+           Case{args(LV_LIST_DENY, ListOp::Add, {"203.0.113.300"}), "203.0.113.300"},
+           Case{args(LV_LIST_DENY, ListOp::Add, {"203.0.113.7/24"}), "did you mean 203.0.113.0/24"},
+           Case{args(LV_LIST_ALLOW, ListOp::Add, {"198.51.100.0/33"}), "/32"},
+           Case{args(LV_LIST_ALLOW, ListOp::Del, {"2001:db8::/129"}), "/128"},
+           Case{args(LV_LIST_DENY, ListOp::List, {"nonsense"}), "nonsense"},
+           Case{args(LV_LIST_DENY, ListOp::Add, {"203.0.113.7"}, "tomorrow"), "--expires"},
+           Case{args(LV_LIST_DENY, ListOp::Add, {"203.0.113.7"}, "2001-01-01T00:00:00Z"), "in the past"},
+           Case{args(LV_LIST_DENY, ListOp::Add, {"203.0.113.7"}, "0s"), "--expires"},
+           Case{args(LV_LIST_DENY, ListOp::Import, {}, "2h30"), "--expires"},
+       }) {
+    Status s = lists(c.a);
+    ASSERT_FALSE(s.ok()) << c.mentions;
+    EXPECT_TRUE(s.error().usage) << s.error().message();
+    EXPECT_NE(s.error().message().find(c.mentions), std::string::npos) << s.error().message();
+  }
+}
+
+TEST(CliCommands, ShowTakesOneAddress) {
+  for (const char* bad : {"203.0.113.0/24", "2001:db8::/64", "not-an-address", ""}) {
+    Status s = show(ShowArgs{"eth0", bad, false});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(s.error().usage) << bad << ": " << s.error().message();
+  }
+}
+
+TEST(CliCommands, AttachNeedsOnePolicy) {
+  AttachArgs both{"eth0", "5", "5"};
+  both.config = "levee.toml";
+  Status s = attach(both);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(s.error().usage) << s.error().message();
+  Status none = attach(AttachArgs{"eth0"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(none.error().usage) << none.error().message();
+  EXPECT_NE(none.error().message().find("--config"), std::string::npos) << none.error().message();
+}
+
+}  // namespace
+}  // namespace levee::cli

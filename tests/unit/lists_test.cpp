@@ -1,0 +1,234 @@
+// lists_test.cpp - the allow, deny and override lists without the kernel: a blocklist
+// file as `levee deny import` reads it (and refuses one with nothing valid before it
+// touches the kernel), --expires as a duration or a time, and `levee allow/deny/override
+// list`'s output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "cli/blocklist.hpp"
+#include "cli/lists.hpp"
+#include "export/format.hpp"
+#include "unit.hpp"
+
+namespace levee::cli {
+namespace {
+
+// 2026-11-22T03:00:00Z
+constexpr uint64_t kNow = 1'795'316'400ull * kSec;
+
+// ---- the blocklist file parser ------------------------------------------------------
+
+std::vector<std::string> strings(const std::vector<Cidr>& v) {
+  std::vector<std::string> out;
+  for (const Cidr& c : v) out.push_back(c.to_string());
+  return out;
+}
+
+TEST(Blocklist, NetsetStyle) {
+  const Blocklist b = parse_blocklist(
+      "#\n"
+      "# FireHOL-style netset: comments, blank lines\n"
+      "#\n"
+      "\n"
+      "198.51.100.0/24\n"
+      "203.0.113.7\n"
+      "  2001:db8:bad::/48  \n"
+      "\t192.0.2.0/25\t\n");
+  EXPECT_EQ(strings(b.entries),
+            (std::vector<std::string>{"198.51.100.0/24", "203.0.113.7/32", "2001:db8:bad::/48", "192.0.2.0/25"}));
+  EXPECT_EQ(b.repeated, 0u);
+  EXPECT_TRUE(b.rejected.empty());
+}
+
+TEST(Blocklist, TrailingCommentsSemicolonsCrlfAndBom) {
+  const Blocklist b = parse_blocklist(
+      "\xEF\xBB\xBF; Spamhaus DROP style\r\n"
+      "198.51.100.0/24 ; SBL123456\r\n"
+      "203.0.113.0/25 # a note\r\n"
+      "2001:db8:1::/48;no space\r\n"
+      "\r\n"
+      "192.0.2.1");  // no newline at the end
+  EXPECT_EQ(strings(b.entries),
+            (std::vector<std::string>{"198.51.100.0/24", "203.0.113.0/25", "2001:db8:1::/48", "192.0.2.1/32"}));
+  EXPECT_TRUE(b.rejected.empty()) << b.rejected[0].why;
+}
+
+TEST(Blocklist, DuplicatesAreCountedOnce) {
+  const Blocklist b = parse_blocklist("198.51.100.0/24\n203.0.113.7\n198.51.100.0/24\n203.0.113.7/32\n");
+  EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"198.51.100.0/24", "203.0.113.7/32"}));
+  EXPECT_EQ(b.repeated, 2u);  // an address and its /32 are one network
+}
+
+TEST(Blocklist, RejectsWithLineNumbersAndReasons) {
+  const Blocklist b = parse_blocklist(
+      "198.51.100.0/24\n"      // 1 ok
+      "198.51.100.300\n"       // 2 not an address
+      "203.0.113.7/24\n"       // 3 host bits
+      "# comment\n"            // 4
+      "198.51.100.0/33\n"      // 5 too long
+      "1.2.3.4 5.6.7.8\n"      // 6 two fields
+      "0.0.0.0/0\n"            // 7 everything
+      "192.0.2.1-192.0.2.9\n"  // 8 a range
+      "2001:db8::/129\r\n"     // 9
+      "::/0\n"                 // 10
+      "2001:db8:1::/48\n");    // 11 ok
+  EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"198.51.100.0/24", "2001:db8:1::/48"}));
+  ASSERT_EQ(b.rejected.size(), 8u);
+  const std::vector<unsigned> lines{2, 3, 5, 6, 7, 8, 9, 10};
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(b.rejected[i].line, lines[i]) << i;
+  EXPECT_NE(b.rejected[0].why.find("198.51.100.300"), std::string::npos) << b.rejected[0].why;
+  EXPECT_NE(b.rejected[1].why.find("did you mean 203.0.113.0/24"), std::string::npos) << b.rejected[1].why;
+  EXPECT_NE(b.rejected[2].why.find("/32"), std::string::npos) << b.rejected[2].why;
+  EXPECT_NE(b.rejected[3].why.find("one CIDR per line"), std::string::npos) << b.rejected[3].why;
+  EXPECT_NE(b.rejected[4].why.find("every address"), std::string::npos) << b.rejected[4].why;
+  EXPECT_EQ(b.rejected[3].text, "1.2.3.4 5.6.7.8");
+}
+
+TEST(Blocklist, EmptyAndCommentOnly) {
+  EXPECT_TRUE(parse_blocklist("").entries.empty());
+  const Blocklist b = parse_blocklist("# nothing\n;\n\n   \n");
+  EXPECT_TRUE(b.entries.empty());
+  EXPECT_TRUE(b.rejected.empty());
+}
+
+// A temporary file with the given contents, removed at scope exit.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& text) {
+    char tmpl[] = "/tmp/levee-unit-XXXXXX";
+    int fd = mkstemp(tmpl);
+    path = tmpl;
+    if (fd >= 0) {
+      (void)!write(fd, text.data(), text.size());
+      close(fd);
+    }
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+TEST(Blocklist, ImportOfAFileWithNothingValidFailsBeforeTouchingTheKernel) {
+  TempFile f("# only comments\n\nnot-a-network\n203.0.113.7/24\n");
+  ListArgs a;
+  a.kind = LV_LIST_DENY;
+  a.op = ListOp::Import;
+  a.iface = "eth0";
+  a.file = f.path;
+  testing::internal::CaptureStdout();
+  Status s = lists(a);
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_FALSE(s.ok());
+  EXPECT_FALSE(s.error().usage);
+  EXPECT_NE(s.error().message().find("no valid entry"), std::string::npos) << s.error().message();
+  EXPECT_NE(s.error().message().find("2 lines rejected"), std::string::npos) << s.error().message();
+  EXPECT_NE(out.find("line 3: "), std::string::npos) << out;
+  EXPECT_NE(out.find("line 4: "), std::string::npos) << out;
+
+  a.file = "/nonexistent/levee-blocklist";
+  Status missing = lists(a);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_FALSE(missing.error().usage);
+  EXPECT_NE(missing.error().message().find("/nonexistent/levee-blocklist"), std::string::npos);
+}
+
+// ---- --expires ----------------------------------------------------------------------
+
+TEST(Expiry, Durations) {
+  EXPECT_EQ(parse_expiry("90s", kNow).value(), kNow + 90 * kSec);
+  EXPECT_EQ(parse_expiry("30m", kNow).value(), kNow + 1800 * kSec);
+  EXPECT_EQ(parse_expiry("2h", kNow).value(), kNow + 7200 * kSec);
+  EXPECT_EQ(parse_expiry("1d12h", kNow).value(), kNow + 36 * 3600 * kSec);
+  EXPECT_EQ(parse_expiry("1w", kNow).value(), kNow + 7 * 86400 * kSec);
+  EXPECT_EQ(parse_expiry("1h30m15s", kNow).value(), kNow + 5415 * kSec);
+  for (const char* bad : {"", "2", "h", "2x", "1.5h", "-2h", "2h ", "0s", "0h0m", "99999d", "2H"})
+    EXPECT_FALSE(parse_expiry(bad, kNow).ok()) << bad;
+}
+
+TEST(Expiry, Rfc3339) {
+  EXPECT_EQ(parse_expiry("2026-12-01T00:00:00Z", kNow).value(), 1'796'083'200ull * kSec);
+  EXPECT_EQ(parse_expiry("2026-12-01t00:00:00z", kNow).value(), 1'796'083'200ull * kSec);
+  EXPECT_EQ(parse_expiry("2026-12-01T02:00:00+02:00", kNow).value(), 1'796'083'200ull * kSec);
+  EXPECT_EQ(parse_expiry("2026-11-30T19:00:00-05:00", kNow).value(), 1'796'083'200ull * kSec);
+  EXPECT_EQ(parse_expiry("2026-12-01T00:00:00.25Z", kNow).value(), 1'796'083'200ull * kSec + kSec / 4);
+  EXPECT_EQ(parse_expiry("2028-02-29T00:00:00Z", kNow).value(), 1'835'395'200ull * kSec);  // a leap day
+  for (const char* bad : {"2026-12-01", "2026-12-01T00:00:00", "2026-13-01T00:00:00Z", "2027-02-29T00:00:00Z",
+                          "2026-12-01T24:00:00Z", "2026-12-01T00:00:00+2:00", "2026-12-01T00:00:00Zjunk"})
+    EXPECT_FALSE(parse_expiry(bad, kNow).ok()) << bad;
+  auto past = parse_expiry("2026-11-22T02:59:59Z", kNow);
+  ASSERT_FALSE(past.ok());
+  EXPECT_TRUE(past.error().usage);
+  EXPECT_NE(past.error().message().find("in the past"), std::string::npos);
+  EXPECT_TRUE(parse_expiry("2046-11-22T03:00:00Z", kNow).ok());   // twenty years: within the limit
+  EXPECT_FALSE(parse_expiry("2127-11-22T03:00:00Z", kNow).ok());  // more than 100 years (kMaxDurationNs)
+  // One reader of durations: weeks too, as in the config file.
+  EXPECT_EQ(parse_expiry("1w", kNow).value(), kNow + 7 * 86400 * kSec);
+}
+
+// ---- the output of allow/deny/override list -----------------------------------------
+
+TEST(ListOutput, TimesAndSpans) {
+  EXPECT_EQ(format_time(1'796'083'200ull * kSec), "2026-12-01T00:00:00Z");
+  EXPECT_EQ(format_span(0), "0s");
+  EXPECT_EQ(format_span(42), "42s");
+  EXPECT_EQ(format_span(3600), "1h");
+  EXPECT_EQ(format_span(7500), "2h 5m");
+  EXPECT_EQ(format_span(9 * 86400 + 3 * 3600 + 59), "9d 3h");
+  EXPECT_EQ(format_expiry(kNow + 7200 * kSec, kNow), "in 2h");
+  EXPECT_EQ(format_expiry(kNow + 7200 * kSec - 1, kNow), "in 2h");  // rounded up: just added for 2h
+  EXPECT_EQ(format_expiry(kNow - 180 * kSec, kNow), "expired 3m ago");
+}
+
+ListRow row(const char* cidr, lv_list_kind kind, uint64_t expires = 0, lv_list_origin origin = LV_ORIGIN_CLI,
+            std::string ov = "") {
+  return ListRow{Cidr::parse(cidr).value(), kind, std::move(ov), expires, origin};
+}
+
+TEST(ListOutput, JsonFields) {
+  auto j = list_json("eth0", LV_LIST_DENY,
+                     {row("203.0.113.0/24", LV_LIST_DENY, kNow + 7200 * kSec, LV_ORIGIN_IMPORT),
+                      row("2001:db8:bad::/48", LV_LIST_DENY, 0, LV_ORIGIN_CONFIG)},
+                     kNow);
+  EXPECT_EQ(j["interface"], "eth0");
+  EXPECT_EQ(j["kind"], "deny");
+  ASSERT_EQ(j["entries"].size(), 2u);
+  const auto& e = j["entries"][0];
+  for (const char* k :
+       {"cidr", "family", "kind", "override", "expires", "expires_unix", "expires_in", "expired", "origin"})
+    EXPECT_TRUE(e.contains(k)) << k;
+  EXPECT_EQ(e["cidr"], "203.0.113.0/24");
+  EXPECT_EQ(e["family"], 4);
+  EXPECT_EQ(e["expires"], "2026-11-22T05:00:00Z");
+  EXPECT_EQ(e["expires_unix"], kNow / kSec + 7200);
+  EXPECT_EQ(e["expires_in"], 7200);
+  EXPECT_EQ(e["expired"], false);
+  EXPECT_EQ(e["origin"], "import");
+  EXPECT_TRUE(e["override"].is_null());
+  const auto& f = j["entries"][1];
+  EXPECT_EQ(f["family"], 6);
+  EXPECT_TRUE(f["expires"].is_null());
+  EXPECT_TRUE(f["expires_in"].is_null());
+  EXPECT_EQ(f["origin"], "config");
+
+  auto o =
+      list_json("eth0", LV_LIST_OVERRIDE, {row("192.0.2.0/24", LV_LIST_OVERRIDE, 0, LV_ORIGIN_CLI, "partner")}, kNow);
+  EXPECT_EQ(o["entries"][0]["override"], "partner");
+}
+
+TEST(ListOutput, Text) {
+  EXPECT_EQ(list_text("eth0", LV_LIST_ALLOW, {}, kNow), "eth0: no allow entries\n");
+  const std::string t = list_text(
+      "eth0", LV_LIST_DENY,
+      {row("203.0.113.0/24", LV_LIST_DENY, kNow + 7200 * kSec), row("198.51.100.0/24", LV_LIST_DENY, kNow - 60 * kSec)},
+      kNow);
+  EXPECT_NE(t.find("eth0: 2 deny entries"), std::string::npos) << t;
+  EXPECT_NE(t.find("2026-11-22T05:00:00Z (in 2h)"), std::string::npos) << t;
+  EXPECT_NE(t.find("(expired 1m ago)"), std::string::npos) << t;
+  EXPECT_NE(t.find("cli"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace levee::cli
