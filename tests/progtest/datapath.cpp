@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "levee_bpf.skel.h"
+#include "policy/validate.hpp"
 
 namespace levee::progtest {
 namespace {

@@ -12,8 +12,10 @@
 #include <string>
 
 #include "core/units.hpp"
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
 #include "policy/policy.hpp"
+#include "policy/validate.hpp"
 
 namespace levee {
 namespace {

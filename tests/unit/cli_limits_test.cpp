@@ -13,6 +13,8 @@
 #include "core/reasons.hpp"
 #include "core/units.hpp"
 #include "export/format.hpp"
+#include "policy/compile.hpp"
+#include "policy/keys.hpp"
 #include "policy/policy.hpp"
 
 namespace levee::cli {

@@ -14,6 +14,7 @@
 #include "cli/lists.hpp"
 #include "export/format.hpp"
 #include "limiter.h"
+#include "policy/compile.hpp"
 
 namespace levee::cli {
 namespace {

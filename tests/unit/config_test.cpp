@@ -1,6 +1,7 @@
 // config_test.cpp - userspace/policy/config: the TOML config file into a validated
 // Policy, the shipped example, and every way to get a file wrong.
 #include "policy/config.hpp"
+#include "policy/compile.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
 #include "policy/policy.hpp"
 

@@ -18,6 +18,8 @@
 #include "export/events.hpp"
 #include "export/top.hpp"
 #include "limiter.h"
+#include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

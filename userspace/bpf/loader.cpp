@@ -20,6 +20,11 @@
 #include "core/lock.hpp"
 #include "levee_bpf.skel.h"
 #include "limiter.h"
+#include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
+#include "policy/keys.hpp"
+#include "policy/lists.hpp"
+#include "policy/validate.hpp"
 
 namespace fs = std::filesystem;
 

@@ -15,6 +15,7 @@
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/lock.hpp"
+#include "policy/class_ids.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

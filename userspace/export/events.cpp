@@ -13,6 +13,7 @@
 #include "core/reasons.hpp"
 #include "core/units.hpp"
 #include "export/top.hpp"
+#include "policy/class_ids.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

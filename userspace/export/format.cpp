@@ -10,6 +10,7 @@
 #include "core/reasons.hpp"
 #include "core/units.hpp"
 #include "limiter.h"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

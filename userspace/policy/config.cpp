@@ -23,6 +23,7 @@
 
 #include "core/clock.hpp"
 #include "core/units.hpp"
+#include "policy/validate.hpp"
 
 namespace levee {
 namespace {
@@ -75,12 +76,6 @@ size_t edit_distance(std::string_view a, std::string_view b) {
       diag = std::exchange(row[j], std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])}));
   }
   return row[b.size()];
-}
-
-bool valid_name(std::string_view n) {  // as validate() has it
-  return !n.empty() && n.size() < LV_NAME_LEN && std::all_of(n.begin(), n.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
 }
 
 // A decimal number that is all of `s`, at most `max`.
