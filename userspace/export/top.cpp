@@ -7,30 +7,20 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/names.hpp"
 #include "core/units.hpp"
 #include "export/format.hpp"
 #include "limiter.h"
 
 namespace levee {
+namespace {
 
-std::optional<TopBy> parse_top_by(const std::string& s) {
-  if (s == "drops") return TopBy::Drops;
-  if (s == "packets") return TopBy::Packets;
-  if (s == "bytes") return TopBy::Bytes;
-  return std::nullopt;
-}
+constexpr Named<TopBy> kTopBy[] = {{TopBy::Drops, "drops"}, {TopBy::Packets, "packets"}, {TopBy::Bytes, "bytes"}};
 
-const char* top_by_name(TopBy by) {
-  switch (by) {
-    case TopBy::Drops:
-      return "drops";
-    case TopBy::Packets:
-      return "packets";
-    case TopBy::Bytes:
-      return "bytes";
-  }
-  return "?";
-}
+}  // namespace
+
+std::optional<TopBy> parse_top_by(const std::string& s) { return value_in(kTopBy, s); }
+const char* top_by_name(TopBy by) { return name_in(kTopBy, by, "?"); }
 
 TopCounts TopCounts::of(const lv_state& s) {
   return {LV_COUNT_PACKETS(s.passed), LV_COUNT_BYTES(s.passed), LV_COUNT_PACKETS(s.dropped), LV_COUNT_BYTES(s.dropped)};

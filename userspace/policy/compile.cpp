@@ -138,24 +138,20 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prio
 }
 
 lv_limit compile_packet_limit(const Rate& r) {
-  lv_limit l{};
-  if (!r.set()) return l;
-  l.rate = r.rate;
-  l.burst = r.burst;
-  l.cost = (LV_NSEC_PER_SEC + r.rate - 1) / r.rate;  // round up: never looser
-  l.tau_ns = (r.burst - 1) * l.cost;
-  return l;
+  if (!r.set()) return {};
+  const uint64_t cost = (LV_NSEC_PER_SEC + r.rate - 1) / r.rate;  // round up: never looser
+  return {.cost = cost, .tau_ns = (r.burst - 1) * cost, .rate = r.rate, .burst = r.burst};
 }
 
 lv_limit compile_byte_limit(const Rate& r) {
-  lv_limit l{};
-  if (!r.set()) return l;
-  l.rate = r.rate;
-  l.burst = r.burst;
-  unsigned __int128 scaled = static_cast<unsigned __int128>(LV_NSEC_PER_SEC) << LV_BYTE_SHIFT;
-  l.cost = static_cast<uint64_t>((scaled + r.rate - 1) / r.rate);
-  l.tau_ns = static_cast<uint64_t>(mul128(r.burst, l.cost) >> LV_BYTE_SHIFT);
-  return l;
+  if (!r.set()) return {};
+  // ns per byte in fixed point (LV_BYTE_SHIFT), rounded up likewise.
+  const unsigned __int128 scaled = static_cast<unsigned __int128>(LV_NSEC_PER_SEC) << LV_BYTE_SHIFT;
+  const auto cost = static_cast<uint64_t>((scaled + r.rate - 1) / r.rate);
+  return {.cost = cost,
+          .tau_ns = static_cast<uint64_t>(mul128(r.burst, cost) >> LV_BYTE_SHIFT),
+          .rate = r.rate,
+          .burst = r.burst};
 }
 
 void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, const std::vector<uint8_t>& ids) {

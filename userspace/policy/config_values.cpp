@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/clock.hpp"
+#include "core/names.hpp"
 #include "core/units.hpp"
 #include "policy/config_reader.hpp"
 
@@ -17,30 +18,17 @@ namespace {
 constexpr const char* kCountHint = "write e.g. 500, \"10k\" or \"1.5M\"";
 constexpr const char* kDurationHint = "write a duration like \"500ms\", \"2s\", \"10m\", \"1h\" or \"1h30m\"";
 
-const char* type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-    default:
-      return "nothing";
-  }
-}
+constexpr Named<toml::node_type> kTypeNames[] = {{toml::node_type::string, "a string"},
+                                                 {toml::node_type::integer, "an integer"},
+                                                 {toml::node_type::floating_point, "a float"},
+                                                 {toml::node_type::boolean, "a boolean"},
+                                                 {toml::node_type::table, "a table"},
+                                                 {toml::node_type::array, "an array"},
+                                                 {toml::node_type::date, "a date"},
+                                                 {toml::node_type::time, "a time"},
+                                                 {toml::node_type::date_time, "a date-time"}};
+
+const char* type_name(const toml::node& n) { return name_in(kTypeNames, n.type(), "nothing"); }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);

@@ -2,32 +2,22 @@
 
 #include <fmt/format.h>
 
+#include "core/names.hpp"
+
 namespace levee {
+namespace {
 
-const char* list_kind_name(lv_list_kind k) {
-  switch (k) {
-    case LV_LIST_ALLOW:
-      return "allow";
-    case LV_LIST_DENY:
-      return "deny";
-    case LV_LIST_OVERRIDE:
-      return "override";
-    default:
-      return "none";
-  }
-}
+constexpr Named<lv_list_kind> kListKinds[] = {
+    {LV_LIST_ALLOW, "allow"}, {LV_LIST_DENY, "deny"}, {LV_LIST_OVERRIDE, "override"}};
+constexpr Named<lv_list_origin> kListOrigins[] = {
+    {LV_ORIGIN_CONFIG, "config"}, {LV_ORIGIN_CLI, "cli"}, {LV_ORIGIN_IMPORT, "import"}};
+constexpr Named<Proto> kProtos[] = {
+    {Proto::Tcp, "tcp"}, {Proto::Udp, "udp"}, {Proto::Icmp, "icmp"}, {Proto::Icmp6, "icmpv6"}, {Proto::Other, "other"}};
 
-const char* list_origin_name(lv_list_origin o) {
-  switch (o) {
-    case LV_ORIGIN_CONFIG:
-      return "config";
-    case LV_ORIGIN_CLI:
-      return "cli";
-    case LV_ORIGIN_IMPORT:
-      return "import";
-  }
-  return "unknown";
-}
+}  // namespace
+
+const char* list_kind_name(lv_list_kind k) { return name_in(kListKinds, k, "none"); }
+const char* list_origin_name(lv_list_origin o) { return name_in(kListOrigins, o, "unknown"); }
 
 std::string Where::describe() const {
   std::string s = file;
@@ -37,29 +27,11 @@ std::string Where::describe() const {
 }
 
 std::optional<Proto> parse_proto(std::string_view s) {
-  if (s == "tcp") return Proto::Tcp;
-  if (s == "udp") return Proto::Udp;
-  if (s == "icmp") return Proto::Icmp;
-  if (s == "icmpv6" || s == "icmp6") return Proto::Icmp6;
-  if (s == "other") return Proto::Other;
-  return std::nullopt;
+  if (s == "icmp6") return Proto::Icmp6;  // taken too; written as icmpv6
+  return value_in(kProtos, s);
 }
 
-const char* proto_name(Proto p) {
-  switch (p) {
-    case Proto::Tcp:
-      return "tcp";
-    case Proto::Udp:
-      return "udp";
-    case Proto::Icmp:
-      return "icmp";
-    case Proto::Icmp6:
-      return "icmpv6";
-    case Proto::Other:
-      return "other";
-  }
-  return "?";
-}
+const char* proto_name(Proto p) { return name_in(kProtos, p, "?"); }
 
 Policy one_class_policy(const Limits& l) {
   Policy p;
