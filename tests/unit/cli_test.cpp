@@ -12,7 +12,12 @@
 
 #include "cli/app.hpp"
 #include "cli/lists.hpp"
-#include "export/format.hpp"
+#include "export/render_lists.hpp"
+#include "export/render_policy.hpp"
+#include "export/render_show.hpp"
+#include "export/render_stats.hpp"
+#include "export/render_status.hpp"
+#include "export/render_units.hpp"
 #include "limiter.h"
 #include "policy/compile.hpp"
 

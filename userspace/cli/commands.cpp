@@ -11,7 +11,10 @@
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "core/units.hpp"
-#include "export/format.hpp"
+#include "export/render_policy.hpp"
+#include "export/render_stats.hpp"
+#include "export/render_status.hpp"
+#include "export/render_units.hpp"
 #include "policy/config.hpp"
 
 namespace levee::cli {

@@ -14,7 +14,8 @@
 #include "bpf/loader.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
-#include "export/format.hpp"
+#include "export/render_lists.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::cli {
 namespace {

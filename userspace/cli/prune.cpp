@@ -6,7 +6,7 @@
 #include "bpf/prune.hpp"
 #include "cli/commands.hpp"
 #include "core/units.hpp"
-#include "export/format.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::cli {
 

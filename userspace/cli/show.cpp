@@ -4,7 +4,8 @@
 
 #include "bpf/loader.hpp"
 #include "cli/commands.hpp"
-#include "export/format.hpp"
+#include "export/render_show.hpp"
+#include "export/render_units.hpp"
 #include "policy/policy.hpp"
 
 namespace levee::cli {

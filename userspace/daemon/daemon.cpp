@@ -21,8 +21,8 @@
 #include "core/signals.hpp"
 #include "core/version.hpp"
 #include "export/events.hpp"
-#include "export/format.hpp"
 #include "export/metrics.hpp"
+#include "export/render_units.hpp"
 #include "policy/config.hpp"
 
 namespace levee {

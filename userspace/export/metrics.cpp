@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/reasons.hpp"
-#include "export/format.hpp"
 
 namespace levee {
 
