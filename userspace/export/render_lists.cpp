@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "export/render_units.hpp"
+#include "policy/policy.hpp"
 
 namespace levee {
 

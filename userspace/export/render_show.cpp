@@ -12,6 +12,7 @@
 #include "export/render_units.hpp"
 #include "limiter.h"
 #include "policy/cidr.hpp"
+#include "policy/policy.hpp"
 
 namespace levee {
 namespace {

@@ -77,9 +77,26 @@ void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
 template void compute_fallbacks(std::vector<std::pair<lv_lpm4, lv_list_value>>&);
 template void compute_fallbacks(std::vector<std::pair<lv_lpm6, lv_list_value>>&);
 
+void to_tries(const std::map<ListKey, lv_list_value>& merged, List4& v4, List6& v6) {
+  for (const auto& [k, v] : merged) {
+    const auto& [family, pk] = k;
+    if (family == 4) {
+      lv_lpm4 key{pk.first, 0};
+      std::memcpy(&key.addr, pk.second.data(), 4);
+      v4.emplace_back(key, v);
+    } else {
+      lv_lpm6 key{pk.first, {}};
+      std::memcpy(key.addr, pk.second.data(), 16);
+      v6.emplace_back(key, v);
+    }
+  }
+  compute_fallbacks(v4);
+  compute_fallbacks(v6);
+}
+
 void compile_lists(const std::vector<ListEntry>& entries, const OverrideIds& override_ids, const Clocks& clk, List4& v4,
                    List6& v6) {
-  std::map<ListKey, std::pair<lv_list_value, int>> merged;
+  std::map<ListKey, lv_list_value> merged;
   for (const ListEntry& e : entries) {
     lv_list_value v{};
     v.kind = static_cast<uint8_t>(e.kind);
@@ -89,28 +106,10 @@ void compile_lists(const std::vector<ListEntry>& entries, const OverrideIds& ove
       if (e.expires_unix_ns <= clk.now_unix_ns) continue;  // already over
       v.expires_ns = clk.to_mono(e.expires_unix_ns);
     }
-    const ListKey key = list_key(e.cidr);
-    auto it = merged.find(key);
-    if (it == merged.end()) {
-      merged.emplace(key, std::make_pair(v, list_precedence(v.kind)));
-    } else if (list_precedence(v.kind) > it->second.second) {
-      it->second = {v, list_precedence(v.kind)};
-    }
+    auto [it, fresh] = merged.emplace(list_key(e.cidr), v);
+    if (!fresh && list_precedence(v.kind) > list_precedence(it->second.kind)) it->second = v;
   }
-  for (const auto& [k, vp] : merged) {
-    const auto& [family, pk] = k;
-    if (family == 4) {
-      lv_lpm4 key{pk.first, 0};
-      std::memcpy(&key.addr, pk.second.data(), 4);
-      v4.emplace_back(key, vp.first);
-    } else {
-      lv_lpm6 key{pk.first, {}};
-      std::memcpy(key.addr, pk.second.data(), 16);
-      v6.emplace_back(key, vp.first);
-    }
-  }
-  compute_fallbacks(v4);
-  compute_fallbacks(v6);
+  to_tries(merged, v4, v6);
 }
 
 }  // namespace levee

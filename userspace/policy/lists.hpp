@@ -29,6 +29,10 @@ int list_precedence(uint8_t kind);
 using List4 = std::vector<std::pair<lv_lpm4, lv_list_value>>;
 using List6 = std::vector<std::pair<lv_lpm6, lv_list_value>>;
 
+// One value per prefix (`merged`) as the slot's tries hold them: per family, sorted by
+// prefix, with the fallbacks of expiring entries computed.
+void to_tries(const std::map<ListKey, lv_list_value>& merged, List4& v4, List6& v6);
+
 // Override ids by name, as the slot numbers its overrides.
 using OverrideIds = std::map<std::string, uint16_t>;
 
