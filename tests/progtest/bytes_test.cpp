@@ -14,6 +14,7 @@
 #include "frames.hpp"
 #include "limiter.h"
 #include "packet.hpp"
+#include "policy/keys.hpp"
 
 namespace levee::progtest {
 namespace {

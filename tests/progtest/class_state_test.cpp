@@ -15,6 +15,7 @@
 #include "frames.hpp"
 #include "limiter.h"
 #include "packet.hpp"
+#include "policy/keys.hpp"
 
 namespace levee::progtest {
 namespace {

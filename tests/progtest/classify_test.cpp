@@ -17,6 +17,7 @@
 #include "datapath.hpp"
 #include "frames.hpp"
 #include "packet.hpp"
+#include "policy/keys.hpp"
 
 namespace levee::progtest {
 namespace {

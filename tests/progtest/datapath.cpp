@@ -21,6 +21,9 @@
 
 #include "core/reasons.hpp"
 #include "levee_bpf.skel.h"
+#include "policy/compile.hpp"
+#include "policy/keys.hpp"
+#include "policy/validate.hpp"
 
 namespace levee::progtest {
 namespace {

@@ -19,6 +19,8 @@
 
 #include "bpf/policy_map.hpp"
 #include "levee_abi.h"
+#include "policy/compile.hpp"
+#include "policy/keys.hpp"
 #include "policy/limits.hpp"
 #include "policy/policy.hpp"
 

@@ -19,6 +19,7 @@
 
 #include "datapath.hpp"
 #include "packet.hpp"
+#include "policy/compile.hpp"
 
 namespace levee::progtest {
 namespace {

@@ -2,6 +2,8 @@
 // by id) and its counters stay with it when classes are added or removed around it.
 #include <gtest/gtest.h>
 
+#include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

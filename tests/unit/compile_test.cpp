@@ -11,8 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
+#include "policy/keys.hpp"
 #include "policy/policy.hpp"
+#include "policy/validate.hpp"
 #include "unit.hpp"
 
 namespace levee {

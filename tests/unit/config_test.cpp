@@ -3,6 +3,7 @@
 // admission, network and class totals, bans, modes, [defaults], [interface]), and
 // every way to get a file wrong.
 #include "policy/config.hpp"
+#include "policy/compile.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

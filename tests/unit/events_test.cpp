@@ -10,6 +10,8 @@
 #include <string>
 
 #include "export/events.hpp"
+#include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
 #include "policy/policy.hpp"
 #include "unit.hpp"

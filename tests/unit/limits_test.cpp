@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "policy/compile.hpp"
 #include "policy/limits.hpp"
+#include "policy/validate.hpp"
 
 namespace levee {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "bpf/list_entries.hpp"
 #include "bpf/policy_map.hpp"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

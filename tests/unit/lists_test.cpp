@@ -12,7 +12,8 @@
 #include "cli/app.hpp"
 #include "cli/blocklist.hpp"
 #include "cli/lists.hpp"
-#include "export/format.hpp"
+#include "export/render_lists.hpp"
+#include "export/render_units.hpp"
 #include "unit.hpp"
 
 namespace levee::cli {

@@ -11,6 +11,8 @@
 #include "bpf/maps.hpp"
 #include "bpf/prune.hpp"
 #include "limiter.h"
+#include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 #include "unit.hpp"
 

@@ -6,7 +6,8 @@
 #include <string>
 
 #include "cli/app.hpp"
-#include "export/format.hpp"
+#include "export/render_show.hpp"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 #include "unit.hpp"
 

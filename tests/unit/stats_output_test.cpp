@@ -9,7 +9,8 @@
 
 #include "cli/app.hpp"
 #include "core/reasons.hpp"
-#include "export/format.hpp"
+#include "export/render_stats.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::cli {
 namespace {

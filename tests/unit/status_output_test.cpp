@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "cli/app.hpp"
-#include "export/format.hpp"
+#include "export/render_policy.hpp"
+#include "export/render_status.hpp"
+#include "export/render_units.hpp"
+#include "policy/compile.hpp"
 #include "policy/policy.hpp"
 #include "unit.hpp"
 

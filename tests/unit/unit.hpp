@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
 #include "policy/policy.hpp"
 

@@ -24,8 +24,10 @@
 #include "core/units.hpp"
 #include "levee_bpf.skel.h"
 #include "packet.hpp"
+#include "policy/compile.hpp"
 #include "policy/limits.hpp"
 #include "policy/policy.hpp"
+#include "policy/validate.hpp"
 #include "progbench.skel.h"
 
 namespace {

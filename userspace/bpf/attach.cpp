@@ -21,6 +21,8 @@
 #include "core/iface.hpp"
 #include "core/lock.hpp"
 #include "levee_bpf.skel.h"
+#include "policy/compile.hpp"
+#include "policy/validate.hpp"
 
 namespace fs = std::filesystem;
 

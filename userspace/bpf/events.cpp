@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "bpf/kernel.hpp"
+#include "policy/class_ids.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

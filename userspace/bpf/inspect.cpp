@@ -9,6 +9,8 @@
 #include "bpf/list_entries.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/clock.hpp"
+#include "policy/class_ids.hpp"
+#include "policy/keys.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

@@ -18,6 +18,7 @@
 #include "core/clock.hpp"
 #include "levee_abi.h"
 #include "policy/cidr.hpp"
+#include "policy/lists.hpp"
 
 namespace levee {
 
@@ -35,9 +36,6 @@ std::vector<AnyEntry> flatten_lists(const Lists& l);
 // An entry as `levee allow|deny|override list` and `levee show` report it: expiry on the
 // wall clock, the override by name.
 ListRow list_row(const AnyEntry& e, const lv_policy& pol, const Clocks& clocks);
-
-// At one prefix allow beats deny beats override (as compile() merges the file's lists).
-int list_precedence(uint8_t kind);
 
 // Back to tries: one value per prefix (the higher precedence wins; at equal precedence
 // the later entry), fallbacks computed.

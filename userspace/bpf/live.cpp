@@ -14,6 +14,10 @@
 #include "core/clock.hpp"
 #include "limiter.h"
 #include "policy/cidr.hpp"
+#include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
+#include "policy/keys.hpp"
+#include "policy/validate.hpp"
 
 namespace levee {
 namespace {

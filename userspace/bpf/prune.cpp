@@ -17,6 +17,7 @@
 #include "bpf/policy_map.hpp"
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
+#include "policy/class_ids.hpp"
 #include "policy/policy.hpp"
 #include "rules.h"
 

@@ -8,7 +8,7 @@
 #include "bpf/attach.hpp"
 #include "cli/options.hpp"
 #include "core/units.hpp"
-#include "export/format.hpp"
+#include "export/render_policy.hpp"
 #include "policy/config.hpp"
 
 namespace levee::cli {

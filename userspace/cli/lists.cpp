@@ -16,7 +16,8 @@
 #include "cli/blocklist.hpp"
 #include "cli/options.hpp"
 #include "core/clock.hpp"
-#include "export/format.hpp"
+#include "export/render_lists.hpp"
+#include "export/render_units.hpp"
 #include "policy/policy.hpp"
 
 namespace levee::cli {

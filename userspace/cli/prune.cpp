@@ -8,7 +8,7 @@
 #include "bpf/prune.hpp"
 #include "cli/options.hpp"
 #include "core/units.hpp"
-#include "export/format.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::cli {
 

@@ -6,7 +6,8 @@
 
 #include "bpf/live.hpp"
 #include "cli/options.hpp"
-#include "export/format.hpp"
+#include "export/render_policy.hpp"
+#include "export/render_units.hpp"
 #include "policy/config.hpp"
 
 namespace levee::cli {

@@ -7,7 +7,7 @@
 
 #include "bpf/live.hpp"
 #include "cli/options.hpp"
-#include "export/format.hpp"
+#include "export/render_policy.hpp"
 
 namespace levee::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "bpf/live.hpp"
 #include "cli/options.hpp"
 #include "core/clock.hpp"
-#include "export/format.hpp"
+#include "export/render_show.hpp"
 
 namespace levee::cli {
 

@@ -12,7 +12,7 @@
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "cli/options.hpp"
-#include "export/format.hpp"
+#include "export/render_stats.hpp"
 
 namespace levee::cli {
 

@@ -8,7 +8,7 @@
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
-#include "export/format.hpp"
+#include "export/render_status.hpp"
 
 namespace levee::cli {
 

@@ -6,7 +6,7 @@
 #include "bpf/prune.hpp"
 #include "core/clock.hpp"
 #include "daemon/log.hpp"
-#include "export/format.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::daemon {
 namespace {

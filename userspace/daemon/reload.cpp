@@ -6,7 +6,7 @@
 #include "bpf/pins.hpp"
 #include "core/iface.hpp"
 #include "daemon/log.hpp"
-#include "export/format.hpp"
+#include "export/render_units.hpp"
 #include "policy/config.hpp"
 
 namespace levee::daemon {

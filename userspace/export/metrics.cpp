@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/reasons.hpp"
-#include "export/format.hpp"
 
 namespace levee {
 
@@ -56,12 +55,8 @@ class Writer {
 
 double seconds(uint64_t unix_ns) { return static_cast<double>(unix_ns) / 1e9; }
 
-}  // namespace
-
-std::string render_metrics(const MetricsSnapshot& s) {
-  Writer w(s.iface);
-  const Counters& c = s.counters;
-
+// Packets and bytes by verdict and reason, and monitor mode's would-be drops.
+void reason_families(Writer& w, const Counters& c) {
   // Every reason the datapath counts, zeros too: a series exists before its first packet,
   // so rate() and alerts see it start at 0 instead of appearing mid-flood.
   w.family("levee_packets_total", "counter",
@@ -81,7 +76,10 @@ std::string render_metrics(const MetricsSnapshot& s) {
   w.family("levee_would_drop_bytes_total", "counter", "Monitor mode: bytes that would have been dropped, by reason.");
   for (const ReasonInfo& r : kReasons)
     if (would_drop_reason(r.id)) w.sample({{"reason", std::string(r.name)}}, c.would[r.id].bytes);
+}
 
+// Packets and bytes by class and verdict, and the sources each class admitted.
+void class_families(Writer& w, const MetricsSnapshot& s) {
   w.family("levee_class_packets_total", "counter",
            "Packets that reached a traffic class of the policy, by class and verdict.");
   for (const ClassCounters& k : s.classes) {
@@ -97,10 +95,12 @@ std::string render_metrics(const MetricsSnapshot& s) {
            "New sources a class with a new-source budget admitted (gave state to).");
   for (size_t i = 0; i < s.classes.size() && i < s.status.admitted.size(); ++i)
     w.sample({{"class", s.classes[i].name}}, s.status.admitted[i]);
+}
 
-  const IfaceStatus& st = s.status;
+// The attachment and the policy in force.
+void attachment_families(Writer& w, const IfaceStatus& st, const std::string& version) {
   w.family("levee_info", "gauge", "The attachment: levee version, XDP mode, program id (value 1).");
-  w.sample({{"version", s.version},
+  w.sample({{"version", version},
             {"xdp_mode", st.mode.empty() ? "none" : st.mode},
             {"program_id", std::to_string(st.prog_id)}},
            uint64_t{1});
@@ -112,47 +112,58 @@ std::string render_metrics(const MetricsSnapshot& s) {
   w.sample({}, uint64_t{st.max_sources});
   w.family("levee_bans_max", "gauge", "Ban records the ban map holds at most ([interface] max_bans).");
   w.sample({}, uint64_t{st.max_bans});
+}
 
-  if (s.walk) {
-    const WalkCounts& k = *s.walk;
-    w.family("levee_sources", "gauge", "Sources with state, at the last maintenance walk.");
-    w.sample({}, k.sources);
-    w.family("levee_networks", "gauge", "Network states (network limits), at the last maintenance walk.");
-    w.sample({}, k.networks);
-    w.family("levee_state_fill_ratio", "gauge",
-             "Entries of the per-source map (sources and networks) over its size, at the last walk.");
-    w.sample({}, st.max_sources ? static_cast<double>(k.sources + k.networks) / st.max_sources : 0.0);
-    w.family("levee_bans_active", "gauge", "Ban records banning now, at the last maintenance walk.");
-    w.sample({}, k.bans_active);
-    w.family("levee_ban_records", "gauge", "Ban records (active, or kept for their offence count), at the last walk.");
-    w.sample({}, k.ban_records);
-    w.family("levee_state_walk_timestamp_seconds", "gauge", "When the last maintenance walk finished (Unix time).");
-    w.sample({}, seconds(k.at_unix_ns));
-    w.family("levee_state_walk_duration_seconds", "gauge", "How long the last maintenance walk took.");
-    w.sample({}, k.seconds);
-  }
+// What the daemon's last maintenance walk counted.
+void walk_families(Writer& w, const WalkCounts& k, const IfaceStatus& st) {
+  w.family("levee_sources", "gauge", "Sources with state, at the last maintenance walk.");
+  w.sample({}, k.sources);
+  w.family("levee_networks", "gauge", "Network states (network limits), at the last maintenance walk.");
+  w.sample({}, k.networks);
+  w.family("levee_state_fill_ratio", "gauge",
+           "Entries of the per-source map (sources and networks) over its size, at the last walk.");
+  w.sample({}, st.max_sources ? static_cast<double>(k.sources + k.networks) / st.max_sources : 0.0);
+  w.family("levee_bans_active", "gauge", "Ban records banning now, at the last maintenance walk.");
+  w.sample({}, k.bans_active);
+  w.family("levee_ban_records", "gauge", "Ban records (active, or kept for their offence count), at the last walk.");
+  w.sample({}, k.ban_records);
+  w.family("levee_state_walk_timestamp_seconds", "gauge", "When the last maintenance walk finished (Unix time).");
+  w.sample({}, seconds(k.at_unix_ns));
+  w.family("levee_state_walk_duration_seconds", "gauge", "How long the last maintenance walk took.");
+  w.sample({}, k.seconds);
+}
 
-  if (s.daemon) {
-    const DaemonHealth& d = *s.daemon;
-    w.family("levee_daemon_start_time_seconds", "gauge", "When this levee run started (Unix time).");
-    w.sample({}, seconds(d.start_unix_ns));
-    w.family("levee_reloads_total", "counter", "Config loads by this levee run (the start's and SIGHUP's), by result.");
-    w.sample({{"result", "success"}}, d.reloads_ok);
-    w.sample({{"result", "failure"}}, d.reloads_failed);
-    w.family("levee_config_last_reload_success", "gauge", "1 if the last config load succeeded, 0 if it failed.");
-    w.sample({}, uint64_t{d.last_reload_ok ? 1u : 0u});
-    w.family("levee_config_last_reload_success_timestamp_seconds", "gauge",
-             "When the config was last loaded successfully (Unix time).");
-    w.sample({}, seconds(d.last_success_unix_ns));
-    w.family("levee_events_total", "counter", "Events this levee run wrote, by type.");
-    for (const char* type : {"limited", "banned", "ban_ended", "admission", "map_full"}) {
-      auto it = d.events.find(type);
-      w.sample({{"type", type}}, it == d.events.end() ? uint64_t{0} : it->second);
-    }
-    w.family("levee_events_suppressed_total", "counter",
-             "Events the datapath did not send (over [interface] events_per_second), as the events it sent report.");
-    w.sample({}, d.events_suppressed);
+// The daemon's own health.
+void daemon_families(Writer& w, const DaemonHealth& d) {
+  w.family("levee_daemon_start_time_seconds", "gauge", "When this levee run started (Unix time).");
+  w.sample({}, seconds(d.start_unix_ns));
+  w.family("levee_reloads_total", "counter", "Config loads by this levee run (the start's and SIGHUP's), by result.");
+  w.sample({{"result", "success"}}, d.reloads_ok);
+  w.sample({{"result", "failure"}}, d.reloads_failed);
+  w.family("levee_config_last_reload_success", "gauge", "1 if the last config load succeeded, 0 if it failed.");
+  w.sample({}, uint64_t{d.last_reload_ok ? 1u : 0u});
+  w.family("levee_config_last_reload_success_timestamp_seconds", "gauge",
+           "When the config was last loaded successfully (Unix time).");
+  w.sample({}, seconds(d.last_success_unix_ns));
+  w.family("levee_events_total", "counter", "Events this levee run wrote, by type.");
+  for (const char* type : {"limited", "banned", "ban_ended", "admission", "map_full"}) {
+    auto it = d.events.find(type);
+    w.sample({{"type", type}}, it == d.events.end() ? uint64_t{0} : it->second);
   }
+  w.family("levee_events_suppressed_total", "counter",
+           "Events the datapath did not send (over [interface] events_per_second), as the events it sent report.");
+  w.sample({}, d.events_suppressed);
+}
+
+}  // namespace
+
+std::string render_metrics(const MetricsSnapshot& s) {
+  Writer w(s.iface);
+  reason_families(w, s.counters);
+  class_families(w, s);
+  attachment_families(w, s.status, s.version);
+  if (s.walk) walk_families(w, *s.walk, s.status);
+  if (s.daemon) daemon_families(w, *s.daemon);
   return w.take();
 }
 

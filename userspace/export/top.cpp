@@ -6,30 +6,20 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/names.hpp"
 #include "core/units.hpp"
-#include "export/format.hpp"
-#include "limiter.h"
+#include "export/render_show.hpp"
+#include "export/render_units.hpp"
 
 namespace levee {
+namespace {
 
-std::optional<TopBy> parse_top_by(const std::string& s) {
-  if (s == "drops") return TopBy::Drops;
-  if (s == "packets") return TopBy::Packets;
-  if (s == "bytes") return TopBy::Bytes;
-  return std::nullopt;
-}
+constexpr Named<TopBy> kTopBy[] = {{TopBy::Drops, "drops"}, {TopBy::Packets, "packets"}, {TopBy::Bytes, "bytes"}};
 
-const char* top_by_name(TopBy by) {
-  switch (by) {
-    case TopBy::Drops:
-      return "drops";
-    case TopBy::Packets:
-      return "packets";
-    case TopBy::Bytes:
-      return "bytes";
-  }
-  return "?";
-}
+}  // namespace
+
+std::optional<TopBy> parse_top_by(const std::string& s) { return value_in(kTopBy, s); }
+const char* top_by_name(TopBy by) { return name_in(kTopBy, by, "?"); }
 
 TopCounts TopCounts::of(const lv_state& s) {
   return {LV_COUNT_PACKETS(s.passed), LV_COUNT_BYTES(s.passed), LV_COUNT_PACKETS(s.dropped), LV_COUNT_BYTES(s.dropped)};
@@ -97,27 +87,15 @@ std::vector<size_t> top_indices(std::span<const uint64_t> scores, size_t n) {
 }
 
 void top_limiter(TopRow& row, const lv_state& s, const lv_limit& pkt, const lv_limit& bytes, uint64_t now) {
-  row.tokens.reset();
-  row.byte_tokens.reset();
-  row.wait_ns = 0;
-  if (pkt.cost) {
-    row.tokens = lv_gcra_tokens(s.ready_ns, now, &pkt);
-    row.wait_ns = lv_gcra_wait(s.ready_ns, now);
-  }
-  if (bytes.cost) {
-    row.byte_tokens = lv_byte_tokens(s.ready_bytes_ns, now, &bytes);
-    row.wait_ns = std::max<uint64_t>(row.wait_ns, lv_gcra_wait(s.ready_bytes_ns, now));
-  }
+  const ShowLimiter l = limiter_view(s, pkt, bytes, now);
+  row.tokens = l.tokens;
+  row.byte_tokens = l.byte_tokens;
+  row.wait_ns = l.wait_ns;
 }
 
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 double per_second(uint32_t n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
 
@@ -135,23 +113,22 @@ json top_json(const TopView& v) {
                {"dropped_pps", per_second(r.delta->dropped_packets, s)},
                {"dropped_bps", per_second(r.delta->dropped_bytes, s)}};
     }
-    rows.push_back({{"address", r.address},
-                    {"family", v4 ? 4 : 6},
-                    {"prefix", r.prefix},
-                    {"class", r.class_name},
-                    {"class_id", r.key.class_id},
-                    {"network", r.network},
-                    {"override", r.override_name.empty() ? json(nullptr) : json(r.override_name)},
-                    {"passed_packets", r.counts.passed_packets},
-                    {"passed_bytes", r.counts.passed_bytes},
-                    {"dropped_packets", r.counts.dropped_packets},
-                    {"dropped_bytes", r.counts.dropped_bytes},
-                    {"tokens", opt(r.tokens)},
-                    {"byte_tokens", opt(r.byte_tokens)},
-                    {"wait_ns", r.wait_ns},
-                    {"banned", r.banned},
-                    {"ban_remaining_ms", r.ban_remaining_ns / 1'000'000},
-                    {"rates", rates}});
+    json row = {{"address", r.address},
+                {"family", v4 ? 4 : 6},
+                {"prefix", r.prefix},
+                {"class", r.class_name},
+                {"class_id", r.key.class_id},
+                {"network", r.network},
+                {"override", r.override_name.empty() ? json(nullptr) : json(r.override_name)},
+                {"tokens", json_or_null(r.tokens)},
+                {"byte_tokens", json_or_null(r.byte_tokens)},
+                {"wait_ns", r.wait_ns},
+                {"banned", r.banned},
+                {"ban_remaining_ms", r.ban_remaining_ns / 1'000'000},
+                {"rates", rates}};
+    row.update(
+        counts_json(r.counts.passed_packets, r.counts.passed_bytes, r.counts.dropped_packets, r.counts.dropped_bytes));
+    rows.push_back(std::move(row));
   }
   return {{"interface", v.iface},
           {"by", top_by_name(v.by)},
@@ -159,7 +136,7 @@ json top_json(const TopView& v) {
           {"networks", v.with_networks ? json(v.networks) : json(nullptr)},
           {"counter_bits", 32},
           {"walk_ms", static_cast<uint64_t>(v.walk_seconds * 1000 + 0.5)},
-          {"interval_s", opt(v.interval)},
+          {"interval_s", json_or_null(v.interval)},
           {"rows", rows}};
 }
 
@@ -203,7 +180,7 @@ std::string top_text(const TopView& v) {
                          banned);
     }
   }
-  out += "  (per-source counters are 32-bit and wrap; up to 16 drops per CPU are counted late)\n";
+  out += per_source_counters_note();
   return out;
 }
 

@@ -1,6 +1,6 @@
 #include "policy/limits.hpp"
 
-#include "policy/policy.hpp"
+#include "policy/compile.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

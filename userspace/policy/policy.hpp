@@ -1,22 +1,21 @@
-// policy.hpp - what an operator asks levee to do on an interface, validated, and
-// compiled into what the datapath reads (one lv_policy slot and the list tries).
+// policy.hpp - what an operator asks levee to do on an interface: classes, limits,
+// lists, overrides and the attachment's settings.
 //
 // A Policy comes from a config file (policy/config.hpp) or from the command line's
-// --rate/--burst shorthand (one_class_policy). Everything that can be wrong with it is
-// found by validate() before anything is written to the kernel.
+// --rate/--burst shorthand (one_class_policy). validate() (policy/validate.hpp) finds
+// everything that can be wrong with it before anything is written to the kernel;
+// compile() (policy/compile.hpp) turns it into what the datapath reads.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "core/clock.hpp"
 #include "core/iface.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
@@ -180,91 +179,10 @@ struct Policy {
 // The --rate/--burst shorthand: one default class.
 Policy one_class_policy(const Limits& l);
 
-// Everything the kernel would refuse or that would not mean what it says, each error
-// naming where it came from. `now_unix_ns` judges expiry times.
-Status validate(const Policy& p, uint64_t now_unix_ns);
-
-// The datapath's form of a validated policy.
-struct CompiledPolicy {
-  lv_policy slot{};              // generation left 0: the publisher sets it
-  std::vector<uint8_t> new_ids;  // ids given to a class that did not hold them before
-  std::vector<std::pair<lv_lpm4, lv_list_value>> list4;
-  std::vector<std::pair<lv_lpm6, lv_list_value>> list6;
-};
-
-// Class ids by name, of a compiled slot: what a reload keeps.
-using ClassIds = std::map<std::string, uint8_t>;
-ClassIds class_ids(const lv_policy& slot);
-// The ids of a compiled slot's classes in first-match order.
-std::vector<uint8_t> class_order(const lv_policy& slot);
-// An id per class (in the policy's order): a class named in `prior` keeps its id; a new
-// class takes the lowest free id not just freed, so state left by a removed class is not
-// handed straight to a new one.
-std::vector<uint8_t> assign_class_ids(const std::vector<ClassSpec>& classes, const ClassIds& prior);
-
-// With `prior` (the slot being replaced), classes keep their ids, epochs and counter
-// baselines; an id given to a new class gets the next epoch (its old state is not
-// found) and its baseline is left for the caller to take from the live counters.
-CompiledPolicy compile(const Policy& p, const Clocks& clocks, const lv_policy* prior = nullptr);
-
-// Compile one class: limits, prefix masks, ban times, its own mode, and the
-// fast-reject flag when the tau of every limit covers two ticks of the cached clock's
-// staleness. `cpus` (possible CPUs, 0: ask libbpf) sizes the lease of a class total.
-// LV_CLASS_MONITOR is the class's own mode here; apply_interface() folds in the
-// interface's switch.
-lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus = 0);
-
-// What a whole slot derives from its classes and the interface's monitor switch
-// (LV_POL_MONITOR in s.flags): each class's LV_CLASS_MONITOR (its own mode or the
-// switch), LV_POL_BAN_ALL and the every-class ban prefix (ban_mask4/6). Call after
-// any change of a class or of the switch.
-void apply_interface(lv_policy& s);
-
-// Check what no single class shows: every class banning in every class counts sources
-// with the same prefixes (one ban record per source for all of them).
-Status check_ban_scopes(const std::vector<ClassSpec>& classes);
-
-// The most of a class total one CPU draws at once: min(1 ms, tau / (2 x cpus)) over
-// the total limits the class has; 0 without one (or with a burst of one).
-uint64_t lease_ns(const lv_class& c, unsigned cpus);
-
-// When a full map refuses new sources (LV_POL_REFUSE_FULL), the count it refuses at:
-// a little under `max_entries`, because the LRU starts evicting before it is full
-// (each CPU may hold a batch of free nodes).
-uint64_t refuse_full_at(uint64_t max_entries, unsigned cpus);
-
-// Possible CPUs, as the kernel sizes per-CPU maps (libbpf_num_possible_cpus), >= 1.
-unsigned possible_cpus();
-
-// Compile one class or override limit (exposed for tests).
-lv_limit compile_packet_limit(const Rate& r);
-lv_limit compile_byte_limit(const Rate& r);
-
-// The class table alone (exposed for tests): first match wins, default last. `ids`
-// gives each class's id (default: its position).
-void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, const std::vector<uint8_t>& ids = {});
-
-// Recompute the fallbacks of every expiring entry: after_* is the most specific entry
-// covering it that is still in force when it expires (never expires, or later), with
-// that entry's expiry; then_* the most specific entry covering both that never expires.
-template <typename Key>
-void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries);
-
-// The datapath's keys for one address (a /32 or /128), as it builds them: IPv4
-// IPv4-mapped, masked to a prefix, with the class's id and epoch. Its state in class
-// `id`; its network's state there (LV_KEY_NETWORK, masked to the network prefix); its
-// ban record in every class (class LV_ALL_CLASSES, masked to lv_policy.ban_mask*).
-lv_key source_key(const Cidr& addr, const lv_class& c, unsigned id);
-lv_key network_key(const Cidr& addr, const lv_class& c, unsigned id);
-lv_key ban_all_key(const Cidr& addr, const lv_policy& p);
-
 // A NUL-padded name of the datapath's (a class's, an override's, the policy's source).
 template <size_t N>
 std::string name_of(const char (&n)[N]) {
   return std::string(n, strnlen(n, N));
 }
-
-// Read a compiled slot back (status, show): class i's operator-facing view.
-ClassSpec class_of(const lv_class& c);
 
 }  // namespace levee

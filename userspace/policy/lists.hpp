@@ -1,0 +1,51 @@
+// lists.hpp - the allow, deny and override lists as the datapath holds them: one entry
+// per prefix and family (at one prefix allow beats deny beats override), each expiring
+// deny entry carrying the entries it falls back to when it expires.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "levee_abi.h"
+#include "policy/cidr.hpp"
+#include "policy/policy.hpp"
+
+namespace levee {
+
+// A prefix of either family as a map key: (length, address), and with its family.
+using PrefixKey = std::pair<unsigned, std::array<uint8_t, 16>>;
+using ListKey = std::pair<uint8_t, PrefixKey>;
+ListKey list_key(const Cidr& c);
+
+// At one prefix: allow beats deny beats override (the higher number wins).
+int list_precedence(uint8_t kind);
+
+// A slot's entries per family, sorted by prefix: what its tries hold.
+using List4 = std::vector<std::pair<lv_lpm4, lv_list_value>>;
+using List6 = std::vector<std::pair<lv_lpm6, lv_list_value>>;
+
+// One value per prefix (`merged`) as the slot's tries hold them: per family, sorted by
+// prefix, with the fallbacks of expiring entries computed.
+void to_tries(const std::map<ListKey, lv_list_value>& merged, List4& v4, List6& v6);
+
+// Override ids by name, as the slot numbers its overrides.
+using OverrideIds = std::map<std::string, uint16_t>;
+
+// A policy's entries as the slot holds them: one value per prefix, the higher precedence
+// winning (of equals, the first); an entry already expired at `clk` left out, the others'
+// expiries on the datapath's clock; the fallbacks computed.
+void compile_lists(const std::vector<ListEntry>& entries, const OverrideIds& override_ids, const Clocks& clk, List4& v4,
+                   List6& v6);
+
+// Recompute the fallbacks of every expiring entry: after_* is the most specific entry
+// covering it that is still in force when it expires (never expires, or later), with
+// that entry's expiry; then_* the most specific entry covering both that never expires.
+template <typename Key>
+void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries);
+
+}  // namespace levee

@@ -1,0 +1,197 @@
+#include "policy/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/units.hpp"
+#include "policy/lists.hpp"
+
+namespace levee {
+namespace {
+
+Error at(const Where& w, std::string what, std::string hint = {}) {
+  return usage_error(w.describe().empty() ? what : fmt::format("{}: {}", w.describe(), what), std::move(hint));
+}
+
+Status check_rate(const Rate& r, const Where& w, const char* what, uint64_t max_rate, uint64_t max_burst) {
+  if (!r.set() && r.burst == 0) return {};
+  if (r.rate == 0 || r.rate > max_rate)
+    return at(w, fmt::format("{} rate {} is out of range", what, r.rate), fmt::format("give 1 to {}", max_rate));
+  if (r.burst == 0 || r.burst > max_burst)
+    return at(w, fmt::format("{} burst {} is out of range", what, r.burst),
+              fmt::format("give 1 to {} with the rate", max_burst));
+  return {};
+}
+
+// Where a class's own key was, or the class itself.
+const Where& or_class(const Where& w, const ClassSpec& c) { return w.file.empty() && !w.line ? c.where : w; }
+
+// The match of one class: port ranges in order, ports and SYN only with protocols that
+// have them.
+Status check_match(const ClassSpec& c) {
+  for (const PortRange& r : c.match.ports)
+    if (r.first > r.last) return at(c.where, fmt::format("port range {}-{} is empty", r.first, r.last));
+  for (Proto pr : c.match.protos) {
+    if (!c.match.ports.empty() && pr != Proto::Tcp && pr != Proto::Udp)
+      return at(c.where, fmt::format("class '{}' matches ports but protocol {} has none", c.name, proto_name(pr)),
+                "ports apply to tcp and udp");
+    if (c.match.syn && pr != Proto::Tcp)
+      return at(c.where, fmt::format("class '{}' matches SYN but protocol {} is not tcp", c.name, proto_name(pr)));
+  }
+  return {};
+}
+
+Status check_class_extras(const ClassSpec& c) {
+  LV_TRY(check_rate(c.new_sources, c.where, "new-source", kMaxRatePps, kMaxBurst));
+  const NetworkLimit& n = c.network;
+  if (n.set() || n.packets.burst || n.bytes.burst) {
+    const Where& w = or_class(n.where, c);
+    LV_TRY(check_rate(n.packets, w, "network packet", kMaxRatePps, kMaxBurst));
+    LV_TRY(check_rate(n.bytes, w, "network byte", kMaxRateBytes, kMaxBurstBytes));
+    if (n.prefix4 < 1 || n.prefix4 > 32)
+      return at(w, fmt::format("network prefix4 {} is out of range", n.prefix4), "give 1 to 32");
+    if (n.prefix6 < 1 || n.prefix6 > 128)
+      return at(w, fmt::format("network prefix6 {} is out of range", n.prefix6), "give 1 to 128");
+    if (n.prefix4 > c.prefix4 || n.prefix6 > c.prefix6)
+      return at(w,
+                fmt::format("class '{}': the network /{} (IPv4), /{} (IPv6) is narrower than one source, /{}, /{}",
+                            c.name, n.prefix4, n.prefix6, c.prefix4, c.prefix6),
+                "a network holds whole sources: give the network a prefix no longer than the class's");
+  }
+  const TotalLimit& t = c.total;
+  LV_TRY(check_rate(t.packets, or_class(t.where, c), "total packet", kMaxRatePps, kMaxBurst));
+  LV_TRY(check_rate(t.bytes, or_class(t.where, c), "total byte", kMaxRateBytes, kMaxBurstBytes));
+  const BanSpec& b = c.ban;
+  if (b.set()) {
+    const Where& w = or_class(b.where, c);
+    if (!c.per_source_limited())
+      return at(w, fmt::format("class '{}' bans sources but has no limit per source to be over", c.name),
+                "give it rate and burst, or bytes_rate and bytes_burst (network and total limits do not ban)");
+    if (b.ban_ns > kMaxDurationNs || b.max_or_default() > kMaxDurationNs || b.forget_or_default() > kMaxDurationNs)
+      return at(w, "a ban duration is over 100 years", "give e.g. \"2s\", \"10m\" or \"1h\"");
+    if (b.max_or_default() < b.ban_ns)
+      return at(w,
+                fmt::format("class '{}': ban_max {} is shorter than the first ban, {}", c.name,
+                            format_duration(b.max_or_default()), format_duration(b.ban_ns)),
+                "give ban_max at least as long as ban");
+  }
+  return {};
+}
+
+// One class: a unique valid name, a match unless it is the default, and its limits.
+Status check_class(const ClassSpec& c, bool is_default, std::set<std::string>& names) {
+  if (!valid_name(c.name))
+    return at(c.where, fmt::format("class name '{}' is not valid", c.name),
+              fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
+  if (!names.insert(c.name).second) return at(c.where, fmt::format("class '{}' is defined twice", c.name));
+  if (is_default && !c.match.empty())
+    return at(c.where, fmt::format("the default class '{}' has a match", c.name),
+              "the last class is the default: it takes everything the others do not");
+  if (!is_default && c.match.empty())
+    return at(c.where, fmt::format("class '{}' matches everything, so no class after it can match", c.name),
+              "give it a match, or make it the default class");
+  LV_TRY(check_match(c));
+  if (!c.packets.set() && !c.bytes.set() && c.packets.burst == 0 && c.bytes.burst == 0 && !c.network.set() &&
+      !c.total.set())
+    return at(c.where, fmt::format("class '{}' has no limit", c.name),
+              "give rate and burst (packets), bytes_rate and bytes_burst, or both; "
+              "networks that must never be limited belong on the allow list");
+  LV_TRY(check_rate(c.packets, c.where, "packet", kMaxRatePps, kMaxBurst));
+  LV_TRY(check_rate(c.bytes, c.where, "byte", kMaxRateBytes, kMaxBurstBytes));
+  if (c.prefix4 < 1 || c.prefix4 > 32)
+    return at(c.where, fmt::format("prefix4 {} is out of range", c.prefix4), "give 1 to 32");
+  if (c.prefix6 < 1 || c.prefix6 > 128)
+    return at(c.where, fmt::format("prefix6 {} is out of range", c.prefix6), "give 1 to 128");
+  return check_class_extras(c);
+}
+
+Status check_classes(const std::vector<ClassSpec>& classes, std::set<std::string>& names) {
+  if (classes.empty()) return usage_error("the policy has no classes", "give at least a default class");
+  if (classes.size() > LV_MAX_CLASSES)
+    return at(classes[LV_MAX_CLASSES].where, fmt::format("more than {} classes", LV_MAX_CLASSES));
+  for (size_t i = 0; i < classes.size(); ++i) LV_TRY(check_class(classes[i], i + 1 == classes.size(), names));
+  return check_ban_scopes(classes);
+}
+
+// Overrides: unique valid names, a limit each, and only classes that exist.
+Status check_overrides(const std::vector<OverrideSpec>& overrides, const std::set<std::string>& class_names,
+                       std::set<std::string>& names) {
+  if (overrides.size() > LV_MAX_OVERRIDES)
+    return at(overrides[LV_MAX_OVERRIDES].where, fmt::format("more than {} overrides", LV_MAX_OVERRIDES));
+  for (const OverrideSpec& o : overrides) {
+    if (!valid_name(o.name))
+      return at(o.where, fmt::format("override name '{}' is not valid", o.name),
+                fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
+    if (!names.insert(o.name).second) return at(o.where, fmt::format("override '{}' is defined twice", o.name));
+    if (!o.packets.set() && !o.bytes.set())
+      return at(o.where, fmt::format("override '{}' has no limit", o.name),
+                "give rate and burst, bytes_rate and bytes_burst, or both");
+    LV_TRY(check_rate(o.packets, o.where, "packet", kMaxRatePps, kMaxBurst));
+    LV_TRY(check_rate(o.bytes, o.where, "byte", kMaxRateBytes, kMaxBurstBytes));
+    for (const auto& cn : o.classes)
+      if (!class_names.count(cn)) return at(o.where, fmt::format("override '{}' names no class '{}'", o.name, cn));
+  }
+  return {};
+}
+
+// One entry per prefix and list: the same prefix twice, or on two lists, is a mistake.
+Status check_lists(const std::vector<ListEntry>& lists, const std::set<std::string>& override_names) {
+  std::map<ListKey, const ListEntry*> seen;
+  size_t n4 = 0, n6 = 0;
+  for (const ListEntry& e : lists) {
+    if (e.kind == LV_LIST_OVERRIDE && !override_names.count(e.override_name))
+      return at(e.where, fmt::format("no override named '{}'", e.override_name));
+    if (e.expires_unix_ns && e.kind != LV_LIST_DENY)
+      return at(e.where, fmt::format("{}: only deny entries expire", e.cidr.to_string()));
+    auto [it, fresh] = seen.emplace(list_key(e.cidr), &e);
+    if (!fresh && it->second->origin == LV_ORIGIN_CONFIG && e.origin == LV_ORIGIN_CONFIG) {
+      const ListEntry& first = *it->second;
+      return at(e.where, fmt::format("{} is listed twice (also at {})", e.cidr.to_string(), first.where.describe()));
+    }
+    (e.cidr.family == 4 ? n4 : n6)++;
+  }
+  if (n4 > LV_MAX_LIST_ENTRIES || n6 > LV_MAX_LIST_ENTRIES)
+    return usage_error(fmt::format("more than {} list entries for one family", LV_MAX_LIST_ENTRIES));
+  return {};
+}
+
+}  // namespace
+
+bool valid_name(std::string_view n) {
+  if (n.empty() || n.size() >= LV_NAME_LEN) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+Status validate(const Policy& p, uint64_t now_unix_ns) {
+  (void)now_unix_ns;
+  std::set<std::string> class_names, override_names;
+  LV_TRY(check_classes(p.classes, class_names));
+  LV_TRY(check_overrides(p.overrides, class_names, override_names));
+  return check_lists(p.lists, override_names);
+}
+
+Status check_ban_scopes(const std::vector<ClassSpec>& classes) {
+  const ClassSpec* first = nullptr;
+  for (const ClassSpec& c : classes) {
+    if (!c.ban.set() || !c.ban.all_classes) continue;
+    if (!first) {
+      first = &c;
+      continue;
+    }
+    if (c.prefix4 != first->prefix4 || c.prefix6 != first->prefix6)
+      return at(or_class(c.ban.scope_where, c),
+                fmt::format("class '{}' bans in every class per /{} (IPv4), /{} (IPv6), and class '{}' per /{}, /{}",
+                            c.name, c.prefix4, c.prefix6, first->name, first->prefix4, first->prefix6),
+                "a source has one ban in every class: give the classes with ban_scope = \"all\" the same prefix4 "
+                "and prefix6, or ban_scope = \"class\"");
+  }
+  return {};
+}
+
+}  // namespace levee
