@@ -126,7 +126,6 @@ TEST(ClassEpochs, EpochsWrapAndKeepMoving) {
     // Alternate the class's name: each reload gives id 0 to a new class.
     p = compile(policy_of({udp_class(i % 2 ? "x" : "y", 1)}), kClocks, &p.slot);
     const uint8_t id = class_order(p.slot)[0];
-    // Braced: EXPECT_EQ is an if/else of its own (-Wdangling-else).
     if (id == 0) {
       EXPECT_EQ(p.slot.classes[0].epoch, static_cast<uint8_t>(before + 1));
     }
