@@ -13,14 +13,18 @@
 # and writes bench/results.json, bench/results.png and the tables of BENCHMARKS.md.
 #
 #   scripts/bench.sh [--quick] [--rounds N]
-#   scripts/bench.sh --render     # only redraw the chart and tables from results.json
+#   scripts/bench.sh --render     # only redraw the chart and tables from bench/results.json
 #
-# --quick (CI) runs every part briefly (under 2 minutes once built) and writes the same
-# files. Needs root. Builds what it needs. All traffic stays inside two network
-# namespaces it creates (lvbench-tx -> lvbench-rx, one veth pair with two queues,
-# 198.18.0.0/15 and 2001:db8::/32), and everything it creates - namespaces, links, XDP
-# programs and pins, nftables tables, iptables chains - is removed on exit, also on
-# failure and Ctrl-C. The host's own interfaces and rulesets are never touched: the
+# --quick (CI) runs every part briefly (under 2 minutes once built) to check that the
+# instruments work, and writes the same three files into the build tree instead
+# (build/bench/: results.json, results.png and a copy of BENCHMARKS.md with its tables
+# redrawn): one brief run's figures are never published. Only a full run refreshes the
+# tracked files.
+#
+# Needs root. Builds what it needs. All traffic stays inside two network namespaces it
+# creates (lvbench-tx -> lvbench-rx, one veth pair with two queues, 198.18.0.0/15 and
+# 2001:db8::/32), and everything it creates - namespaces, links, XDP programs and pins,
+# nftables tables, iptables chains - is removed on exit, also on failure and Ctrl-C. The host's own interfaces and rulesets are never touched: the
 # nftables table and the iptables chain live inside lvbench-rx.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -55,8 +59,14 @@ fi
 NS_TX=lvbench-tx NS_RX=lvbench-rx
 DEV_TX=lvbench0 DEV_RX=lvbench1
 B=$LEVEE_BUILD
+# Where results go: the published files for a full run (and --render), the build tree
+# for --quick.
 OUT=$LEVEE_ROOT/bench
 MD=$LEVEE_ROOT/BENCHMARKS.md
+if [ "$QUICK" = 1 ] && [ "$RENDER_ONLY" = 0 ]; then
+  OUT=$B/bench
+  MD=$OUT/BENCHMARKS.md
+fi
 
 # BENCHMARKS.md: replace what lies between a pair of marker comments.
 refresh_md() {  # section, file with the new body
@@ -71,7 +81,7 @@ refresh_md() {  # section, file with the new body
     !skip' "$MD" >"$MD.tmp" && mv "$MD.tmp" "$MD"
 }
 
-# bench/results.png and the tables of BENCHMARKS.md, from bench/results.json.
+# $OUT/results.png and the tables of $MD, from $OUT/results.json.
 render() {
   local json=$OUT/results.json tmp section
   [ -f "$json" ] || die "no $json to render"
@@ -135,10 +145,7 @@ ensure_packages "${LEVEE_PACKAGES[@]}" "${BENCH_PACKAGES[@]}"
 ensure_bpffs
 # Always (re)build: stale binaries would publish someone else's numbers. Only the four
 # tools the bench runs; a no-op when they are up to date.
-cmake -S "$LEVEE_ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
-  || die "cmake configure failed"
-cmake --build "$B" -j "$(nproc)" --target levee levee-flood levee-progbench levee-benchrx >/dev/null \
-  || die "build failed (run: cmake --build $B)"
+build_levee levee levee-flood levee-progbench levee-benchrx >/dev/null
 
 T_START=$EPOCHREALTIME
 in_rx() { nsenter --net="/var/run/netns/$NS_RX" "$@"; }
@@ -453,8 +460,11 @@ record --argjson stats "$stats_ms" --argjson status "$status_ms" --argjson track
 jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms, a metrics scrape \(.scrape_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))"' "$RAW"
 
 # ---- results ---------------------------------------------------------------------------
-say "results: bench/results.json, bench/results.png, BENCHMARKS.md"
+say "results: ${OUT#"$LEVEE_ROOT"/}/results.json, ${OUT#"$LEVEE_ROOT"/}/results.png, ${MD#"$LEVEE_ROOT"/}"
 mkdir -p "$OUT"
+# A quick run redraws its tables in a copy of the published page (prose and all), to be
+# read or diffed beside it.
+[ "$MD" = "$LEVEE_ROOT/BENCHMARKS.md" ] || cp "$LEVEE_ROOT/BENCHMARKS.md" "$MD"
 wall=$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 jq -n --slurpfile raw "$RAW" --slurpfile pb "$TMP/progbench.json" \
   --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg kernel "$(uname -r)" \

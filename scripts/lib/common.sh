@@ -3,6 +3,10 @@
 
 LEVEE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LEVEE_BUILD=${LEVEE_BUILD:-$LEVEE_ROOT/build}
+# More CMake arguments for the configure, split at spaces: LEVEE_CMAKE_ARGS=-DLEVEE_WERROR=ON
+# (.ci/run). A build directory keeps what it was configured with, so a later configure
+# without them (scripts/bench.sh after scripts/test.sh) does not undo them.
+read -r -a LEVEE_CMAKE_EXTRA <<<"${LEVEE_CMAKE_ARGS:-}"
 
 # What building and testing levee needs from Debian 12.
 LEVEE_PACKAGES=(
@@ -36,8 +40,15 @@ ensure_bpffs() {
   mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs on /sys/fs/bpf"
 }
 
+configure_levee() {
+  cmake -S "$LEVEE_ROOT" -B "$LEVEE_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LEVEE_CMAKE_EXTRA[@]}" \
+    >/dev/null || die "cmake configure failed"
+}
+
+# Configure and build the targets in "$@", or every target.
 build_levee() {
-  cmake -S "$LEVEE_ROOT" -B "$LEVEE_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
-    || die "cmake configure failed"
-  cmake --build "$LEVEE_BUILD" -j "$(nproc)" || die "build failed"
+  local targets=()
+  [ $# -eq 0 ] || targets=(--target "$@")
+  configure_levee
+  cmake --build "$LEVEE_BUILD" -j "$(nproc)" "${targets[@]}" || die "build failed (run: cmake --build $LEVEE_BUILD)"
 }

@@ -443,7 +443,7 @@ TEST(ConfigBans, DurationsAndDefaults) {
   EXPECT_EQ(b.where.key, "default.ban");
   EXPECT_EQ(b.where.line, 4u);
 
-  const BanSpec& c = parse_ok(
+  const BanSpec c = parse_ok(
                          "[default]\nrate = 10\nburst = 5\nban = \"500ms\"\nban_max = \"1m\"\nforget_after = \"10m\"\n"
                          "ban_scope = \"all\"\n")
                          .classes[0]
