@@ -444,10 +444,10 @@ TEST(ConfigBans, DurationsAndDefaults) {
   EXPECT_EQ(b.where.line, 4u);
 
   const BanSpec c = parse_ok(
-                         "[default]\nrate = 10\nburst = 5\nban = \"500ms\"\nban_max = \"1m\"\nforget_after = \"10m\"\n"
-                         "ban_scope = \"all\"\n")
-                         .classes[0]
-                         .ban;
+                        "[default]\nrate = 10\nburst = 5\nban = \"500ms\"\nban_max = \"1m\"\nforget_after = \"10m\"\n"
+                        "ban_scope = \"all\"\n")
+                        .classes[0]
+                        .ban;
   EXPECT_EQ(c.ban_ns, 500 * kMs);
   EXPECT_EQ(c.max_or_default(), 60 * kSec);
   EXPECT_EQ(c.forget_or_default(), 600 * kSec);

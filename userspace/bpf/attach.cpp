@@ -38,6 +38,8 @@ using SkelPtr = std::unique_ptr<levee_bpf, SkelDeleter>;
 class StagingDir {
  public:
   explicit StagingDir(std::string path) : path_(std::move(path)) {}
+  StagingDir(const StagingDir&) = delete;
+  StagingDir& operator=(const StagingDir&) = delete;
   ~StagingDir() {
     if (!committed_) (void)remove_pin_dir(path_);
   }

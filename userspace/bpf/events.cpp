@@ -90,7 +90,7 @@ std::vector<BanEnds::Ended> BanEnds::update(const std::vector<std::pair<lv_key, 
   std::map<lv_key, lv_ban, Less> present;
   for (const auto& [k, b] : records) present.emplace(k, b);
   for (const auto& [k, b] : active_) {
-    if (present.count(k)) continue;
+    if (present.contains(k)) continue;
     const bool over = static_cast<int64_t>(b.until_ns - now) <= 0;
     out.push_back({k, b, over ? b.until_ns : now, !over});
   }
@@ -168,9 +168,16 @@ Result<size_t> EventSource::poll(std::chrono::milliseconds timeout, const Sink& 
   handed_ = 0;
   stop_ = false;
   sink_ = &fn;
-  struct Unset {
-    const Sink*& s;
-    ~Unset() { s = nullptr; }
+  // The sink lives only for this call.
+  class Unset {
+   public:
+    explicit Unset(const Sink*& s) : s_(s) {}
+    Unset(const Unset&) = delete;
+    Unset& operator=(const Unset&) = delete;
+    ~Unset() { s_ = nullptr; }
+
+   private:
+    const Sink*& s_;
   } unset{sink_};
   while (!stop_) {
     const auto wake = std::min(until, next_ban_poll_);

@@ -101,6 +101,7 @@ Status replace_class(lv_policy& next, const std::vector<uint8_t>& order, unsigne
   check.classes.push_back(c);
   LV_TRY(validate(check, Clocks::read().now_unix_ns));
   std::vector<ClassSpec> all;
+  all.reserve(order.size());
   for (uint8_t i : order) all.push_back(i == id ? c : class_of(next.classes[i]));
   LV_TRY(check_ban_scopes(all));
   const uint8_t epoch = next.classes[id].epoch;  // the same class: its sources keep their state
@@ -220,7 +221,7 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   keep_runtime_entries(cur_lists, cur, p, clocks.now_mono_ns, entries, r);
   Lists lists = rebuild_lists(entries);
   if (p.iface.attach_only())
-    r.notes.push_back(
+    r.notes.emplace_back(
         "the interface settings (mode, max_sources, max_bans) apply at attach; a reload keeps the current ones");
   if ((next.slot.flags & LV_POL_REFUSE_FULL) && !(prior_flags & LV_POL_REFUSE_FULL)) {
     // The datapath counts the states it creates only while it refuses: start it from

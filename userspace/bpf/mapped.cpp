@@ -9,7 +9,7 @@
 namespace levee {
 
 Result<MappedArray> MappedArray::map(int fd, size_t bytes, const char* name) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t len = (bytes + page - 1) / page * page;
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return sys_error(fmt::format("map the {} map", name));

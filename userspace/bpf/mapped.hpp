@@ -15,6 +15,8 @@ class MappedArray {
   static Result<MappedArray> map(int fd, size_t bytes, const char* name);
   MappedArray(MappedArray&& o) noexcept;
   MappedArray& operator=(MappedArray&&) = delete;
+  MappedArray(const MappedArray&) = delete;
+  MappedArray& operator=(const MappedArray&) = delete;
   ~MappedArray();
 
   template <typename T>

@@ -109,7 +109,7 @@ Status for_each_state_chunk(int fd, uint32_t chunk, const StateChunkFn& fn) {
 Result<size_t> delete_keys(int fd, std::span<const lv_key> keys, const char* what) {
   size_t done = 0, at = 0;
   while (at < keys.size()) {
-    uint32_t count = static_cast<uint32_t>(keys.size() - at);
+    auto count = static_cast<uint32_t>(keys.size() - at);
     int err = bpf_map_delete_batch(fd, keys.data() + at, &count, nullptr);
     const int saved = errno;
     done += count;

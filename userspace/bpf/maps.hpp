@@ -98,7 +98,7 @@ class SharedMap {
 class SeenMap {
  public:
   static Result<SeenMap> map(int seen_fd);
-  uint64_t* half(unsigned h) { return p_ + (h & 1) * LV_SEEN_WORDS; }
+  uint64_t* half(unsigned h) { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
 
  private:
   explicit SeenMap(MappedArray m) : m_(std::move(m)), p_(m_.as<uint64_t>()) {}

@@ -73,7 +73,7 @@ class BanAllIndex {
     mask_of(id, m4, m6);
     if (fresh)
       for (const lv_key& r : records_) it->second.insert(masked(r, m4, m6));
-    return it->second.count(masked(k, m4, m6)) > 0;
+    return it->second.contains(masked(k, m4, m6));
   }
 
  private:
@@ -218,7 +218,7 @@ class StateSweep {
     if (!key_current(k, pol_)) return true;
     const bool idle = state_idle(k, s, judged_[k.class_id], now_, idle_ns_);
     if (!idle || (k.family & LV_KEY_NETWORK)) return idle;
-    return !banned_.count(k) && !banned_everywhere_.covers(k);
+    return !banned_.contains(k) && !banned_everywhere_.covers(k);
   }
 
   Session& sess_;

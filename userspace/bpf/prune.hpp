@@ -28,7 +28,7 @@
 
 namespace levee {
 
-inline constexpr uint64_t kDefaultIdleNs = 10 * 60 * LV_NSEC_PER_SEC;  // --idle
+inline constexpr uint64_t kDefaultIdleNs = 10ull * 60 * LV_NSEC_PER_SEC;  // --idle
 
 // Is this state idle at `now`, judged by class `c` (widened by the overrides that apply
 // in it, see prune_class())? A source is judged by c.pkt and c.bytes, a network

@@ -139,7 +139,7 @@ Status edit(const ListArgs& a) {
   std::set<CidrKey> present;
   for (const auto& [k, r] : before) present.insert(k);
   for (const Cidr& c : cidrs) {
-    const bool there = present.count(key_of(c)) > 0;
+    const bool there = present.contains(key_of(c));
     std::string what;
     if (add) {
       what = there ? "replaced" : "added";

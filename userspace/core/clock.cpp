@@ -93,7 +93,8 @@ uint64_t clock_tick_ns() {
 
 int64_t unix_seconds(int64_t year, unsigned month, unsigned day, unsigned hour, unsigned minute, unsigned second,
                      int64_t offset_minutes) {
-  return days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+  return days_from_civil(year, month, day) * 86400 + int64_t{hour} * 3600 + int64_t{minute} * 60 + second -
+         offset_minutes * 60;
 }
 
 std::optional<uint64_t> parse_rfc3339(std::string_view s) {

@@ -40,7 +40,7 @@ std::optional<uint64_t> parse_count(std::string_view s) {
     }
     if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
     seen_digit = true;
-    uint64_t d = static_cast<uint64_t>(c - '0');
+    auto d = static_cast<uint64_t>(c - '0');
     if (!seen_dot) {
       if (whole > (kMax - d) / 10) return std::nullopt;
       whole = whole * 10 + d;
@@ -133,7 +133,7 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
     else if (s[0] == 'd')
       unit = 86400 * kS;
     else if (s[0] == 'w')
-      unit = 7 * 86400 * kS;
+      unit = 7ull * 86400 * kS;
     else
       return std::nullopt;
     s.remove_prefix(len);

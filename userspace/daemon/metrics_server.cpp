@@ -23,6 +23,8 @@ class BlockDaemonSignals {
     pthread_sigmask(SIG_BLOCK, &s, &old_);
   }
   ~BlockDaemonSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  BlockDaemonSignals(const BlockDaemonSignals&) = delete;
+  BlockDaemonSignals& operator=(const BlockDaemonSignals&) = delete;
 
  private:
   sigset_t old_;

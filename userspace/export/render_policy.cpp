@@ -47,7 +47,7 @@ std::string describe_extras(const ClassSpec& c) {
     parts.push_back(fmt::format("ban {}, doubling up to {}, forgotten after {}{}", format_duration(c.ban.ban_ns),
                                 format_duration(c.ban.max_or_default()), format_duration(c.ban.forget_or_default()),
                                 c.ban.all_classes ? ", in every class" : ""));
-  if (c.monitor) parts.push_back("monitor mode");
+  if (c.monitor) parts.emplace_back("monitor mode");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;

@@ -22,11 +22,11 @@ namespace levee {
 // reason monitor mode can count present (zeros too): the limiter's, and deny. The text has a "would drop (monitor
 // mode)" section when any is counted or `monitoring` (some class monitors now).
 using ClassNames = std::vector<std::pair<std::string, unsigned>>;
-nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& classes = {});
-std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& classes = {},
+nlohmann::json stats_json(const std::string& iface, const Counters& c, const ClassNames& class_names = {});
+std::string stats_text(const std::string& iface, const Counters& c, const ClassNames& class_names = {},
                        bool monitoring = false);
 
 // One line of rates between two samples `seconds` apart.
-std::string rates_line(const Counters& before, const Counters& after, double seconds);
+std::string rates_line(const Counters& a, const Counters& b, double seconds);
 
 }  // namespace levee

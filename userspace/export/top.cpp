@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -135,7 +136,7 @@ json top_json(const TopView& v) {
           {"sources", v.sources},
           {"networks", v.with_networks ? json(v.networks) : json(nullptr)},
           {"counter_bits", 32},
-          {"walk_ms", static_cast<uint64_t>(v.walk_seconds * 1000 + 0.5)},
+          {"walk_ms", static_cast<uint64_t>(std::llround(v.walk_seconds * 1000))},
           {"interval_s", json_or_null(v.interval)},
           {"rows", rows}};
 }

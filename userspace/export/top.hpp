@@ -35,7 +35,7 @@ uint64_t top_score(const TopCounts& c, TopBy by);
 // What a source did between two walks. Counters wrap at 2^32, so the difference is
 // taken modulo 2^32; a packet count that went down means the state was recreated
 // (evicted or pruned, then new) and what it has now is all new.
-TopCounts counts_since(const TopCounts& before, const TopCounts& now);
+TopCounts counts_since(const TopCounts& a, const TopCounts& b);
 
 // Each key's counters from one walk, to compare the next walk with (--watch): an
 // open-addressing table sized once per walk, so a million sources cost tens of

@@ -65,7 +65,7 @@ std::vector<uint8_t> compile_classes(const std::vector<ClassSpec>& classes, uint
                                      CompiledPolicy& out) {
   lv_policy& s = out.slot;
   const ClassIds prior_ids = prior ? class_ids(*prior) : ClassIds{};
-  const std::vector<uint8_t> ids = assign_class_ids(classes, prior_ids);
+  std::vector<uint8_t> ids = assign_class_ids(classes, prior_ids);
   if (prior)  // unused ids keep their epoch, so a later class given one moves past it
     for (unsigned id = 0; id < LV_MAX_CLASSES; ++id) s.classes[id].epoch = prior->classes[id].epoch;
   s.nr_classes = static_cast<uint32_t>(classes.size());

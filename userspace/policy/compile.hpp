@@ -24,7 +24,7 @@ struct CompiledPolicy {
 // With `prior` (the slot being replaced), classes keep their ids, epochs and counter
 // baselines; an id given to a new class gets the next epoch (its old state is not
 // found) and its baseline is left for the caller to take from the live counters.
-CompiledPolicy compile(const Policy& p, const Clocks& clocks, const lv_policy* prior = nullptr);
+CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prior = nullptr);
 
 // Compile one class: limits, prefix masks, ban times, its own mode, and the
 // fast-reject flag when the tau of every limit covers two ticks of the cached clock's

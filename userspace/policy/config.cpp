@@ -46,7 +46,7 @@ Result<Policy> Reader::read(const toml::table& root) {
     p.classes.push_back(klass(*t, "default", true));
   else if (!root.get("default"))
     fail(1, "default", "there is no [default] table",
-         "add [default] with the limits of everything no [[class]] matches, e.g. rate = \"10k\" and burst = \"1k\"");
+         R"(add [default] with the limits of everything no [[class]] matches, e.g. rate = "10k" and burst = "1k")");
   if (const toml::table* t = table(root, "lists")) {
     known(*t, "lists", {"allow", "deny", "deny_in_monitor"});
     if (const toml::node* n = t->get("allow")) list(*n, "lists.allow", LV_LIST_ALLOW, p);
@@ -104,7 +104,7 @@ void Reader::list(const toml::node& n, const std::string& key, lv_list_kind kind
       known(*t, k, {"cidr", "expires"});
       c = t->get("cidr");
       ck = join(k, "cidr");
-      if (!c) return fail(el, ck, "missing", "write { cidr = \"203.0.113.0/24\", expires = \"2h\" }");
+      if (!c) return fail(el, ck, "missing", R"(write { cidr = "203.0.113.0/24", expires = "2h" })");
       if (const toml::node* x = t->get("expires")) {
         if (kind != LV_LIST_DENY)
           fail(*x, join(k, "expires"), "only deny entries expire", "remove expires, or put the entry on the deny list");
@@ -136,7 +136,7 @@ void Reader::override_(const toml::table& t, const std::string& path, Policy& p)
     elements(*n, join(path, "classes"), "an array of class names", [&](const toml::node& el, const std::string& k) {
       auto s = string(el, k);
       if (!s) return;
-      if (!class_lines_.count(*s)) {
+      if (!class_lines_.contains(*s)) {
         std::string names;
         for (const ClassSpec& c : p.classes) names += fmt::format("{}{}", names.empty() ? "" : ", ", c.name);
         return fail(el, k, fmt::format("there is no class '{}'", *s), fmt::format("the classes are {}", names));

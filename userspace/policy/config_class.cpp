@@ -19,7 +19,7 @@ ClassSpec Reader::klass(const toml::table& t, const std::string& path, bool is_d
          "it takes everything no [[class]] matches; put this match in a [[class]]");
   const Keys keys = {"name", "rate", "burst", "bytes_rate", "bytes_burst", "prefix4", "prefix6", "network", "total"};
   std::vector<std::string_view> all(keys);
-  if (!is_default) all.push_back("match");
+  if (!is_default) all.emplace_back("match");
   known(t, path, with_inheritable(all));
   c.name = name(t, path, class_lines_, "class", is_default ? "default" : nullptr);
   if (const toml::node* m = t.get("match"); m && !is_default) c.match = match(*m, join(path, "match"));
@@ -101,7 +101,7 @@ void Reader::inherit(const toml::table& t, const std::string& path, const Inheri
 
 void Reader::network(const toml::node& n, const std::string& path, ClassSpec& c) {
   const toml::table* t = n.as_table();
-  if (!t) return wrong_type(n, path, "a table", "write network = { prefix4 = 24, rate = \"10k\", burst = \"1k\" }");
+  if (!t) return wrong_type(n, path, "a table", R"(write network = { prefix4 = 24, rate = "10k", burst = "1k" })");
   known(*t, path, {"prefix4", "prefix6", "rate", "burst", "bytes_rate", "bytes_burst"});
   NetworkLimit& net = c.network;
   net.where = where(n, path);
@@ -127,7 +127,7 @@ void Reader::network(const toml::node& n, const std::string& path, ClassSpec& c)
 
 void Reader::total(const toml::node& n, const std::string& path, ClassSpec& c) {
   const toml::table* t = n.as_table();
-  if (!t) return wrong_type(n, path, "a table", "write total = { rate = \"100k\", burst = \"10k\" }");
+  if (!t) return wrong_type(n, path, "a table", R"(write total = { rate = "100k", burst = "10k" })");
   known(*t, path, {"rate", "burst", "bytes_rate", "bytes_burst"});
   c.total.where = where(n, path);
   limits(*t, path, c.total.packets, c.total.bytes);
@@ -141,7 +141,7 @@ std::string Reader::name(const toml::table& t, const std::string& path, std::map
   const toml::node* n = t.get("name");
   const std::string key = join(path, "name");
   if (!n && !fallback) return fail(t, key, "missing", fmt::format("every {} needs a name", what)), "";
-  const std::string v = n ? string(*n, key).value_or("") : fallback;
+  std::string v = n ? string(*n, key).value_or("") : fallback;
   const unsigned line = n ? line_of(*n) : line_of(t);
   if (!valid_name(v))
     fail(line, key, fmt::format("'{}' is not a valid name", v),

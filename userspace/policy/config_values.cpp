@@ -15,8 +15,8 @@
 namespace levee::config_reader {
 namespace {
 
-constexpr const char* kCountHint = "write e.g. 500, \"10k\" or \"1.5M\"";
-constexpr const char* kDurationHint = "write a duration like \"500ms\", \"2s\", \"10m\", \"1h\" or \"1h30m\"";
+constexpr const char* kCountHint = R"(write e.g. 500, "10k" or "1.5M")";
+constexpr const char* kDurationHint = R"(write a duration like "500ms", "2s", "10m", "1h" or "1h30m")";
 
 constexpr Named<toml::node_type> kTypeNames[] = {{toml::node_type::string, "a string"},
                                                  {toml::node_type::integer, "an integer"},

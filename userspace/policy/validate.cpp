@@ -71,7 +71,7 @@ Status check_class_extras(const ClassSpec& c) {
       return at(w, fmt::format("class '{}' bans sources but has no limit per source to be over", c.name),
                 "give it rate and burst, or bytes_rate and bytes_burst (network and total limits do not ban)");
     if (b.ban_ns > kMaxDurationNs || b.max_or_default() > kMaxDurationNs || b.forget_or_default() > kMaxDurationNs)
-      return at(w, "a ban duration is over 100 years", "give e.g. \"2s\", \"10m\" or \"1h\"");
+      return at(w, "a ban duration is over 100 years", R"(give e.g. "2s", "10m" or "1h")");
     if (b.max_or_default() < b.ban_ns)
       return at(w,
                 fmt::format("class '{}': ban_max {} is shorter than the first ban, {}", c.name,
@@ -132,7 +132,7 @@ Status check_overrides(const std::vector<OverrideSpec>& overrides, const std::se
     LV_TRY(check_rate(o.packets, o.where, "packet", kMaxRatePps, kMaxBurst));
     LV_TRY(check_rate(o.bytes, o.where, "byte", kMaxRateBytes, kMaxBurstBytes));
     for (const auto& cn : o.classes)
-      if (!class_names.count(cn)) return at(o.where, fmt::format("override '{}' names no class '{}'", o.name, cn));
+      if (!class_names.contains(cn)) return at(o.where, fmt::format("override '{}' names no class '{}'", o.name, cn));
   }
   return {};
 }
@@ -142,7 +142,7 @@ Status check_lists(const std::vector<ListEntry>& lists, const std::set<std::stri
   std::map<ListKey, const ListEntry*> seen;
   size_t n4 = 0, n6 = 0;
   for (const ListEntry& e : lists) {
-    if (e.kind == LV_LIST_OVERRIDE && !override_names.count(e.override_name))
+    if (e.kind == LV_LIST_OVERRIDE && !override_names.contains(e.override_name))
       return at(e.where, fmt::format("no override named '{}'", e.override_name));
     if (e.expires_unix_ns && e.kind != LV_LIST_DENY)
       return at(e.where, fmt::format("{}: only deny entries expire", e.cidr.to_string()));
