@@ -19,10 +19,10 @@ namespace levee::model {
 // goes no further (not_ip, malformed, vlan_depth, ext_depth).
 struct Parsed {
   uint32_t reason = LV_R_MALFORMED;
-  uint8_t family = 0;               // LV_AF_INET or LV_AF_INET6
-  uint8_t kind = 0;                 // enum lv_l4_kind
-  uint16_t dport = 0;               // TCP/UDP destination port of a first fragment, else 0
-  std::array<uint8_t, 16> addr{};   // source; IPv4 as ::ffff:a.b.c.d
+  uint8_t family = 0;              // LV_AF_INET or LV_AF_INET6
+  uint8_t kind = 0;                // enum lv_l4_kind
+  uint16_t dport = 0;              // TCP/UDP destination port of a first fragment, else 0
+  std::array<uint8_t, 16> addr{};  // source; IPv4 as ::ffff:a.b.c.d
   bool operator==(const Parsed&) const = default;
 };
 

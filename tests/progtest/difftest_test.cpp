@@ -19,8 +19,8 @@
 // "undecidable", never as agreement. Not modelled (not generated): bans, class totals,
 // when_full = "refuse", expiring list entries, events.
 //
-// LEVEE_DIFF_SEED (default 1), LEVEE_DIFF_POLICIES (default 100), LEVEE_DIFF_FRAMES
-// (default 1,000,000, shared out over the policies).
+// LEVEE_DIFF_SEED (default 1), LEVEE_DIFF_POLICIES (default 500), LEVEE_DIFF_FRAMES
+// (default 1,200,000, shared out over the policies: about 1M are decided and compared).
 #include <sched.h>
 
 #include <algorithm>
@@ -512,9 +512,8 @@ class Gen {
     const std::vector<Proto> all{Proto::Tcp, Proto::Udp, Proto::Icmp, Proto::Icmp6, Proto::Other};
     for (Proto pr : all)
       if (p(0.35)) m.protos.push_back(pr);
-    const bool ported = m.protos.empty() || std::all_of(m.protos.begin(), m.protos.end(), [](Proto x) {
-                          return x == Proto::Tcp || x == Proto::Udp;
-                        });
+    const bool ported = m.protos.empty() || std::all_of(m.protos.begin(), m.protos.end(),
+                                                        [](Proto x) { return x == Proto::Tcp || x == Proto::Udp; });
     if (ported && p(0.5)) {
       m.ports.push_back(pick(std::vector<PortRange>{{53, 53}, {80, 80}, {443, 443}, {1000, 1999}, {0, 1023}}));
       if (m.protos.empty()) m.protos = {Proto::Tcp, Proto::Udp};
@@ -526,8 +525,8 @@ class Gen {
   Cidr prefix() {
     const bool v6 = p(0.4);
     const std::string a = source(v6);
-    const unsigned len = static_cast<unsigned>(
-        v6 ? pick(std::vector<uint64_t>{128, 128, 126, 64, 48, 33}) : pick(std::vector<uint64_t>{32, 32, 30, 28, 24, 16}));
+    const unsigned len = static_cast<unsigned>(v6 ? pick(std::vector<uint64_t>{128, 128, 126, 64, 48, 33})
+                                                  : pick(std::vector<uint64_t>{32, 32, 30, 28, 24, 16}));
     Cidr c = cidr(a + (v6 ? "/128" : "/32"));
     c.addr = mask_prefix(c.addr, len);
     c.len = len;
@@ -567,8 +566,8 @@ struct Figures {
 
 TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
   const uint64_t seed = env_or("LEVEE_DIFF_SEED", 1);
-  const uint64_t policies = env_or("LEVEE_DIFF_POLICIES", 100);
-  const uint64_t frames = env_or("LEVEE_DIFF_FRAMES", 1'000'000);
+  const uint64_t policies = env_or("LEVEE_DIFF_POLICIES", 500);
+  const uint64_t frames = env_or("LEVEE_DIFF_FRAMES", 1'200'000);
   const uint64_t per_policy = std::max<uint64_t>(1, frames / std::max<uint64_t>(1, policies));
   OneCpu pin;
   Controller ctl(dp());
@@ -640,12 +639,12 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
     if (HasFailure()) return;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("difftest: seed %llu, %llu policies (%llu refused by validate), %llu frames agreed, %llu policies "
-              "stopped undecidable (%llu frames not run), %.1f s\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(fig.policies),
-              static_cast<unsigned long long>(fig.refused), static_cast<unsigned long long>(fig.frames),
-              static_cast<unsigned long long>(fig.undecidable), static_cast<unsigned long long>(fig.skipped_frames),
-              secs);
+  std::printf(
+      "difftest: seed %llu, %llu policies (%llu refused by validate), %llu frames agreed, %llu policies "
+      "stopped undecidable (%llu frames not run), %.1f s\n",
+      static_cast<unsigned long long>(seed), static_cast<unsigned long long>(fig.policies),
+      static_cast<unsigned long long>(fig.refused), static_cast<unsigned long long>(fig.frames),
+      static_cast<unsigned long long>(fig.undecidable), static_cast<unsigned long long>(fig.skipped_frames), secs);
   EXPECT_GE(fig.policies, policies * 9 / 10) << "the generator's policies are mostly refused";
 }
 
