@@ -65,6 +65,21 @@ static __always_inline int lv_is_vlan(__be16 proto)
 }
 
 /*
+ * An IEEE 802.3 frame: the type field is its length (below ETH_P_802_3_MIN). A runt that
+ * a driver padded with zeros up to the Ethernet minimum reads as one of length 0, so a
+ * length with no room for the LLC header (3 bytes) or beyond the frame is a truncated
+ * frame, not a frame of another protocol.
+ */
+static __always_inline int lv_eth_payload(const struct lv_cursor *c, __be16 proto)
+{
+	__u32 len = bpf_ntohs(proto);
+
+	if (len < ETH_P_802_3_MIN && (len < 3 || c->pos + len > c->end))
+		return -LV_R_MALFORMED;
+	return proto;
+}
+
+/*
  * Ethernet and up to two VLAN tags (802.1Q and 802.1ad, in any order).
  * Returns the ethertype of the payload (network order) or -reason.
  * A third tag is not parsed: the frame is dropped (LV_R_VLAN_DEPTH) rather than
@@ -85,7 +100,7 @@ static __always_inline int lv_parse_eth(struct lv_cursor *c)
 		struct lv_vlan_hdr *vh;
 
 		if (!lv_is_vlan(proto))
-			return proto;
+			return lv_eth_payload(c, proto);
 		vh = lv_pull(c, sizeof(*vh));
 		if (!vh)
 			return -LV_R_MALFORMED;
@@ -93,7 +108,7 @@ static __always_inline int lv_parse_eth(struct lv_cursor *c)
 	}
 	if (lv_is_vlan(proto))
 		return -LV_R_VLAN_DEPTH;
-	return proto;
+	return lv_eth_payload(c, proto);
 }
 
 /* A TCP or UDP header of `len` bytes, which must lie within the IP payload (`avail`),

@@ -210,6 +210,23 @@ size_t count_keys(int fd, Pred keep) {
 
 }  // namespace
 
+void Datapath::reset_state() {
+  for (bpf_map* m : {skel_->maps.lv_state, skel_->maps.lv_bans}) {
+    const int fd = bpf_map__fd(m);
+    lv_key key{};
+    while (bpf_map_get_next_key(fd, nullptr, &key) == 0)
+      if (bpf_map_delete_elem(fd, &key)) throw failure("clear " + std::string(bpf_map__name(m)), errno);
+  }
+  for (uint32_t id = 0; id <= LV_MAX_CLASSES; ++id) put_shared(id, lv_shared{});
+  const int seen = bpf_map__fd(skel_->maps.lv_seen);
+  const size_t len = bpf_map__value_size(skel_->maps.lv_seen) * bpf_map__max_entries(skel_->maps.lv_seen);
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, seen, 0);
+  if (p == MAP_FAILED) throw failure("mmap lv_seen", errno);
+  std::memset(p, 0, len);
+  munmap(p, len);
+  put_percpu(lv_percpu{});
+}
+
 size_t Datapath::state_count() const {
   return count_keys(bpf_map__fd(skel_->maps.lv_state), [](const lv_key&) { return true; });
 }

@@ -94,6 +94,11 @@ class Datapath {
     write_control(ctl);
   }
 
+  // Every source, network, ban, shared budget, known-source bit and per-CPU counter
+  // back to zero, as after load (the policy and the lists stay): a fresh datapath
+  // without the verifier's second of a new load.
+  void reset_state();
+
   int prog_fd() const;
   int policy_fd() const;
   int state_fd() const;

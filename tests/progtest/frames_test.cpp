@@ -63,6 +63,14 @@ std::function<void(Bytes&, const Frame&)> ipv4_tot_len(uint16_t v) {
   return [v](Bytes& b, const Frame& f) { put16(b, f.layer(Layer::Ipv4) + 2, v); };
 }
 
+// The first `len` bytes of a frame, then zeros up to `to` bytes.
+Bytes padded_runt(size_t len, size_t to) {
+  Bytes b = Frame().eth().ipv4(kSrc4, kDst4).udp(1234, 53).bytes();
+  b.resize(len);
+  b.resize(to, 0);
+  return b;
+}
+
 Frame udp4() { return Frame().eth().ipv4(kSrc4, kDst4).udp(1234, 53).payload(18); }
 Frame udp6() { return Frame().eth().ipv6(kSrc6, kDst6).udp(1234, 53).payload(18); }
 
@@ -137,6 +145,13 @@ std::vector<FrameCase> frame_cases() {
   // --- truncated: dropped as malformed ---------------------------------------------------
   add("EthernetOnlyIpv4", Frame().eth().ethertype(0x0800).bytes(), D, LV_R_MALFORMED);
   add("EthernetOnlyIpv6", Frame().eth().ethertype(0x86dd).bytes(), D, LV_R_MALFORMED);
+  // A runt the driver padded with zeros to a whole Ethernet header (what a 10-byte frame
+  // arrives as): its type field reads as an 802.3 length of 0, too short for LLC.
+  add("TenBytesPaddedWithZeros", padded_runt(10, 14), D, LV_R_MALFORMED);
+  add("TenBytesPaddedToEthernetMinimum", padded_runt(10, 60), D, LV_R_MALFORMED);
+  add("Ieee8023LengthBeyondFrame", Frame().eth().ethertype(0x002e).payload(45).bytes(), D, LV_R_MALFORMED);
+  add("Ieee8023LengthBelowLlc", Frame().eth().ethertype(0x0002).payload(46).bytes(), D, LV_R_MALFORMED);
+  add("Dot1qIeee8023LengthZero", Frame().eth().vlan(100).ethertype(0x0000).bytes(), D, LV_R_MALFORMED);
   add("EthernetOnlyVlan", Frame().eth().ethertype(0x8100).bytes(), D, LV_R_MALFORMED);
   add("PartialVlanTag", cut(Frame().eth().vlan(100).ipv4(kSrc4, kDst4), 14 + 2), D, LV_R_MALFORMED);
   add("PartialSecondVlanTag", cut(Frame().eth().vlan(100, 0x88a8).vlan(200).ipv4(kSrc4, kDst4), 14 + 4 + 3), D,
