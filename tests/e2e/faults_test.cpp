@@ -26,8 +26,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "e2e.hpp"
@@ -201,8 +201,8 @@ TEST_F(Faults, EventsFileOnAFullDiskDropsCountedEventsAndResumesWithWholeLines) 
 
 // A policy whose rate, burst and deny list go together: each reload must bring all three.
 std::string storm_policy(uint64_t rate, unsigned deny) {
-  std::string s = "[default]\nrate = " + std::to_string(rate) + "\nburst = " + std::to_string(rate / 10) +
-                  "\n[lists]\ndeny = [";
+  std::string s =
+      "[default]\nrate = " + std::to_string(rate) + "\nburst = " + std::to_string(rate / 10) + "\n[lists]\ndeny = [";
   for (unsigned i = 0; i < deny; ++i)
     s += (i ? ", \"198.19." : "\"198.19.") + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1) + "\"";
   return s + "]\n";
