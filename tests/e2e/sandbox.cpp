@@ -124,6 +124,7 @@ Child::Child(const std::vector<std::string>& argv, const RunOptions& o) : timeou
   if (pipe2(outp, O_CLOEXEC) != 0) sys_fail("pipe");
   if (pipe2(errp, O_CLOEXEC) != 0) sys_fail("pipe");
   const bool search = argv[0].find('/') == std::string::npos;
+  const std::string tmpfs_opts = o.tmpfs_dir.empty() ? "" : "size=" + o.tmpfs_size;  // no allocation after fork
 
   started_ = std::chrono::steady_clock::now();
   const pid_t parent = getpid();
@@ -140,11 +141,14 @@ Child::Child(const std::vector<std::string>& argv, const RunOptions& o) : timeou
     dup2(outp[1], 1);
     dup2(errp[1], 2);
     if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0) child_fail("setns");
-    if (o.hide_bpffs) {
+    if (o.hide_bpffs || o.private_bpffs || !o.tmpfs_dir.empty()) {
       if (unshare(CLONE_NEWNS) != 0) child_fail("unshare(CLONE_NEWNS)");
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) child_fail("make mounts private");
       int n = 0;
-      while (umount2("/sys/fs/bpf", MNT_DETACH) == 0 && n < 16) ++n;
+      while ((o.hide_bpffs || o.private_bpffs) && umount2("/sys/fs/bpf", MNT_DETACH) == 0 && n < 16) ++n;
+      if (!tmpfs_opts.empty() && mount("tmpfs", o.tmpfs_dir.c_str(), "tmpfs", 0, tmpfs_opts.c_str()) != 0)
+        child_fail("mount tmpfs");
+      if (o.private_bpffs && mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") != 0) child_fail("mount bpffs");
     }
     if (o.drop_root) {
       if (setgroups(0, nullptr) != 0) child_fail("setgroups");
@@ -487,6 +491,17 @@ void Sandbox::setup() {
     });
   }
 
+  make_veth();
+}
+
+void Sandbox::unplug() { ip_tx({"link", "del", tx_if_}); }
+
+void Sandbox::replug() {
+  if (run({"ip", "-n", tx_ns_, "link", "show", tx_if_}).code == 0) unplug();
+  make_veth();
+}
+
+void Sandbox::make_veth() {
   if (queues_ == 1) {
     ip_tx({"link", "add", tx_if_, "address", kTxMac, "type", "veth", "peer", "name", rx_if_, "address", kRxMac, "netns",
            rx_ns_});

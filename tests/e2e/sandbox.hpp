@@ -46,11 +46,15 @@ inline double secs(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 // ---- processes ----------------------------------------------------------------------
 
 struct RunOptions {
-  std::string netns;             // join /var/run/netns/<netns> (network namespace only)
-  bool drop_root = false;        // become uid/gid 65534 (nobody) before exec
-  bool hide_bpffs = false;       // private mount namespace with /sys/fs/bpf unmounted
-  bool die_with_parent = false;  // SIGKILL when the thread that started it ends (servers:
-                                 // nothing outlives a killed test)
+  std::string netns;                // join /var/run/netns/<netns> (network namespace only)
+  bool drop_root = false;           // become uid/gid 65534 (nobody) before exec
+  bool hide_bpffs = false;          // private mount namespace with /sys/fs/bpf unmounted
+  bool private_bpffs = false;       // private mount namespace with a bpffs of its own on /sys/fs/bpf
+                                    // (its pins go with the namespace; nsenter -m reaches it)
+  std::string tmpfs_dir;            // private mount namespace with a tmpfs of tmpfs_size on this
+  std::string tmpfs_size = "256k";  // directory (a small disk to fill; gone with the namespace)
+  bool die_with_parent = false;     // SIGKILL when the thread that started it ends (servers:
+                                    // nothing outlives a killed test)
   std::chrono::milliseconds timeout{30000};
 };
 
@@ -165,6 +169,10 @@ class Sandbox {
   std::string ifname(const std::string& suffix);
   // Remember an interface levee may have attached to, for cleanup.
   void track(const std::string& ifname) { tracked_.push_back(ifname); }
+  // Removes the veth pair (both ends go together) and makes it again as the sandbox made
+  // it: the same names, addresses and static neighbours, new interface indexes.
+  void unplug();
+  void replug();
   // `ip -n <rx_ns> ...` that must succeed.
   void ip_rx(std::vector<std::string> args);
   void ip_tx(std::vector<std::string> args);
@@ -190,6 +198,7 @@ class Sandbox {
 
  private:
   void setup();
+  void make_veth();
   void teardown() noexcept;
 
   std::string tag_, tx_ns_, rx_ns_, tx_if_, rx_if_;

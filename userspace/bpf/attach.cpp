@@ -159,28 +159,19 @@ Result<Fd> link_program(int prog_fd, unsigned ifindex, const AttachOptions& o, A
   return e;
 }
 
-// Pin the link and every map into a staging directory, then rename it into place.
-Status pin_into_place(levee_bpf* skel, const Fd& link, const std::string& iface) {
+// An object to pin: its fd and its name in the pin directory.
+struct PinObj {
+  int fd;
+  const char* name;
+};
+
+// Pin the objects into a staging directory, then rename it into place.
+Status pin_into_place(const std::vector<PinObj>& objs, const std::string& iface) {
   if (mkdir(kPinRoot, 0700) != 0 && errno != EEXIST) return sys_error(fmt::format("create {}", kPinRoot));
   remove_leftovers(iface);  // of a controller killed mid-attach or mid-detach
   StagingDir staging(work_dir(iface, "staging", getpid()));
   if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
-  struct Obj {
-    int fd;
-    const char* name;
-  };
-  std::vector<Obj> objs{Obj{link.get(), LV_PIN_LINK},
-                        Obj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
-                        Obj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
-                        Obj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
-                        Obj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
-                        Obj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
-                        Obj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
-                        Obj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
-  const ListFds lists = list_fds_of(skel);
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(Obj{lists[slot][m], kListPins[slot][m]});
-  for (Obj obj : objs) {
+  for (PinObj obj : objs) {
     std::string path = fmt::format("{}/{}", staging.path(), obj.name);
     if (int err = bpf_obj_pin(obj.fd, path.c_str()); err) return sys_error(fmt::format("pin {}", path), -err);
   }
@@ -188,6 +179,22 @@ Status pin_into_place(levee_bpf* skel, const Fd& link, const std::string& iface)
   if (rename(staging.path().c_str(), dir.c_str()) != 0) return sys_error(fmt::format("create {}", dir));
   staging.commit();
   return {};
+}
+
+// The link and every map of a freshly loaded program.
+std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link) {
+  std::vector<PinObj> objs{PinObj{link.get(), LV_PIN_LINK},
+                           PinObj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
+                           PinObj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
+                           PinObj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
+                           PinObj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
+                           PinObj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
+                           PinObj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
+                           PinObj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
+  const ListFds lists = list_fds_of(skel);
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{lists[slot][m], kListPins[slot][m]});
+  return objs;
 }
 
 }  // namespace
@@ -219,7 +226,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
   const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
   AttachResult res;
   LV_TRY_ASSIGN(auto link, link_program(prog_fd, ifindex, o, res));
-  LV_TRY(pin_into_place(skel.get(), link, o.iface));
+  LV_TRY(pin_into_place(pin_objects(skel.get(), link), o.iface));
   res.mode = attached_mode(ifindex);
   res.prog_id = prog_id_of(prog_fd);
   return res;
@@ -250,6 +257,31 @@ Status detach(const std::string& iface) {
   LV_TRY(remove_pin_dir(gone));
   rmdir(kPinRoot);  // only succeeds when no interface is left
   return {};
+}
+
+bool link_attached(const Pinned& p) {
+  bpf_link_info li{};
+  uint32_t len = sizeof li;
+  // Unreadable counts as attached: only the kernel's own "ifindex 0" says it ended.
+  if (bpf_obj_get_info_by_fd(p.link.get(), &li, &len) != 0) return true;
+  return li.xdp.ifindex != 0;
+}
+
+Status repin(const Pinned& p) {
+  LV_TRY(check_bpffs());
+  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(p.iface));
+  std::error_code ec;
+  if (fs::exists(pin_dir(p.iface), ec))
+    return Error{fmt::format("{} exists already", pin_dir(p.iface)), 0,
+                 fmt::format("see what it holds with: levee status {}", p.iface)};
+  std::vector<PinObj> objs{PinObj{p.link.get(), LV_PIN_LINK},     PinObj{p.state.get(), LV_MAP_STATE},
+                           PinObj{p.policy.get(), LV_MAP_POLICY}, PinObj{p.percpu.get(), LV_MAP_PERCPU},
+                           PinObj{p.shared.get(), LV_MAP_SHARED}, PinObj{p.bans.get(), LV_MAP_BANS},
+                           PinObj{p.seen.get(), LV_MAP_SEEN}};
+  if (p.events.valid()) objs.push_back(PinObj{p.events.get(), LV_MAP_EVENTS});
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{p.lists[slot][m].get(), kListPins[slot][m]});
+  return pin_into_place(objs, p.iface);
 }
 
 }  // namespace levee

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bpf/pins.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
 #include "policy/policy.hpp"
@@ -39,5 +40,15 @@ AttachOptions attach_options(const std::string& iface, Policy p);
 
 Result<AttachResult> attach(const AttachOptions& o);
 Status detach(const std::string& iface);
+
+// Whether the pinned link still attaches its program: false once the interface it was
+// made for is gone (the kernel ends the link with its device) or after a detach.
+bool link_attached(const Pinned& p);
+
+// The pins of an open filter made again from its fds, as attach makes them (staging
+// directory, renamed into place): for `levee run` after its pins went with an unmounted
+// bpffs while it held the filter open. Refuses if bpffs is not mounted or the pin
+// directory is there again.
+Status repin(const Pinned& p);
 
 }  // namespace levee

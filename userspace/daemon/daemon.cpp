@@ -17,6 +17,8 @@
 #include "bpf/pins.hpp"
 #include "core/lock.hpp"
 #include "core/signals.hpp"
+#include "daemon/attachment.hpp"
+#include "daemon/event_lines.hpp"
 #include "daemon/health.hpp"
 #include "daemon/log.hpp"
 #include "daemon/maintenance.hpp"
@@ -33,7 +35,7 @@ using daemon::say;
 
 class Daemon {
  public:
-  explicit Daemon(const DaemonOptions& o) : o_(o) {}
+  explicit Daemon(const DaemonOptions& o) : o_(o), attachment_(o, health_), event_lines_(o.iface) {}
 
   Status run();
 
@@ -44,14 +46,16 @@ class Daemon {
   Status stop(bool detached_by_other);
   void hangup();
   Status open_events_file();
+  void open_events();
   bool write_event(const EventRecord& r);
 
   const DaemonOptions& o_;
   std::optional<IfaceLock> lock_;
-  std::optional<Pinned> pins_;
+  daemon::Health health_;
+  daemon::Attachment attachment_;  // the filter's objects, held open
   std::unique_ptr<EventSource> events_;
   FILE* events_out_ = stdout;
-  daemon::Health health_;
+  daemon::EventLines event_lines_;
   std::optional<daemon::MetricsServer> server_;  // last: stopped before what its scrapes read
 };
 
@@ -67,9 +71,11 @@ Status Daemon::open_events_file() {
 }
 
 bool Daemon::write_event(const EventRecord& r) {
-  fmt::print(events_out_, "{}\n", event_json(r).dump());
-  std::fflush(events_out_);  // a line as it happens: tail -f, a log shipper
-  health_.wrote(r);
+  // A line as it happens (tail -f, a log shipper), whole or dropped and counted.
+  if (event_lines_.write(fileno(events_out_), event_json(r).dump() + "\n"))
+    health_.wrote(r);
+  else
+    health_.dropped_event();
   return true;
 }
 
@@ -81,19 +87,16 @@ Status Daemon::start() {
   LV_TRY_ASSIGN(lock_, IfaceLock::daemon(iface));
   LV_TRY(open_events_file());
   if (o_.metrics) {
-    server_.emplace(iface, [this] { return daemon::metrics_snapshot(o_.iface, *pins_, health_); });
+    server_.emplace(iface, [this] { return attachment_.snapshot(); });
     LV_TRY(server_->start(o_.metrics->first, o_.metrics->second));
   }
 
   health_.started();
   LV_TRY(daemon::start_filter(o_, std::move(p)));
   health_.reloaded(true);
-  LV_TRY_ASSIGN(pins_, open_pinned(iface));
+  LV_TRY(attachment_.open());
   if (server_) server_->ready();
-  if (auto ev = EventSource::open(iface))
-    events_ = std::move(ev.value());
-  else
-    say(iface, "no events: {}", ev.error().message());
+  open_events();
   if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
   return {};
 }
@@ -104,15 +107,24 @@ void Daemon::hangup() {
   if (auto e = open_events_file(); !e) say(o_.iface, "{}", e.error().message());
 }
 
+void Daemon::open_events() {
+  events_.reset();
+  if (auto ev = EventSource::open(o_.iface))
+    events_ = std::move(ev.value());
+  else
+    say(o_.iface, "no events: {}", ev.error().message());
+}
+
 bool Daemon::loop() {
   const auto every = std::chrono::nanoseconds(o_.prune_every_ns);
   auto next_walk = Clock::now();
   const EventSource::Sink sink = [this](const EventRecord& r) { return write_event(r); };
   while (!Signals::stopped()) {
     if (Signals::take_hangup()) hangup();
-    if (!pin_dir_exists(o_.iface)) return true;
-    if (Clock::now() >= next_walk) {
-      if (auto w = daemon::maintenance_walk(o_, *pins_)) health_.walked(*w);
+    if (!attachment_.check()) return true;
+    if (attachment_.take_replaced()) open_events();  // attached again: a new event ring
+    if (Clock::now() >= next_walk && attachment_.whole()) {
+      if (auto w = daemon::maintenance_walk(o_, attachment_.pins())) health_.walked(*w);
       next_walk = Clock::now() + every;
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -131,12 +143,16 @@ Status Daemon::stop(bool detached_by_other) {
   const std::string& iface = o_.iface;
   if (server_) server_->stop();
   events_.reset();
-  pins_.reset();
+  const bool stays = attachment_.close();
   if (events_out_ != stdout) std::fclose(events_out_);
   events_out_ = stdout;
 
   if (detached_by_other) {
     say(iface, "the filter was detached (levee detach): levee run ends");
+    return {};
+  }
+  if (!stays) {
+    say(iface, "stopped");
     return {};
   }
   if (o_.detach_on_exit) {

@@ -21,9 +21,11 @@
 // every CLI command, so `levee set` or `levee deny add` meanwhile are serialised.
 //
 // daemon.cpp holds the start, the loop and the stop; the steps it calls are files of
-// their own: reload.* (attach or adopt, SIGHUP's reload), maintenance.* (the walk),
-// metrics_server.* (the endpoint), health.* (what the loop records for it), log.hpp
-// (the lines for the operator).
+// their own: reload.* (attach or adopt, SIGHUP's reload), attachment.* (the filter
+// kept in place: pinned again after bpffs, attached again after the interface),
+// maintenance.* (the walk), metrics_server.* (the endpoint), health.* (what the loop
+// records for it), event_lines.* (the events file, whole lines or counted drops),
+// log.hpp (the lines for the operator).
 #pragma once
 
 #include <cstdint>

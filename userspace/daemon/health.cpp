@@ -22,6 +22,33 @@ void Health::wrote(const EventRecord& r) {
   health_.events_suppressed += r.suppressed;
 }
 
+void Health::dropped_event() {
+  std::lock_guard g(mu_);
+  ++health_.events_dropped;
+}
+
+void Health::attached(bool yes) {
+  std::lock_guard g(mu_);
+  health_.attached = yes;
+}
+
+void Health::pinned(bool yes) {
+  std::lock_guard g(mu_);
+  health_.pinned = yes;
+}
+
+void Health::reattached() {
+  std::lock_guard g(mu_);
+  health_.attached = true;
+  ++health_.reattaches;
+}
+
+void Health::repinned() {
+  std::lock_guard g(mu_);
+  health_.pinned = true;
+  ++health_.repins;
+}
+
 void Health::walked(const WalkCounts& w) {
   std::lock_guard g(mu_);
   walk_ = w;

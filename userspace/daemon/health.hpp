@@ -17,7 +17,14 @@ class Health {
   // A load of the config into the kernel, at the start or on SIGHUP.
   void reloaded(bool ok);
   void wrote(const EventRecord& r);
+  // An event the events file refused (disk full).
+  void dropped_event();
   void walked(const WalkCounts& w);
+  // The filter's attachment and pins as the loop last found them.
+  void attached(bool yes);
+  void pinned(bool yes);
+  void reattached();
+  void repinned();
   // Into a scrape: s.walk and s.daemon.
   void read(MetricsSnapshot& s) const;
 

@@ -55,6 +55,13 @@ Status MetricsServer::start(const std::string& host, uint16_t port) {
   server_->Get("/", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(fmt::format("levee run {}: metrics at /metrics\n", iface_), "text/plain; charset=utf-8");
   });
+  // SO_REUSEADDR (a restart binds past its predecessor's connections in TIME_WAIT), but
+  // not cpp-httplib's default SO_REUSEPORT, under which a second levee run (or any
+  // server asking for it) shares the port and gets half the scrapes instead of a refusal.
+  server_->set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (!server_->bind_to_port(host, port))
     return Error{fmt::format("cannot serve metrics on {}:{}", host, port), 0,
                  "the port is in use or the address is not one of this host's; give another with --metrics"};

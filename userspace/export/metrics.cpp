@@ -153,6 +153,22 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.family("levee_events_suppressed_total", "counter",
            "Events the datapath did not send (over [interface] events_per_second), as the events it sent report.");
   w.sample({}, d.events_suppressed);
+  w.family("levee_events_dropped_total", "counter",
+           "Events this levee run could not write (the events file refused them: disk full, I/O error).");
+  w.sample({}, d.events_dropped);
+  w.family("levee_filter_attached", "gauge",
+           "1 while the filter is attached to the interface, 0 while the interface is gone (levee run attaches "
+           "again when it is back).");
+  w.sample({}, uint64_t{d.attached ? 1u : 0u});
+  w.family("levee_filter_pinned", "gauge",
+           "1 while the filter's pins are in bpffs, 0 while only levee run holds it (bpffs unmounted; it pins "
+           "again when bpffs is back).");
+  w.sample({}, uint64_t{d.pinned ? 1u : 0u});
+  w.family("levee_filter_recoveries_total", "counter",
+           "Times levee run put its filter back: attached again after the interface came back, pinned again "
+           "after bpffs did.");
+  w.sample({{"action", "reattach"}}, d.reattaches);
+  w.sample({{"action", "repin"}}, d.repins);
 }
 
 }  // namespace

@@ -40,6 +40,11 @@ struct DaemonHealth {
   uint64_t last_success_unix_ns = 0;       // the start's load counts
   std::map<std::string, uint64_t> events;  // written, by type name
   uint64_t events_suppressed = 0;          // the datapath's "suppressed" counts, summed
+  uint64_t events_dropped = 0;             // not written: the events file refused them (disk full)
+  // The filter as the daemon keeps it: attached to the interface (false while the
+  // interface is gone) and pinned in bpffs (false while only levee run holds it open).
+  bool attached = true, pinned = true;
+  uint64_t reattaches = 0, repins = 0;  // recoveries from each
 };
 
 struct MetricsSnapshot {
