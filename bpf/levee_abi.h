@@ -57,6 +57,8 @@ enum lv_reason {
 	LV_R_ALLOW = 2,      /* on the allow list: never limited */
 	LV_R_MONITORED = 3,  /* would have been dropped, passed because its class is in
 			      * monitor mode: lv_percpu.would says for which reason */
+	LV_R_PASS_END = 4,   /* one past the last pass reason: a new one takes it and moves this */
+	/* 4..7 reserved */
 	LV_R_FIRST_DROP = 8,
 	/* dropped */
 	LV_R_RATE = 8,         /* over its per-source packet limit */
@@ -71,6 +73,7 @@ enum lv_reason {
 	LV_R_ADMISSION = 17,   /* a new source over its class's new-source budget */
 	LV_R_NETWORK = 18,     /* over the limit of its enclosing network (/24, /48, ...) */
 	LV_R_CLASS_LIMIT = 19, /* over the limit of its class as a whole */
+	LV_R_DROP_END = 20,    /* one past the last drop reason: a new one takes it and moves this */
 	/* 20..23 reserved */
 	LV_REASON_MAX = 24,
 };

@@ -164,11 +164,17 @@ TEST(StatsOutput, RatesLineSaysWhatWouldBeDropped) {
 }
 
 TEST(Reasons, EveryAbiReasonHasANameAndHelp) {
-  for (unsigned r : {LV_R_MONITORED, LV_R_BAN, LV_R_ADMISSION, LV_R_NETWORK, LV_R_CLASS_LIMIT}) {
+  // Every id the ABI uses, found by its end markers, so a new reason cannot miss the table.
+  std::vector<unsigned> ids;
+  for (unsigned r = 0; r < LV_R_PASS_END; ++r) ids.push_back(r);
+  for (unsigned r = LV_R_FIRST_DROP; r < LV_R_DROP_END; ++r) ids.push_back(r);
+  static_assert(LV_R_PASS_END <= LV_R_FIRST_DROP && LV_R_DROP_END <= LV_REASON_MAX);
+  for (unsigned r : ids) {
     auto it = std::find_if(kReasons.begin(), kReasons.end(), [&](const ReasonInfo& i) { return i.id == r; });
-    ASSERT_NE(it, kReasons.end()) << r;
+    ASSERT_NE(it, kReasons.end()) << "reason id " << r << " has no row in kReasons";
     EXPECT_FALSE(it->help.empty()) << it->name;
   }
+  EXPECT_EQ(kReasons.size(), ids.size()) << "a row in kReasons for an id the ABI does not use";
   EXPECT_FALSE(monitorable(LV_R_DENY));
   EXPECT_TRUE(would_drop_reason(LV_R_DENY));
   EXPECT_FALSE(would_drop_reason(LV_R_MALFORMED));
