@@ -20,6 +20,7 @@
 #include "core/clock.hpp"
 #include "core/iface.hpp"
 #include "core/lock.hpp"
+#include "core/quote.hpp"
 #include "levee_bpf.skel.h"
 #include "policy/compile.hpp"
 #include "policy/validate.hpp"
@@ -227,7 +228,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
 
 Status detach(const std::string& iface) {
   LV_TRY(preflight("detach"));
-  if (!valid_iface_name(iface)) return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+  if (!valid_iface_name(iface)) return usage_error(fmt::format("{} is not a valid interface name", quote_value(iface)));
   LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
   const std::string dir = pin_dir(iface);
   std::error_code ec;

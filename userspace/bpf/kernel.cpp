@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "bpf/pins.hpp"
+#include "core/quote.hpp"
 
 namespace levee {
 namespace {
@@ -75,7 +76,7 @@ Status preflight(std::string_view action) {
 
 Result<unsigned> iface_index(const std::string& iface) {
   if (iface.empty() || iface.size() >= IF_NAMESIZE || iface.find('/') != std::string::npos)
-    return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+    return usage_error(fmt::format("{} is not a valid interface name", quote_value(iface)));
   unsigned idx = if_nametoindex(iface.c_str());
   if (idx == 0)
     return Error{fmt::format("no interface named {} in this network namespace", iface), 0,

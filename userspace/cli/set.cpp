@@ -7,6 +7,7 @@
 
 #include "bpf/live.hpp"
 #include "cli/options.hpp"
+#include "core/quote.hpp"
 #include "export/render_policy.hpp"
 
 namespace levee::cli {
@@ -61,7 +62,7 @@ Result<LimitChange> limit_change(const SetArgs& a) {
     return usage_error("--new-sources off with --new-sources-burst", "turn the budget off alone, or give it a rate");
   if (!a.mode.empty()) {
     if (a.mode != "monitor" && a.mode != "enforce")
-      return usage_error(fmt::format("--mode '{}' is not a mode", a.mode), "give monitor or enforce");
+      return usage_error(fmt::format("--mode {} is not a mode", quote_value(a.mode)), "give monitor or enforce");
     ch.monitor = a.mode == "monitor";
   }
   ch.prefix4 = a.prefix4;

@@ -21,6 +21,7 @@
 #include "bpf/prune.hpp"
 #include "cli/options.hpp"
 #include "core/clock.hpp"
+#include "core/quote.hpp"
 #include "core/signals.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
@@ -162,7 +163,8 @@ CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
 
 Status top(const TopArgs& a) {
   auto by = parse_top_by(a.by);
-  if (!by) return usage_error(fmt::format("--by '{}' is not a ranking", a.by), "give drops, packets or bytes");
+  if (!by)
+    return usage_error(fmt::format("--by {} is not a ranking", quote_value(a.by)), "give drops, packets or bytes");
   if (a.n == 0) return usage_error("-n 0 shows nothing", "give 1 or more");
   LV_TRY(preflight("top"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
