@@ -81,10 +81,8 @@ Status check_free(const std::string& iface, unsigned ifindex) {
   if (fs::exists(pin_dir(iface), ec)) {
     auto p = open_pinned(iface);
     if (p) {
+      LV_TRY(refuse_orphaned(p.value()));
       auto st = query_status(p.value(), false);
-      if (st && st->defunct)
-        return Error{fmt::format("{} has levee pins left from an interface that is gone", iface), 0,
-                     fmt::format("clear them with: levee detach {}", iface)};
       if (st)
         return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {})", iface, st->prog_id,
                                  st->mode, st->source),
@@ -162,7 +160,7 @@ Result<Fd> link_program(int prog_fd, unsigned ifindex, const AttachOptions& o, A
 
 // Pin the link and every map into a staging directory, then rename it into place.
 Status pin_into_place(levee_bpf* skel, const Fd& link, const std::string& iface) {
-  if (mkdir(kPinRoot, 0700) != 0 && errno != EEXIST) return sys_error(fmt::format("create {}", kPinRoot));
+  LV_TRY(make_pin_root());
   remove_leftovers(iface);  // of a controller killed mid-attach or mid-detach
   StagingDir staging(work_dir(iface, "staging", getpid()));
   if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
@@ -248,9 +246,9 @@ Status detach(const std::string& iface) {
       return sys_error(fmt::format("detach the XDP program from {}", iface), -err,
                        fmt::format("its pins are in {}; retry: levee detach {}", gone, iface));
   }
-  LV_TRY(remove_pin_dir(gone));
-  rmdir(kPinRoot);  // only succeeds when no interface is left
-  return {};
+  // /sys/fs/bpf/levee stays, empty: removed, another user could make it before the next
+  // attach (bpffs is 1777), which would then refuse it.
+  return remove_pin_dir(gone);
 }
 
 }  // namespace levee

@@ -71,7 +71,7 @@ Status check_bpffs() {
 Status preflight(std::string_view action) {
   LV_TRY(check_privileges(action));
   LV_TRY(check_bpffs());
-  return {};
+  return check_pin_root();
 }
 
 Result<unsigned> iface_index(const std::string& iface) {

@@ -20,6 +20,7 @@
 #include "bpf/policy_map.hpp"
 #include "bpf/prune.hpp"
 #include "cli/options.hpp"
+#include "cli/orphaned.hpp"
 #include "core/clock.hpp"
 #include "core/quote.hpp"
 #include "core/signals.hpp"
@@ -169,6 +170,7 @@ Status top(const TopArgs& a) {
   LV_TRY(preflight("top"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  warn_if_orphaned(p);
 
   std::optional<Signals> signals;
   if (a.watch) signals.emplace();
