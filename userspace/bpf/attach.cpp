@@ -23,6 +23,7 @@
 #include "core/quote.hpp"
 #include "levee_bpf.skel.h"
 #include "policy/compile.hpp"
+#include "policy/map_memory.hpp"
 #include "policy/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -204,6 +205,8 @@ AttachOptions attach_options(const std::string& iface, Policy p) {
 Result<AttachResult> attach(const AttachOptions& o) {
   const Clocks clocks = Clocks::read();
   LV_TRY(validate(o.policy, clocks.now_unix_ns));
+  // The maps are allocated whole at load: refuse before anything is asked of the kernel.
+  LV_TRY(check_map_memory(o.max_sources, o.max_bans, read_mem_total(), o.exceed_memory_cap));
   LV_TRY(preflight("attach"));
   LV_TRY_ASSIGN(auto ifindex, iface_index(o.iface));
   LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(o.iface));

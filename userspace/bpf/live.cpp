@@ -52,12 +52,14 @@ Result<unsigned> class_to_set(const lv_policy& p, const std::vector<uint8_t>& or
   return order.empty() ? 0u : order[0];
 }
 
-// The class as `levee set` leaves it.
+}  // namespace
+
 Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& ch) {
   ClassSpec c = before;
   if (ch.rate) c.packets.rate = *ch.rate;
   if (ch.burst) c.packets.burst = *ch.burst;
   if (ch.bytes_rate) c.bytes.rate = *ch.bytes_rate;
+  if (ch.bytes_rate == 0u) c.bytes = {};  // off: rate and burst
   if (ch.bytes_burst) c.bytes.burst = *ch.bytes_burst;
   if (ch.prefix4) c.prefix4 = *ch.prefix4;
   if (ch.prefix6) c.prefix6 = *ch.prefix6;
@@ -94,6 +96,8 @@ Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& ch) 
   }
   return c;
 }
+
+namespace {
 
 // Class `id` of `next` replaced by `c`, checked first as a policy of its own (its match
 // is kept as compiled), then for what concerns every class.
