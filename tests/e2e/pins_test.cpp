@@ -154,8 +154,8 @@ step status_writable "$LEVEE" status
 chmod 0700 "$L"
 step status_fixed "$LEVEE" status
 )";
-  RunResult r = run({"env", "LEVEE=" LEVEE_BIN, "IF=" + iface, "unshare", "--mount", "--propagation", "private",
-                     "bash", "-c", script},
+  RunResult r = run({"env", "LEVEE=" LEVEE_BIN, "IF=" + iface, "unshare", "--mount", "--propagation", "private", "bash",
+                     "-c", script},
                     RunOptions{.netns = sb().rx_ns()});
   ASSERT_EQ(r.code, 0) << r.describe();
   auto steps = steps_of(r.out);
