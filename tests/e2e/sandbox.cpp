@@ -374,16 +374,11 @@ void sweep_stale() {
     long pid = owner_pid(name);
     if (pid > 0 && !pid_alive(pid)) (void)run({"ip", "netns", "del", name});
   }
-  bool removed = false;
   for (const auto& e : fs::directory_iterator(kPinRoot, ec)) {
     std::string name = e.path().filename().string();
     long pid = owner_pid(name);
-    if (pid > 0 && !pid_alive(pid)) {
-      fs::remove_all(e.path(), ec);
-      removed = true;
-    }
+    if (pid > 0 && !pid_alive(pid)) fs::remove_all(e.path(), ec);
   }
-  if (removed) rmdir(kPinRoot);
   for (const auto& e : fs::directory_iterator("/run/levee", ec)) {
     std::string name = e.path().filename().string();
     long pid = owner_pid(name);
@@ -543,7 +538,7 @@ void Sandbox::teardown() noexcept {
     if (pinned(i)) fs::remove_all(pin_dir(i), ec);
     for (const auto& name : pin_entries(i + ":")) fs::remove_all(fs::path(kPinRoot) / name, ec);
   }
-  rmdir(kPinRoot);  // only if empty; levee detach does the same
+  // /sys/fs/bpf/levee itself stays, as levee leaves it (removed, anyone could make it).
   // 2. The namespaces, and every interface in them.
   try {
     if (tx_ns_made_) (void)run({"ip", "netns", "del", tx_ns_});

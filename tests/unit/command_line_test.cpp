@@ -6,8 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "bpf/live.hpp"
 #include "cli/app.hpp"
 #include "cli/lists.hpp"
+#include "core/quote.hpp"
+#include "policy/map_memory.hpp"
+#include "policy/validate.hpp"
 
 namespace levee::cli {
 namespace {
@@ -262,6 +266,7 @@ TEST(CliParse, UsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
   for (const Case& c : std::vector<Case>{
            {{}, "levee --help"},  // no subcommand
            {{"frobnicate"}, "levee --help"},
+           {{"-v", "frobnicate", "eth0"}, "levee --help"},
            {{"attach", "eth0"}, "levee attach --help"},                                                  // neither
            {{"attach", "eth0", "--config", "f", "--rate", "5", "--burst", "5"}, "levee attach --help"},  // both
            {{"attach", "eth0", "--config", "f", "--prefix4", "24"}, "levee attach --help"},
@@ -309,6 +314,24 @@ TEST(CliParse, UsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
     EXPECT_EQ(p.err.find('\n'), p.err.size() - 1) << "one line: " << p.err;
     EXPECT_NE(p.err.find(std::string("see: ") + c.help), std::string::npos) << p.err;
   }
+}
+
+// A command levee does not have is named as such, with where the commands are listed;
+// CLI11 alone said only "A subcommand is required".
+TEST(CliParse, UnknownCommandIsNamedWithWhereTheCommandsAre) {
+  for (std::vector<const char*> args : {std::vector<const char*>{"frobnicate"}, {"-v", "frobnicate", "eth0"}}) {
+    auto p = parse_args(args);
+    EXPECT_FALSE(p.invocation);
+    EXPECT_EQ(p.exit_code, kExitUsage);
+    EXPECT_EQ(p.err, "levee: 'frobnicate' is not a levee command; see: levee --help (it lists every command)\n");
+  }
+  const std::string huge(10 << 20, 'f');
+  auto p = parse_args({huge.c_str()});
+  EXPECT_EQ(p.exit_code, kExitUsage);
+  EXPECT_LT(p.err.size(), 200u) << p.err.substr(0, 300);
+  // A known command still gets its own usage line.
+  auto q = parse_args({"stats"});
+  EXPECT_NE(q.err.find("see: levee stats --help"), std::string::npos) << q.err;
 }
 
 TEST(CliParse, HelpAndVersionExitZero) {
@@ -430,6 +453,130 @@ TEST(CliCommands, BadValuesAreUsageErrorsNamingTheOption) {
   ASSERT_FALSE(nothing.ok());
   EXPECT_TRUE(nothing.error().usage);
   EXPECT_NE(nothing.error().message().find("--mode"), std::string::npos) << nothing.error().message();
+}
+
+// `set --bytes-rate 0` is out of range whatever the class has, as bytes_rate = 0 in the
+// config file and --rate 0 are; the byte limit is removed only by saying so:
+// --bytes-rate off (rate and burst together). Before, 0 was a no-op on a class without
+// a byte limit and an error on one with it, and 0 with --bytes-burst 0 removed it.
+TEST(CliCommands, ByteLimitIsRemovedOnlyByOff) {
+  auto set_with = [](std::string bytes_rate, std::string bytes_burst, std::string rate = "") {
+    SetArgs a{"eth0"};
+    a.rate = std::move(rate);
+    a.bytes_rate = std::move(bytes_rate);
+    a.bytes_burst = std::move(bytes_burst);
+    return set(a);
+  };
+  struct Case {
+    Status st;
+    const char* names;
+  };
+  const Case cases[] = {
+      {set_with("0", ""), "--bytes-rate 0 is out of range; give 1 or more; --bytes-rate off removes"},
+      {set_with("0", "0"), "0 is out of range"},
+      {set_with("", "0"), "--bytes-burst 0 is out of range"},
+      {set_with("off", "10k"), "--bytes-rate off with --bytes-burst"},
+      {set_with("", "", "0"), "--rate 0 is out of range"},
+  };
+  for (const Case& c : cases) {
+    ASSERT_FALSE(c.st.ok()) << c.names;
+    EXPECT_TRUE(c.st.error().usage) << c.st.error().message();
+    EXPECT_NE(c.st.error().message().find(c.names), std::string::npos) << c.st.error().message();
+  }
+  // off: the class keeps its packet limit and loses both byte values; a class without
+  // a byte limit is left as it is.
+  ClassSpec with_bytes;
+  with_bytes.name = "web";
+  with_bytes.packets = {100, 10};
+  with_bytes.bytes = {1'000'000, 64'000};
+  LimitChange off;
+  off.bytes_rate = 0;
+  auto c = changed_class(with_bytes, off);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->bytes, Rate{});
+  EXPECT_EQ(c->packets, (Rate{100, 10}));
+  ClassSpec without = with_bytes;
+  without.bytes = {};
+  auto d = changed_class(without, off);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->bytes, Rate{});
+  // A new byte rate keeps the burst.
+  LimitChange faster;
+  faster.bytes_rate = 2'000'000;
+  auto e = changed_class(with_bytes, faster);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->bytes, (Rate{2'000'000, 64'000}));
+}
+
+// An error echoes at most a short prefix of what an operator gave (here 10 MB of it),
+// with its size, never the whole; control characters cannot break the one line.
+TEST(CliCommands, ErrorsEchoOnlyAShortPrefixOfAValue) {
+  const std::string huge(10 << 20, 'x');
+  SetArgs rate{"eth0"};
+  rate.rate = huge;
+  AttachArgs attach_args{"eth0", "5", "5"};
+  attach_args.max_sources = huge;
+  Policy named;
+  named.classes.push_back(ClassSpec{});
+  named.classes[0].name = huge;
+  named.classes[0].packets = {5, 5};
+  const Status errors[] = {
+      set(rate),
+      attach(attach_args),
+      unban(UnbanArgs{"eth0", huge, ""}),
+      show(ShowArgs{"eth0", huge, false}),
+      prune(PruneArgs{"eth0", huge}),
+      validate(named, 0),
+  };
+  for (const Status& st : errors) {
+    ASSERT_FALSE(st.ok());
+    const std::string m = st.error().message();
+    EXPECT_LT(m.size(), 400u) << m.substr(0, 400);
+    EXPECT_NE(m.find("xxx…' (10485760 bytes)"), std::string::npos) << m.substr(0, 400);
+  }
+  EXPECT_EQ(quote_value("eth0"), "'eth0'");
+  EXPECT_EQ(quote_value("a\nb\x7f"), "'a\\x0ab\\x7f'");
+  // Cut on a character: 63 bytes of 'x', then a 2-byte 'é' that would straddle byte 64.
+  const std::string accented = std::string(63, 'x') + "é" + std::string(10, 'y');
+  EXPECT_EQ(quote_value(accented), "'" + std::string(63, 'x') + "…' (75 bytes)");
+  EXPECT_LE(clipped(huge).size(), kClippedMax + 32);
+}
+
+// The maps sized at attach pin their memory whole: an attach over a quarter of MemTotal is
+// refused, naming the figures, unless --exceed-memory-cap says so. The estimate from
+// entry sizes is what the docs say a source and a ban record cost (~121 and ~140
+// bytes at the defaults), and 100M sources is the 12.5 GB of the machine of 24 GB.
+TEST(CliCommands, MapsOverAQuarterOfTheMemoryNeedTheExplicitFlag) {
+  const uint64_t per_source = hash_map_bytes(LV_DEFAULT_MAX_SOURCES, sizeof(lv_key), sizeof(lv_state));
+  EXPECT_NEAR(static_cast<double>(per_source) / LV_DEFAULT_MAX_SOURCES, 121, 1);
+  EXPECT_NEAR(
+      static_cast<double>(hash_map_bytes(LV_DEFAULT_MAX_BANS, sizeof(lv_key), sizeof(lv_ban))) / LV_DEFAULT_MAX_BANS,
+      136, 5);
+  EXPECT_NEAR(static_cast<double>(attach_map_bytes(100'000'000, LV_DEFAULT_MAX_BANS)) / 1e9, 12.5, 0.2);
+
+  const auto mem = mem_total_of("MemTotal:       24684084 kB\nMemFree:         1000 kB\n");
+  ASSERT_TRUE(mem);
+  EXPECT_EQ(*mem, 24684084ull * 1024);
+  EXPECT_FALSE(mem_total_of("MemFree: 5 kB\n"));
+  EXPECT_TRUE(check_map_memory(LV_DEFAULT_MAX_SOURCES, LV_DEFAULT_MAX_BANS, mem, false).ok());
+  EXPECT_TRUE(check_map_memory(100'000'000, LV_DEFAULT_MAX_BANS, mem, true).ok());
+  EXPECT_TRUE(check_map_memory(100'000'000, LV_DEFAULT_MAX_BANS, std::nullopt, false).ok());
+  Status over = check_map_memory(100'000'000, LV_DEFAULT_MAX_BANS, mem, false);
+  ASSERT_FALSE(over.ok());
+  EXPECT_TRUE(over.error().usage);
+  EXPECT_EQ(over.error().message(),
+            "max_sources 100M and max_bans 65536 would pin 11.7 GiB of kernel memory, over 25% of this machine's "
+            "23.5 GiB (MemTotal); lower --max-sources to at most 50350680, or attach anyway with --exceed-memory-cap");
+
+  // Through the command, before anything touches the kernel (an interface that cannot
+  // exist: nothing is attached whatever happens).
+  const auto here = read_mem_total();
+  if (!here || attach_map_bytes(100'000'000, LV_DEFAULT_MAX_BANS) <= *here / 4)
+    GTEST_SKIP() << "this machine has room for 100M sources";
+  Status refused = attach(AttachArgs{"levee-nx0", "5", "5", "auto", "100M"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.error().usage) << refused.error().message();
+  EXPECT_NE(refused.error().message().find("--exceed-memory-cap"), std::string::npos) << refused.error().message();
 }
 
 TEST(CliCommands, ListValuesAreUsageErrors) {

@@ -20,8 +20,10 @@
 #include "core/clock.hpp"
 #include "core/iface.hpp"
 #include "core/lock.hpp"
+#include "core/quote.hpp"
 #include "levee_bpf.skel.h"
 #include "policy/compile.hpp"
+#include "policy/map_memory.hpp"
 #include "policy/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -80,10 +82,8 @@ Status check_free(const std::string& iface, unsigned ifindex) {
   if (fs::exists(pin_dir(iface), ec)) {
     auto p = open_pinned(iface);
     if (p) {
+      LV_TRY(refuse_orphaned(p.value()));
       auto st = query_status(p.value(), false);
-      if (st && st->defunct)
-        return Error{fmt::format("{} has levee pins left from an interface that is gone", iface), 0,
-                     fmt::format("clear them with: levee detach {}", iface)};
       if (st)
         return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {})", iface, st->prog_id,
                                  st->mode, st->source),
@@ -167,7 +167,7 @@ struct PinObj {
 
 // Pin the objects into a staging directory, then rename it into place.
 Status pin_into_place(const std::vector<PinObj>& objs, const std::string& iface) {
-  if (mkdir(kPinRoot, 0700) != 0 && errno != EEXIST) return sys_error(fmt::format("create {}", kPinRoot));
+  LV_TRY(make_pin_root());
   remove_leftovers(iface);  // of a controller killed mid-attach or mid-detach
   StagingDir staging(work_dir(iface, "staging", getpid()));
   if (mkdir(staging.path().c_str(), 0700) != 0) return sys_error(fmt::format("create {}", staging.path()));
@@ -212,6 +212,8 @@ AttachOptions attach_options(const std::string& iface, Policy p) {
 Result<AttachResult> attach(const AttachOptions& o) {
   const Clocks clocks = Clocks::read();
   LV_TRY(validate(o.policy, clocks.now_unix_ns));
+  // The maps are allocated whole at load: refuse before anything is asked of the kernel.
+  LV_TRY(check_map_memory(o.max_sources, o.max_bans, read_mem_total(), o.exceed_memory_cap));
   LV_TRY(preflight("attach"));
   LV_TRY_ASSIGN(auto ifindex, iface_index(o.iface));
   LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(o.iface));
@@ -234,7 +236,7 @@ Result<AttachResult> attach(const AttachOptions& o) {
 
 Status detach(const std::string& iface) {
   LV_TRY(preflight("detach"));
-  if (!valid_iface_name(iface)) return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+  if (!valid_iface_name(iface)) return usage_error(fmt::format("{} is not a valid interface name", quote_value(iface)));
   LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
   const std::string dir = pin_dir(iface);
   std::error_code ec;
@@ -254,9 +256,9 @@ Status detach(const std::string& iface) {
       return sys_error(fmt::format("detach the XDP program from {}", iface), -err,
                        fmt::format("its pins are in {}; retry: levee detach {}", gone, iface));
   }
-  LV_TRY(remove_pin_dir(gone));
-  rmdir(kPinRoot);  // only succeeds when no interface is left
-  return {};
+  // /sys/fs/bpf/levee stays, empty: removed, another user could make it before the next
+  // attach (bpffs is 1777), which would then refuse it.
+  return remove_pin_dir(gone);
 }
 
 bool link_attached(const Pinned& p) {

@@ -26,6 +26,7 @@ struct AttachOptions {
   lv_attach_mode mode = LV_MODE_AUTO;
   uint32_t max_sources = LV_DEFAULT_MAX_SOURCES;
   uint32_t max_bans = LV_DEFAULT_MAX_BANS;
+  bool exceed_memory_cap = false;  // maps over the share of MemTotal (check_map_memory) are wanted
 };
 
 struct AttachResult {

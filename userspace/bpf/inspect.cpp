@@ -9,6 +9,7 @@
 #include "bpf/list_entries.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/clock.hpp"
+#include "core/quote.hpp"
 #include "policy/class_ids.hpp"
 #include "policy/keys.hpp"
 #include "policy/policy.hpp"
@@ -85,7 +86,7 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
 Result<ShowResult> show(const std::string& iface, const std::string& address) {
   LV_TRY_ASSIGN(auto addr, Cidr::parse(address));
   if ((addr.family == 4 && addr.len != 32) || (addr.family == 6 && addr.len != 128))
-    return usage_error(fmt::format("'{}' is a network; levee show takes one address", address));
+    return usage_error(fmt::format("{} is a network; levee show takes one address", quote_value(address)));
   LV_TRY(preflight("show"));
   LV_TRY_ASSIGN(auto p, open_pinned(iface));
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));

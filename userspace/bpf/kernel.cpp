@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "bpf/pins.hpp"
+#include "core/quote.hpp"
 
 namespace levee {
 namespace {
@@ -70,12 +71,12 @@ Status check_bpffs() {
 Status preflight(std::string_view action) {
   LV_TRY(check_privileges(action));
   LV_TRY(check_bpffs());
-  return {};
+  return check_pin_root();
 }
 
 Result<unsigned> iface_index(const std::string& iface) {
   if (iface.empty() || iface.size() >= IF_NAMESIZE || iface.find('/') != std::string::npos)
-    return usage_error(fmt::format("'{}' is not a valid interface name", iface));
+    return usage_error(fmt::format("{} is not a valid interface name", quote_value(iface)));
   unsigned idx = if_nametoindex(iface.c_str());
   if (idx == 0)
     return Error{fmt::format("no interface named {} in this network namespace", iface), 0,

@@ -18,7 +18,8 @@ Status check_privileges(std::string_view action);
 Status check_bpffs();
 
 // What every command that loads levee or opens its pins checks first: both of the
-// above. `action` names the command in the error ("attach", "stats").
+// above, then that nobody else owns or may write levee's pin directory
+// (check_pin_root). `action` names the command in the error ("attach", "stats").
 Status preflight(std::string_view action);
 
 // The interface's index in this network namespace.

@@ -11,6 +11,7 @@
 #include "bpf/list_entries.hpp"
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
+#include "core/quote.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {
@@ -24,7 +25,7 @@ Result<uint16_t> override_id_of(const lv_policy& pol, const std::string& iface, 
   auto it =
       std::find_if(pol.overrides, pol.overrides + n, [&](const lv_override& o) { return name_of(o.name) == name; });
   if (it == pol.overrides + n)
-    return usage_error(fmt::format("{} has no override named '{}'", iface, name),
+    return usage_error(fmt::format("{} has no override named {}", iface, quote_value(name)),
                        "overrides are defined in the config file ([[override]])");
   return static_cast<uint16_t>(it - pol.overrides);
 }

@@ -12,6 +12,7 @@
 #include "bpf/prune.hpp"
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
+#include "core/quote.hpp"
 #include "limiter.h"
 #include "policy/cidr.hpp"
 #include "policy/class_ids.hpp"
@@ -33,7 +34,7 @@ Result<uint8_t> class_named(const lv_policy& p, const std::vector<uint8_t>& ids,
                             const std::string& name) {
   auto it = std::find_if(ids.begin(), ids.end(), [&](uint8_t i) { return name_of(p.classes[i].name) == name; });
   if (it == ids.end())
-    return usage_error(fmt::format("{} has no class '{}'", iface, name),
+    return usage_error(fmt::format("{} has no class {}", iface, quote_value(name)),
                        fmt::format("its classes: {}", class_names(p, ids)));
   return *it;
 }
@@ -51,12 +52,14 @@ Result<unsigned> class_to_set(const lv_policy& p, const std::vector<uint8_t>& or
   return order.empty() ? 0u : order[0];
 }
 
-// The class as `levee set` leaves it.
+}  // namespace
+
 Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& ch) {
   ClassSpec c = before;
   if (ch.rate) c.packets.rate = *ch.rate;
   if (ch.burst) c.packets.burst = *ch.burst;
   if (ch.bytes_rate) c.bytes.rate = *ch.bytes_rate;
+  if (ch.bytes_rate == 0u) c.bytes = {};  // off: rate and burst
   if (ch.bytes_burst) c.bytes.burst = *ch.bytes_burst;
   if (ch.prefix4) c.prefix4 = *ch.prefix4;
   if (ch.prefix6) c.prefix6 = *ch.prefix6;
@@ -93,6 +96,8 @@ Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& ch) 
   }
   return c;
 }
+
+namespace {
 
 // Class `id` of `next` replaced by `c`, checked first as a policy of its own (its match
 // is kept as compiled), then for what concerns every class.
@@ -243,7 +248,7 @@ Result<UnbanResult> unban(const std::string& iface, const std::string& address,
                           const std::optional<std::string>& class_name) {
   LV_TRY_ASSIGN(auto addr, Cidr::parse(address));
   if ((addr.family == 4 && addr.len != 32) || (addr.family == 6 && addr.len != 128))
-    return usage_error(fmt::format("'{}' is a network; levee unban takes one address", address),
+    return usage_error(fmt::format("{} is a network; levee unban takes one address", quote_value(address)),
                        "give the address of a banned source, e.g. 198.18.0.7");
   LV_TRY_ASSIGN(auto sess, Session::open(iface, "unban"));
   const lv_policy& pol = sess.policy.active();

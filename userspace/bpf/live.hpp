@@ -19,7 +19,8 @@ namespace levee {
 
 // `levee set`: change one class's limits live, and/or the interface's monitor switch,
 // in one publish; per-source state is kept. The class is named, or the only one. Unset
-// fields keep their value. new_sources 0 and ban 0 turn those off.
+// fields keep their value. new_sources 0, bytes_rate 0 and ban 0 turn those off
+// (bytes_rate 0: the byte limit's rate and burst both; the command line says "off").
 struct LimitChange {
   std::optional<std::string> class_name;
   std::optional<uint64_t> rate, burst, bytes_rate, bytes_burst;
@@ -40,6 +41,8 @@ struct SetResult {
   size_t classes = 0;
 };
 Result<SetResult> set_limits(const std::string& iface, const LimitChange& change);
+// The class as `levee set` leaves it (before validation): what set_limits publishes.
+Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& change);
 
 // `levee unban`: lift the bans of one address, in every class (or one) and the
 // every-class record, and let its sources conform again at once.

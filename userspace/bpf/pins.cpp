@@ -2,6 +2,8 @@
 
 #include <bpf/bpf.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -56,7 +58,59 @@ uint32_t abi_of(int policy_fd) {
   return v;
 }
 
+// Who may trust a path: root, or the user levee runs as (with capabilities, not root).
+bool trusted_owner(uid_t uid) { return uid == 0 || uid == geteuid(); }
+
+// One path of the tree: foreign owners and writable directories are refused; false
+// when it vanished meanwhile (a concurrent detach), which is no problem.
+Status check_pin_path(const std::string& path, const std::string& clear, bool& is_dir) {
+  struct stat st {};
+  is_dir = false;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return {};
+    return sys_error(fmt::format("inspect {}", path));
+  }
+  if (!trusted_owner(st.st_uid))
+    return Error{fmt::format("{} is owned by uid {}, not by root: another user made it, levee does not trust it", path,
+                             st.st_uid),
+                 0, fmt::format("remove it (pins in it go too, detaching their filters): rm -r {}", clear)};
+  is_dir = S_ISDIR(st.st_mode);
+  if (is_dir && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return Error{fmt::format("{} is writable by other users (mode {:04o}): they could rename or plant what is in it",
+                             path, st.st_mode & 07777),
+                 0, fmt::format("make it levee's alone: chmod 0700 {}", path)};
+  return {};
+}
+
 }  // namespace
+
+Status check_pin_root() {
+  bool is_dir = false;
+  LV_TRY(check_pin_path(kPinRoot, kPinRoot, is_dir));
+  if (!is_dir) {
+    struct stat st {};
+    if (lstat(kPinRoot, &st) != 0) return {};  // not there: attach makes it
+    return Error{fmt::format("{} is not a directory", kPinRoot), 0, fmt::format("remove it: rm -r {}", kPinRoot)};
+  }
+  // Two levels: the interfaces' (and working) directories, and what is in them.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kPinRoot, ec)) {
+    const std::string dir = e.path().string();
+    LV_TRY(check_pin_path(dir, dir, is_dir));
+    if (!is_dir) continue;
+    std::error_code ec2;
+    for (const auto& f : fs::directory_iterator(dir, ec2)) {
+      bool sub_dir = false;
+      LV_TRY(check_pin_path(f.path().string(), dir, sub_dir));
+    }
+  }
+  return {};
+}
+
+Status make_pin_root() {
+  if (mkdir(kPinRoot, 0700) != 0 && errno != EEXIST) return sys_error(fmt::format("create {}", kPinRoot));
+  return check_pin_root();
+}
 
 std::string pin_dir(const std::string& iface) { return fmt::format("{}/{}", kPinRoot, encode(iface)); }
 
@@ -112,6 +166,19 @@ Result<Pinned> open_pinned(const std::string& iface) {
 bool pin_dir_exists(const std::string& iface) {
   std::error_code ec;
   return fs::exists(pin_dir(iface), ec);
+}
+
+bool orphaned(const Pinned& p) {
+  bpf_link_info li{};
+  uint32_t len = sizeof li;
+  // The kernel detaches an XDP link when its device goes and reports ifindex 0 from then.
+  return bpf_obj_get_info_by_fd(p.link.get(), &li, &len) == 0 && li.xdp.ifindex == 0;
+}
+
+Status refuse_orphaned(const Pinned& p) {
+  if (!orphaned(p)) return {};
+  return Error{fmt::format("{} has levee pins left from an interface that is gone", p.iface), 0,
+               fmt::format("clear them with: levee detach {}, then attach it again", p.iface)};
 }
 
 std::vector<std::string> list_pinned() {

@@ -15,6 +15,12 @@
 // the directory away before it takes it apart. So to a reader the directory either
 // exists complete or not at all.
 //
+// bpffs is mode 1777: any user may create /sys/fs/bpf/levee, or a directory in it when
+// it is theirs, and could then plant or rename an interface's directory. So levee
+// creates the directory 0700 and keeps it once made (an empty one stays after the last
+// detach: removing it would reopen that window), and trusts nothing there that another
+// user owns or may write (check_pin_root, run by every command's preflight).
+//
 // bpffs refuses names containing '.', which interface names may hold (eth0.100), so
 // '.' is stored as "%2e" and '%' as "%25". Staging directories hold ':', which no
 // interface name can.
@@ -32,6 +38,14 @@ namespace levee {
 
 inline constexpr const char* kBpffs = "/sys/fs/bpf";
 inline constexpr const char* kPinRoot = "/sys/fs/bpf/levee";
+
+// Refuses /sys/fs/bpf/levee, or anything in it or in an interface's directory, that is
+// not a directory or a pin of root's or ours, or that group or others may write; the
+// error names the path, its owner, and the command that clears it. Nothing there: fine.
+Status check_pin_root();
+// Creates /sys/fs/bpf/levee (0700) if it is not there, then check_pin_root(): one made
+// by someone else between the check and the mkdir is refused too.
+Status make_pin_root();
 
 std::string pin_dir(const std::string& iface);
 // Private working directories of one controller: "<iface>:<what>:<pid>".
@@ -66,6 +80,14 @@ ListFds list_fds(const Pinned& p);
 Result<PolicyMap> map_pinned_policy(const Pinned& p);
 
 bool pin_dir_exists(const std::string& iface);
+
+// The pinned link filters nothing any more: the interface it was attached to is gone
+// (removed, or removed and created again under the same name: a new device, another
+// index). Its maps are still there, so a change written to them would report success.
+bool orphaned(const Pinned& p);
+// Refuses to go on with an orphaned filter, with the fix (detach, then attach again).
+// attach and every command that changes a filter (Session::open) say the same.
+Status refuse_orphaned(const Pinned& p);
 
 // Names of interfaces with a levee pin directory, sorted.
 std::vector<std::string> list_pinned();

@@ -11,6 +11,7 @@ Result<Session> Session::open(const std::string& iface, std::string_view action)
   LV_TRY(preflight(action));
   LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
   LV_TRY_ASSIGN(auto p, open_pinned(iface));
+  LV_TRY(refuse_orphaned(p));  // a change to it would succeed and filter nothing
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
   LV_TRY_ASSIGN(auto sh, SharedMap::map(p.shared.get()));
   return Session{std::move(lock), std::move(p), std::move(pm), std::move(sh)};

@@ -2,8 +2,9 @@
 //
 // Every command that changes an attached interface (set, reload, unban, a list edit,
 // prune) opens it the same way: preflight, the interface's lock (one controller at a
-// time), its pins, the policy mapped after the ABI check, and lv_shared mapped. The
-// lock is held until the session goes.
+// time), its pins (refused when the interface they filtered is gone: refuse_orphaned),
+// the policy mapped after the ABI check, and lv_shared mapped. The lock is held until
+// the session goes.
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "bpf/kernel.hpp"
+#include "core/quote.hpp"
 #include "core/version.hpp"
 
 namespace levee::cli {
@@ -23,8 +24,22 @@ std::string parsed_path(const CLI::App& app) {
   return path;
 }
 
+// The first word of the command line that is no option: the command, when there is one.
+std::string first_word(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-') return argv[i];
+  return {};
+}
+
+// A command levee does not have: CLI11 would only say that a subcommand is required.
+bool unknown_command(const CLI::App& app, const std::string& word) {
+  if (word.empty() || !app.get_subcommands().empty()) return false;
+  const auto named = app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(word); });
+  return named.empty();
+}
+
 // Help and version go to stdout (exit 0); anything else is one usage line (exit 2).
-Parsed parse_failure(const CLI::App& app, const CLI::ParseError& e) {
+Parsed parse_failure(const CLI::App& app, const CLI::ParseError& e, const std::string& command) {
   Parsed out;
   std::ostringstream o, err;
   const bool info = e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
@@ -33,8 +48,13 @@ Parsed parse_failure(const CLI::App& app, const CLI::ParseError& e) {
     out.out = o.str();
     if (!out.out.empty() && out.out.back() != '\n') out.out += '\n';
     out.exit_code = kExitOk;
+  } else if (unknown_command(app, command)) {
+    out.err = fmt::format("levee: {} is not a levee command; see: levee --help (it lists every command)\n",
+                          quote_value(command));
+    out.exit_code = kExitUsage;
   } else {
-    out.err = fmt::format("levee: {}; see: levee {}--help\n", e.what(), parsed_path(app));
+    // CLI11's message echoes what was typed: clipped as quote_value() clips a value.
+    out.err = fmt::format("levee: {}; see: levee {}--help\n", clipped(e.what()), parsed_path(app));
     out.exit_code = kExitUsage;
   }
   return out;
@@ -69,7 +89,7 @@ Parsed parse(int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return parse_failure(app, e);
+    return parse_failure(app, e, first_word(argc, argv));
   }
   for (const auto& [cmd, command] : commands)
     if (*cmd) inv.command = command;

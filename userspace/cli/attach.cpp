@@ -65,6 +65,8 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
                    ->check(CLI::IsMember({"auto", "native", "generic"}))
                    ->capture_default_str();
   attach->add_option("--max-sources", a.max_sources, "sources tracked at once (LRU); default 1M, ~121 bytes each");
+  attach->add_flag("--exceed-memory-cap", a.exceed_memory_cap,
+                   "attach even if the maps would pin over a quarter of the machine's memory (MemTotal)");
   auto* p4 = attach->add_option("--prefix4", a.prefix4, "with --rate: IPv4 prefix length that makes one source")
                  ->capture_default_str();
   auto* p6 = attach->add_option("--prefix6", a.prefix6, "with --rate: IPv6 prefix length that makes one source")
@@ -133,6 +135,7 @@ Status attach(const AttachArgs& a) {
       return usage_error(fmt::format("--max-sources {} is out of range", m), "give 1 to 100M");
     o.max_sources = static_cast<uint32_t>(m);
   }
+  o.exceed_memory_cap = a.exceed_memory_cap;
   LV_TRY_ASSIGN(auto r, levee::attach(o));
   if (!r.fallback.empty()) fmt::print("{}; using generic mode\n", r.fallback);
   if (shorthand) {

@@ -24,6 +24,8 @@ struct AttachArgs {
   std::string new_sources, new_sources_burst;
   std::string ban, ban_max, forget_after;
   bool monitor = false;  // the interface's monitor switch: count, drop nothing
+  // Maps over kMapMemorySharePercent of MemTotal (policy/map_memory.hpp) are wanted.
+  bool exceed_memory_cap = false;
 };
 
 // Its options, filling `a`; a parse without --config or --rate is a usage error.

@@ -1,5 +1,7 @@
 #include "cli/blocklist.hpp"
 
+#include "core/quote.hpp"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -36,7 +38,7 @@ Blocklist parse_blocklist(std::string_view text) {
       out.rejected.push_back({line, std::move(shown), std::move(why)});
     };
     if (l.find_first_of(kSpace) != std::string_view::npos) {
-      reject(fmt::format("'{}' is more than one field; give one CIDR per line", l.substr(0, 60)));
+      reject(fmt::format("{} is more than one field; give one CIDR per line", quote_value(l)));
       continue;
     }
     auto c = Cidr::parse(l);
@@ -48,7 +50,7 @@ Blocklist parse_blocklist(std::string_view text) {
       continue;
     }
     if (c->len == 0) {
-      reject(fmt::format("'{}' covers every address; deny it with levee deny add if you mean it", l));
+      reject(fmt::format("{} covers every address; deny it with levee deny add if you mean it", quote_value(l)));
       continue;
     }
     if (seen.insert(key_of(*c)).second)

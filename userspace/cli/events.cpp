@@ -9,6 +9,7 @@
 
 #include "bpf/events.hpp"
 #include "cli/options.hpp"
+#include "cli/orphaned.hpp"
 #include "core/signals.hpp"
 #include "export/events.hpp"
 
@@ -34,6 +35,7 @@ CLI::App* add_events_command(CLI::App& app, EventsArgs& a) {
 Status events(const EventsArgs& a) {
   if (a.duration < 0) return usage_error("--duration is negative", "give seconds, e.g. 10 or 0.5");
   LV_TRY_ASSIGN(auto src, EventSource::open(a.iface));
+  warn_if_orphaned(a.iface);
   Signals signals;
   using clock = std::chrono::steady_clock;
   const auto end =

@@ -15,6 +15,7 @@
 #include "bpf/lists.hpp"
 #include "cli/blocklist.hpp"
 #include "cli/options.hpp"
+#include "cli/orphaned.hpp"
 #include "core/clock.hpp"
 #include "export/render_lists.hpp"
 #include "export/render_units.hpp"
@@ -180,6 +181,7 @@ Status edit(const ListArgs& a) {
 Status list(const ListArgs& a) {
   LV_TRY_ASSIGN(auto filter, parse_cidrs(a.cidrs));
   LV_TRY_ASSIGN(auto rows, list_rows(a.iface));
+  warn_if_orphaned(a.iface);
   std::vector<ListRow> mine;
   for (const ListRow& r : rows) {
     if (r.kind != a.kind) continue;
@@ -247,11 +249,9 @@ Status import(const ListArgs& a) {
     else
       ++on_deny;
   }
-  ListEditResult done;
-  if (!ed.add.empty()) {
-    LV_TRY_ASSIGN(auto r, levee::edit_lists(a.iface, ed));  // one publish for the whole file
-    done = r;
-  }
+  // One publish for the whole file; called with nothing to add too, so that a filter
+  // whose interface is gone is refused as for any change.
+  LV_TRY_ASSIGN(const ListEditResult done, levee::edit_lists(a.iface, ed));
 
   std::string skipped;
   for (auto [n, why] : {std::pair<size_t, const char*>{b.repeated, "repeated in the file"},

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/quote.hpp"
 #include "core/units.hpp"
 
 namespace levee::cli {
@@ -30,13 +31,15 @@ CLI::Option* add_text_option(CLI::App* cmd, const TextOption& o) { return cmd->a
 
 Result<uint64_t> count_arg(const std::string& opt, const std::string& text) {
   auto v = parse_count(text);
-  if (!v) return usage_error(fmt::format("{} '{}' is not a count", opt, text), "give e.g. 500, 10k or 1.5M");
+  if (!v) return usage_error(fmt::format("{} {} is not a count", opt, quote_value(text)), "give e.g. 500, 10k or 1.5M");
   return *v;
 }
 
 Result<uint64_t> duration_arg(const std::string& opt, const std::string& text) {
   auto v = parse_duration_ns(text);
-  if (!v) return usage_error(fmt::format("{} '{}' is not a duration", opt, text), "give e.g. 500ms, 2s, 10m or 1h");
+  if (!v)
+    return usage_error(fmt::format("{} {} is not a duration", opt, quote_value(text)),
+                       "give e.g. 500ms, 2s, 10m or 1h");
   if (*v == 0) return usage_error(fmt::format("{} {} is no time at all", opt, text), "give a positive duration");
   return *v;
 }

@@ -7,6 +7,7 @@
 
 #include "bpf/prune.hpp"
 #include "cli/options.hpp"
+#include "core/quote.hpp"
 #include "core/units.hpp"
 #include "export/render_units.hpp"
 
@@ -34,7 +35,8 @@ Status prune(const PruneArgs& a) {
   uint64_t idle = kDefaultIdleNs;
   if (!a.idle.empty()) {
     auto v = parse_duration_ns(a.idle);
-    if (!v) return usage_error(fmt::format("--idle '{}' is not a duration", a.idle), "give e.g. 30s, 10m or 1h");
+    if (!v)
+      return usage_error(fmt::format("--idle {} is not a duration", quote_value(a.idle)), "give e.g. 30s, 10m or 1h");
     if (*v == 0) return usage_error("--idle 0 is no time at all", "give a positive duration, e.g. 1s");
     idle = *v;
   }

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/iface.hpp"
+#include "core/quote.hpp"
 #include "core/units.hpp"
 #include "daemon/daemon.hpp"
 #include "policy/config.hpp"
@@ -48,7 +49,7 @@ Status run(const RunArgs& a) {
   }
   auto every = parse_duration_ns(a.prune_every);
   if (!every || *every < 100'000'000)
-    return usage_error(fmt::format("--prune-every '{}' is not a duration of 100ms or more", a.prune_every),
+    return usage_error(fmt::format("--prune-every {} is not a duration of 100ms or more", quote_value(a.prune_every)),
                        "give e.g. 30s or 5m");
   o.prune_every_ns = *every;
   if (a.idle == "off") {
@@ -56,7 +57,8 @@ Status run(const RunArgs& a) {
   } else {
     auto idle = parse_duration_ns(a.idle);
     if (!idle || *idle == 0)
-      return usage_error(fmt::format("--idle '{}' is not a positive duration", a.idle), "give e.g. 10m or 1h, or off");
+      return usage_error(fmt::format("--idle {} is not a positive duration", quote_value(a.idle)),
+                         "give e.g. 10m or 1h, or off");
     o.idle_ns = *idle;
   }
   o.iface = a.iface;

@@ -7,6 +7,7 @@
 
 #include "bpf/live.hpp"
 #include "cli/options.hpp"
+#include "core/quote.hpp"
 #include "export/render_policy.hpp"
 
 namespace levee::cli {
@@ -18,12 +19,16 @@ std::string join_names(const std::vector<std::string>& v) {
   return out;
 }
 
-// A count or a duration that may be "off" (0).
-Result<uint64_t> count_or_off(const std::string& opt, const std::string& text) {
-  if (text == "off") return uint64_t{0};
+// A count of 1 or more: 0 is no limit value (as in the config file), never "none".
+Result<uint64_t> positive_count(const std::string& opt, const std::string& text, const char* hint = "give 1 or more") {
   auto v = count_arg(opt, text);
-  if (v && *v == 0) return usage_error(fmt::format("{} 0 is out of range", opt), "give 1 or more, or off");
+  if (v && *v == 0) return usage_error(fmt::format("{} 0 is out of range", opt), hint);
   return v;
+}
+// A count that may be "off" (0): what takes a limit away is spelled out.
+Result<uint64_t> count_or_off(const std::string& opt, const std::string& text, const char* hint) {
+  if (text == "off") return uint64_t{0};
+  return positive_count(opt, text, hint);
 }
 Result<uint64_t> duration_or_off(const std::string& opt, const std::string& text) {
   if (text == "off") return uint64_t{0};
@@ -39,14 +44,19 @@ Result<LimitChange> limit_change(const SetArgs& a) {
     std::optional<uint64_t>& out;
   };
   for (Opt o : {Opt{"--rate", a.rate, ch.rate}, Opt{"--burst", a.burst, ch.burst},
-                Opt{"--bytes-rate", a.bytes_rate, ch.bytes_rate}, Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst},
+                Opt{"--bytes-burst", a.bytes_burst, ch.bytes_burst},
                 Opt{"--new-sources-burst", a.new_sources_burst, ch.new_sources_burst}}) {
     if (o.text.empty()) continue;
-    LV_TRY_ASSIGN(auto v, count_arg(o.name, o.text));
+    LV_TRY_ASSIGN(auto v, positive_count(o.name, o.text));
     o.out = v;
   }
+  if (!a.bytes_rate.empty()) {
+    LV_TRY_ASSIGN(auto v, count_or_off("--bytes-rate", a.bytes_rate,
+                                       "give 1 or more; --bytes-rate off removes the class's byte limit"));
+    ch.bytes_rate = v;
+  }
   if (!a.new_sources.empty()) {
-    LV_TRY_ASSIGN(auto v, count_or_off("--new-sources", a.new_sources));
+    LV_TRY_ASSIGN(auto v, count_or_off("--new-sources", a.new_sources, "give 1 or more, or off"));
     ch.new_sources = v;
   }
   for (Opt o : {Opt{"--ban", a.ban, ch.ban_ns}, Opt{"--ban-max", a.ban_max, ch.ban_max_ns},
@@ -57,11 +67,13 @@ Result<LimitChange> limit_change(const SetArgs& a) {
   }
   if (ch.ban_ns && *ch.ban_ns == 0 && (ch.ban_max_ns || ch.forget_ns))
     return usage_error("--ban off with --ban-max or --forget-after", "turn bans off alone, or give --ban a duration");
+  if (ch.bytes_rate && *ch.bytes_rate == 0 && ch.bytes_burst)
+    return usage_error("--bytes-rate off with --bytes-burst", "remove the byte limit alone, or give it a rate");
   if (ch.new_sources && *ch.new_sources == 0 && ch.new_sources_burst)
     return usage_error("--new-sources off with --new-sources-burst", "turn the budget off alone, or give it a rate");
   if (!a.mode.empty()) {
     if (a.mode != "monitor" && a.mode != "enforce")
-      return usage_error(fmt::format("--mode '{}' is not a mode", a.mode), "give monitor or enforce");
+      return usage_error(fmt::format("--mode {} is not a mode", quote_value(a.mode)), "give monitor or enforce");
     ch.monitor = a.mode == "monitor";
   }
   ch.prefix4 = a.prefix4;
@@ -82,7 +94,7 @@ CLI::App* add_set_command(CLI::App& app, SetArgs& a) {
   add_text_options(set, {{"--class", a.class_name, "the class to change (needed when there are several)"},
                          {"--rate", a.rate, "new packets per second per source"},
                          {"--burst", a.burst, "new burst per source"},
-                         {"--bytes-rate", a.bytes_rate, "new bytes per second per source"},
+                         {"--bytes-rate", a.bytes_rate, "new bytes per second per source; off: no byte limit"},
                          {"--bytes-burst", a.bytes_burst, "new byte burst per source"}});
   set->add_option("--prefix4", a.prefix4, "new IPv4 source prefix length (starts new buckets)");
   set->add_option("--prefix6", a.prefix6, "new IPv6 source prefix length (starts new buckets)");

@@ -7,6 +7,7 @@
 #include "bpf/inspect.hpp"
 #include "bpf/live.hpp"
 #include "cli/options.hpp"
+#include "cli/orphaned.hpp"
 #include "core/clock.hpp"
 #include "export/render_show.hpp"
 
@@ -24,6 +25,7 @@ CLI::App* add_show_command(CLI::App& app, ShowArgs& a) {
 
 Status show(const ShowArgs& a) {
   LV_TRY_ASSIGN(auto r, levee::show(a.iface, a.address));  // checks the address before anything else
+  warn_if_orphaned(a.iface);
   const uint64_t now = Clocks::read().now_unix_ns;
   if (a.json)
     fmt::print("{}\n", show_json(a.iface, r, now).dump());

@@ -12,6 +12,7 @@
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "cli/options.hpp"
+#include "cli/orphaned.hpp"
 #include "export/render_stats.hpp"
 
 namespace levee::cli {
@@ -29,6 +30,7 @@ CLI::App* add_stats_command(CLI::App& app, StatsArgs& a) {
 Status stats(const StatsArgs& a) {
   LV_TRY(preflight("stats"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
+  warn_if_orphaned(p);
   LV_TRY_ASSIGN(auto c, interface_counters(p));
   ClassNames names;
   LV_TRY_ASSIGN(auto cc, class_counters(p));

@@ -20,7 +20,9 @@
 #include "bpf/policy_map.hpp"
 #include "bpf/prune.hpp"
 #include "cli/options.hpp"
+#include "cli/orphaned.hpp"
 #include "core/clock.hpp"
+#include "core/quote.hpp"
 #include "core/signals.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
@@ -162,11 +164,13 @@ CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
 
 Status top(const TopArgs& a) {
   auto by = parse_top_by(a.by);
-  if (!by) return usage_error(fmt::format("--by '{}' is not a ranking", a.by), "give drops, packets or bytes");
+  if (!by)
+    return usage_error(fmt::format("--by {} is not a ranking", quote_value(a.by)), "give drops, packets or bytes");
   if (a.n == 0) return usage_error("-n 0 shows nothing", "give 1 or more");
   LV_TRY(preflight("top"));
   LV_TRY_ASSIGN(auto p, open_pinned(a.iface));
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+  warn_if_orphaned(p);
 
   std::optional<Signals> signals;
   if (a.watch) signals.emplace();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include "core/quote.hpp"
 #include "core/units.hpp"
 #include "levee_abi.h"
 
@@ -124,17 +125,19 @@ std::string format_time(uint64_t unix_ns, TimeDigits digits) {
 
 Result<uint64_t> parse_expiry(std::string_view text, uint64_t now_unix_ns) {
   if (auto ns = parse_duration_ns(text)) {
-    if (*ns == 0) return usage_error(fmt::format("'{}' is no time at all", text), "give e.g. 30m or 2h");
+    if (*ns == 0) return usage_error(fmt::format("{} is no time at all", quote_value(text)), "give e.g. 30m or 2h");
     return now_unix_ns + *ns;
   }
   if (auto t = parse_rfc3339(text)) {
     if (*t <= now_unix_ns)
-      return usage_error(fmt::format("{} is in the past", text), "give a later time, or a duration like 2h");
+      return usage_error(fmt::format("{} is in the past", quote_value(text)),
+                         "give a later time, or a duration like 2h");
     if (*t - now_unix_ns > kMaxDurationNs)
-      return usage_error(fmt::format("{} is more than 100 years away", text), "leave the expiry out: never");
+      return usage_error(fmt::format("{} is more than 100 years away", quote_value(text)),
+                         "leave the expiry out: never");
     return *t;
   }
-  return usage_error(fmt::format("'{}' is neither a duration nor an RFC 3339 time", text),
+  return usage_error(fmt::format("{} is neither a duration nor an RFC 3339 time", quote_value(text)),
                      "give e.g. 30m, 2h, 1d12h, 1w or 2026-12-01T00:00:00Z");
 }
 

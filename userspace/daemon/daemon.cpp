@@ -16,6 +16,7 @@
 #include "bpf/live.hpp"
 #include "bpf/pins.hpp"
 #include "core/lock.hpp"
+#include "core/quote.hpp"
 #include "core/signals.hpp"
 #include "daemon/attachment.hpp"
 #include "daemon/event_lines.hpp"
@@ -179,12 +180,13 @@ Result<std::pair<std::string, uint16_t>> parse_listen_address(const std::string&
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find("]:");
     if (close == std::string::npos)
-      return usage_error(fmt::format("--metrics '{}' is not an address", text), "give e.g. [::1]:9740");
+      return usage_error(fmt::format("--metrics {} is not an address", quote_value(text)), "give e.g. [::1]:9740");
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
   } else if (const auto colon = text.rfind(':'); colon != std::string::npos) {
     if (text.find(':') != colon)
-      return usage_error(fmt::format("--metrics '{}': put an IPv6 address in brackets", text), "give e.g. [::1]:9740");
+      return usage_error(fmt::format("--metrics {}: put an IPv6 address in brackets", quote_value(text)),
+                         "give e.g. [::1]:9740");
     if (colon > 0) host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
@@ -192,7 +194,8 @@ Result<std::pair<std::string, uint16_t>> parse_listen_address(const std::string&
   const bool digits = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
   if (digits) v = std::stoul(port);
   if (!digits || v < 1 || v > 65535)
-    return usage_error(fmt::format("--metrics '{}' has no valid port", text), "give e.g. 9740 or 127.0.0.1:9740");
+    return usage_error(fmt::format("--metrics {} has no valid port", quote_value(text)),
+                       "give e.g. 9740 or 127.0.0.1:9740");
   return std::pair{host, static_cast<uint16_t>(v)};
 }
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/quote.hpp"
+
 namespace levee {
 
 std::array<uint8_t, 16> mask_prefix(const std::array<uint8_t, 16>& a, unsigned len) {
@@ -26,25 +28,26 @@ Result<Cidr> Cidr::parse(std::string_view text) {
     addr = s.substr(0, slash);
     std::string l = s.substr(slash + 1);
     if (l.empty() || l.size() > 3 || !std::all_of(l.begin(), l.end(), ::isdigit))
-      return usage_error(fmt::format("'{}' is not a CIDR", s), "write ADDRESS/LENGTH, e.g. 198.51.100.0/24");
+      return usage_error(fmt::format("{} is not a CIDR", quote_value(s)), "write ADDRESS/LENGTH, e.g. 198.51.100.0/24");
     len = static_cast<unsigned>(std::stoul(l));
   }
   if (inet_pton(AF_INET, addr.c_str(), c.addr.data()) == 1) {
     c.family = 4;
     c.len = len.value_or(32);
-    if (c.len > 32) return usage_error(fmt::format("'{}': an IPv4 prefix is at most /32", s));
+    if (c.len > 32) return usage_error(fmt::format("{}: an IPv4 prefix is at most /32", quote_value(s)));
   } else if (inet_pton(AF_INET6, addr.c_str(), c.addr.data()) == 1) {
     c.family = 6;
     c.len = len.value_or(128);
-    if (c.len > 128) return usage_error(fmt::format("'{}': an IPv6 prefix is at most /128", s));
+    if (c.len > 128) return usage_error(fmt::format("{}: an IPv6 prefix is at most /128", quote_value(s)));
   } else {
-    return usage_error(fmt::format("'{}' is not an IPv4 or IPv6 address", s),
+    return usage_error(fmt::format("{} is not an IPv4 or IPv6 address", quote_value(s)),
                        "write e.g. 198.51.100.0/24 or 2001:db8::/32");
   }
   if (mask_prefix(c.addr, c.len) != c.addr) {
     Cidr fixed = c;
     fixed.addr = mask_prefix(c.addr, c.len);
-    return usage_error(fmt::format("'{}' has host bits set", s), fmt::format("did you mean {}?", fixed.to_string()));
+    return usage_error(fmt::format("{} has host bits set", quote_value(s)),
+                       fmt::format("did you mean {}?", fixed.to_string()));
   }
   return c;
 }

@@ -13,6 +13,7 @@
 
 #include "core/clock.hpp"
 #include "core/iface.hpp"
+#include "core/quote.hpp"
 #include "policy/config_reader.hpp"
 #include "policy/validate.hpp"
 
@@ -67,7 +68,7 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
   if (const toml::node* n = t.get("name"); n && string(*n, "interface.name")) {
     const std::string v = *n->value<std::string>();
     if (!valid_iface_name(v))
-      fail(*n, "interface.name", fmt::format("'{}' is not an interface name", v), "give e.g. eth0");
+      fail(*n, "interface.name", fmt::format("{} is not an interface name", quote_value(v)), "give e.g. eth0");
     else
       s.name = v;
   }
@@ -87,7 +88,7 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
     if (auto mode = parse_attach_mode(m))
       s.mode = *mode;
     else
-      fail(*n, "interface.mode", fmt::format("'{}' is not a mode", m), "give auto, native or generic");
+      fail(*n, "interface.mode", fmt::format("{} is not a mode", quote_value(m)), "give auto, native or generic");
   }
   if (const toml::node* n = t.get("max_sources"))
     if (auto v = count(*n, "interface.max_sources", 1, kMaxSources)) s.max_sources = static_cast<uint32_t>(*v);
@@ -139,7 +140,8 @@ void Reader::override_(const toml::table& t, const std::string& path, Policy& p)
       if (!class_lines_.contains(*s)) {
         std::string names;
         for (const ClassSpec& c : p.classes) names += fmt::format("{}{}", names.empty() ? "" : ", ", c.name);
-        return fail(el, k, fmt::format("there is no class '{}'", *s), fmt::format("the classes are {}", names));
+        return fail(el, k, fmt::format("there is no class {}", quote_value(*s)),
+                    fmt::format("the classes are {}", names));
       }
       o.classes.push_back(*s);
     });

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/quote.hpp"
 #include "core/units.hpp"
 #include "policy/config_reader.hpp"
 #include "policy/validate.hpp"
@@ -144,10 +145,10 @@ std::string Reader::name(const toml::table& t, const std::string& path, std::map
   std::string v = n ? string(*n, key).value_or("") : fallback;
   const unsigned line = n ? line_of(*n) : line_of(t);
   if (!valid_name(v))
-    fail(line, key, fmt::format("'{}' is not a valid name", v),
+    fail(line, key, fmt::format("{} is not a valid name", quote_value(v)),
          fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
   else if (auto [it, fresh] = seen.emplace(v, line); !fresh)
-    fail(line, key, fmt::format("{} '{}' is defined twice (first at line {})", what, v, it->second),
+    fail(line, key, fmt::format("{} {} is defined twice (first at line {})", what, quote_value(v), it->second),
          "give each a name of its own");
   return v;
 }
@@ -180,7 +181,8 @@ void Reader::protos(const toml::node& n, const std::string& key, std::vector<Pro
     auto s = string(el, k);
     if (!s) return;
     auto p = parse_proto(*s);
-    if (!p) return fail(el, k, fmt::format("'{}' is not a protocol", *s), "give tcp, udp, icmp, icmpv6 or other");
+    if (!p)
+      return fail(el, k, fmt::format("{} is not a protocol", quote_value(*s)), "give tcp, udp, icmp, icmpv6 or other");
     if (std::find(out.begin(), out.end(), *p) == out.end()) out.push_back(*p);
   };
   if (n.is_array())
@@ -203,7 +205,7 @@ void Reader::ports(const toml::node& n, const std::string& key, std::vector<Port
     const std::string a = s.substr(0, dash), b = dash == std::string::npos ? a : s.substr(dash + 1);
     auto first = number(a, 99999), last = number(b, 99999);
     if (!first || !last)
-      return fail(el, k, fmt::format("'{}' is not a port or a range", s), "write e.g. 53 or \"1000-2000\"");
+      return fail(el, k, fmt::format("{} is not a port or a range", quote_value(s)), "write e.g. 53 or \"1000-2000\"");
     if (*first > 65535 || *last > 65535)
       return fail(el, k, fmt::format("{} is not a port", std::max(*first, *last)), hint);
     if (*first > *last)

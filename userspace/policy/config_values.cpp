@@ -9,6 +9,7 @@
 
 #include "core/clock.hpp"
 #include "core/names.hpp"
+#include "core/quote.hpp"
 #include "core/units.hpp"
 #include "policy/config_reader.hpp"
 
@@ -131,7 +132,7 @@ std::optional<uint64_t> Reader::count(const toml::node& n, const std::string& ke
     v = static_cast<uint64_t>(i->get());
   } else if (const auto* s = n.as_string()) {
     v = parse_count(s->get());
-    if (!v) return fail(n, key, fmt::format("'{}' is not a count", s->get()), kCountHint), std::nullopt;
+    if (!v) return fail(n, key, fmt::format("{} is not a count", quote_value(s->get())), kCountHint), std::nullopt;
   } else {
     return wrong_type(n, key, "a count", kCountHint), std::nullopt;
   }
@@ -169,7 +170,8 @@ std::optional<std::string> Reader::choice(const toml::node& n, const std::string
     list += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == options.size() ? " or " : ", ", options.begin()[i]);
   const std::string name = key.substr(key.rfind('.') + 1);  // "ban_scope" of "class[0].ban_scope"
   if (v && std::find(options.begin(), options.end(), *v) == options.end())
-    return fail(n, key, fmt::format("'{}' is not a valid {}", *v, name), fmt::format("give {}", list)), std::nullopt;
+    return fail(n, key, fmt::format("{} is not a valid {}", quote_value(*v), name), fmt::format("give {}", list)),
+           std::nullopt;
   if (!v) return std::nullopt;
   return v;
 }
@@ -178,9 +180,11 @@ std::optional<uint64_t> Reader::duration(const toml::node& n, const std::string&
   const auto* str = n.as_string();
   if (!str) return wrong_type(n, key, "a duration string", kDurationHint), std::nullopt;
   auto ns = parse_duration_ns(str->get());
-  if (!ns) return fail(n, key, fmt::format("'{}' is not a duration", str->get()), kDurationHint), std::nullopt;
+  if (!ns)
+    return fail(n, key, fmt::format("{} is not a duration", quote_value(str->get())), kDurationHint), std::nullopt;
   if (*ns == 0)
-    return fail(n, key, fmt::format("'{}' is no time at all", str->get()), "give a positive duration"), std::nullopt;
+    return fail(n, key, fmt::format("{} is no time at all", quote_value(str->get())), "give a positive duration"),
+           std::nullopt;
   return ns;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/quote.hpp"
 #include "core/units.hpp"
 #include "policy/lists.hpp"
 
@@ -84,7 +85,7 @@ Status check_class_extras(const ClassSpec& c) {
 // One class: a unique valid name, a match unless it is the default, and its limits.
 Status check_class(const ClassSpec& c, bool is_default, std::set<std::string>& names) {
   if (!valid_name(c.name))
-    return at(c.where, fmt::format("class name '{}' is not valid", c.name),
+    return at(c.where, fmt::format("class name {} is not valid", quote_value(c.name)),
               fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
   if (!names.insert(c.name).second) return at(c.where, fmt::format("class '{}' is defined twice", c.name));
   if (is_default && !c.match.empty())
@@ -123,7 +124,7 @@ Status check_overrides(const std::vector<OverrideSpec>& overrides, const std::se
     return at(overrides[LV_MAX_OVERRIDES].where, fmt::format("more than {} overrides", LV_MAX_OVERRIDES));
   for (const OverrideSpec& o : overrides) {
     if (!valid_name(o.name))
-      return at(o.where, fmt::format("override name '{}' is not valid", o.name),
+      return at(o.where, fmt::format("override name {} is not valid", quote_value(o.name)),
                 fmt::format("use 1 to {} letters, digits, '-', '_' or '.'", LV_NAME_LEN - 1));
     if (!names.insert(o.name).second) return at(o.where, fmt::format("override '{}' is defined twice", o.name));
     if (!o.packets.set() && !o.bytes.set())
@@ -132,7 +133,8 @@ Status check_overrides(const std::vector<OverrideSpec>& overrides, const std::se
     LV_TRY(check_rate(o.packets, o.where, "packet", kMaxRatePps, kMaxBurst));
     LV_TRY(check_rate(o.bytes, o.where, "byte", kMaxRateBytes, kMaxBurstBytes));
     for (const auto& cn : o.classes)
-      if (!class_names.contains(cn)) return at(o.where, fmt::format("override '{}' names no class '{}'", o.name, cn));
+      if (!class_names.contains(cn))
+        return at(o.where, fmt::format("override '{}' names no class {}", o.name, quote_value(cn)));
   }
   return {};
 }
@@ -143,7 +145,7 @@ Status check_lists(const std::vector<ListEntry>& lists, const std::set<std::stri
   size_t n4 = 0, n6 = 0;
   for (const ListEntry& e : lists) {
     if (e.kind == LV_LIST_OVERRIDE && !override_names.contains(e.override_name))
-      return at(e.where, fmt::format("no override named '{}'", e.override_name));
+      return at(e.where, fmt::format("no override named {}", quote_value(e.override_name)));
     if (e.expires_unix_ns && e.kind != LV_LIST_DENY)
       return at(e.where, fmt::format("{}: only deny entries expire", e.cidr.to_string()));
     auto [it, fresh] = seen.emplace(list_key(e.cidr), &e);
