@@ -6,9 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "bpf/lists.hpp"
@@ -182,22 +180,19 @@ Status import(const ListArgs& a) {
   const uint64_t now = Clocks::read().now_unix_ns;
   LV_TRY_ASSIGN(auto expiry, expiry_arg(a.expires, now));
   const uint64_t expires = expiry;
-  std::ifstream in(a.file, std::ios::binary);
-  if (!in) return sys_error(fmt::format("read {}", a.file));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return sys_error(fmt::format("read {}", a.file));
-  const Blocklist b = parse_blocklist(text.str());
+  LV_TRY_ASSIGN(const std::string text, read_blocklist(a.file));
+  const Blocklist b = parse_blocklist(text);
+  LV_TRY(check_blocklist_limits(b, a.file));
 
   std::string rejected;
   for (size_t i = 0; i < b.rejected.size() && i < kRejectedShown; ++i)
     rejected += fmt::format("  line {}: {}\n", b.rejected[i].line, b.rejected[i].why);
-  if (b.rejected.size() > kRejectedShown)
-    rejected += fmt::format("  ... and {} more rejected lines\n", group_digits(b.rejected.size() - kRejectedShown));
+  if (b.rejected_lines > kRejectedShown)
+    rejected += fmt::format("  ... and {} more rejected lines\n", group_digits(b.rejected_lines - kRejectedShown));
   if (b.entries.empty()) {
     fmt::print("{}", rejected);
     return Error{fmt::format("{} has no valid entry, nothing was added ({} line{} rejected)", a.file,
-                             group_digits(b.rejected.size()), b.rejected.size() == 1 ? "" : "s"),
+                             group_digits(b.rejected_lines), b.rejected_lines == 1 ? "" : "s"),
                  0, "write one CIDR or address per line; '#' and ';' start comments"};
   }
 
@@ -240,7 +235,7 @@ Status import(const ListArgs& a) {
   const size_t nskipped = b.repeated + on_deny + on_other;
   fmt::print("{}: deny import of {}: {} added, {} renewed, {} skipped{}, {} rejected{}\n{}", a.iface, a.file,
              group_digits(done.added), group_digits(done.replaced), group_digits(nskipped),
-             skipped.empty() ? "" : " (" + skipped + ")", group_digits(b.rejected.size()), expiry_note(expires, now),
+             skipped.empty() ? "" : " (" + skipped + ")", group_digits(b.rejected_lines), expiry_note(expires, now),
              rejected);
   return {};
 }
