@@ -9,7 +9,8 @@
 #                      1, 100 and 10,000 sources, one and two sending CPUs
 #   4. memory          kernel memory per tracked source (map memlock / max_entries)
 #   5. controller      wall time of `levee stats`, `levee status`, `levee top` and
-#                      `levee prune` at 1M sources
+#                      `levee prune` at 1M sources; of a reload replacing 1M host list
+#                      entries and of one `levee deny add` to a 1M-entry list
 # and writes bench/results.json, bench/results.png and the tables of BENCHMARKS.md.
 #
 #   scripts/bench.sh [--quick] [--rounds N]
@@ -41,6 +42,9 @@ STATUS_RUNS=7
 TOP_RUNS=7        # each of the two `levee top` commands
 SCRAPE_RUNS=21    # GET /metrics of `levee run`
 PRUNE_RUNS=7
+LIST_ENTRIES=1000000  # host entries of the list benchmarks
+LIST_RUNS=3       # reloads that replace every entry
+DENY_ADD_RUNS=7   # `levee deny add` of one entry to the full list
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -53,6 +57,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$QUICK" = 1 ]; then
   ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3 TOP_RUNS=3 PRUNE_RUNS=3 SCRAPE_RUNS=5
+  LIST_ENTRIES=100000 LIST_RUNS=1 DENY_ADD_RUNS=3
 fi
 [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds takes 1 to 99"
 
@@ -449,15 +454,41 @@ prune_ms=$(time_runs "$PRUNE_RUNS" "$B/levee" prune "$DEV_RX" --idle 1h --json |
 prune=$(levee_rx prune "$DEV_RX" --idle 1h --json)
 tracked=$(levee_rx status --json | jq ".interfaces[] | select(.interface == \"$DEV_RX\") | .sources")
 levee_rx detach "$DEV_RX" >/dev/null
+# List changes at LIST_ENTRIES host entries: a reload whose config replaces every deny
+# entry by as many others (alternating between two files of IPv6 hosts of
+# 2001:db8::/32; list entries are data, no traffic goes to them), then one `deny add`
+# to the full list. Each costs what it changes, not the size of the list.
+list_config() {  # file, third group of the addresses (a number, written in hex)
+  { printf '[default]\nrate = 10\nburst = 10\n[lists]\ndeny = [\n'
+    awk -v n="$LIST_ENTRIES" -v g="$2" 'BEGIN { for (i = 0; i < n; i++) printf "\"2001:db8:%x::%x:%x\",\n", g, int(i / 65536), i % 65536 }'
+    printf ']\n'; } >"$1"
+}
+list_config "$TMP/lists_a.toml" 10
+list_config "$TMP/lists_b.toml" 11
+levee_rx attach "$DEV_RX" --config "$TMP/lists_a.toml" >/dev/null
+list_busy=$(wait_quiet)
+list_replace_ms=$(for i in $(seq 1 "$LIST_RUNS"); do
+  [ $((i % 2)) = 1 ] && f=$TMP/lists_b.toml || f=$TMP/lists_a.toml
+  time_runs 1 "$B/levee" reload "$DEV_RX" --config "$f"
+done | jq -sc .)
+# The list is full (a family holds LV_MAX_LIST_ENTRIES): one entry of the file loaded
+# last is deleted, and each timed `deny add` puts it back (added, then replaced).
+[ $((LIST_RUNS % 2)) = 1 ] && last=b || last=a
+levee_rx deny del "$DEV_RX" "2001:db8:$last::" >/dev/null
+deny_add_ms=$(time_runs "$DENY_ADD_RUNS" "$B/levee" deny add "$DEV_RX" "2001:db8:$last::" | jq -sc .)
+list_entries=$(levee_rx deny list "$DEV_RX" --json | jq '.entries | length')
+levee_rx detach "$DEV_RX" >/dev/null
 record --argjson stats "$stats_ms" --argjson status "$status_ms" --argjson tracked "$tracked" \
   --argjson top_ms "$top_ms" --argjson top_bytes_ms "$top_bytes_ms" --argjson top "$top" \
   --argjson prune_ms "$prune_ms" --argjson prune "$prune" --argjson busy "$busy" \
   --argjson scrape_ms "$scrape_ms" --argjson scrape_bytes "$scrape_bytes" \
+  --argjson list_replace_ms "$list_replace_ms" --argjson deny_add_ms "$deny_add_ms" \
+  --argjson list_entries "$list_entries" --argjson list_busy "$list_busy" \
   '{kind: "controller", sources: $tracked, busy_before: $busy, stats_ms: $stats, status_ms: $status,
     $top_ms, $top_bytes_ms, top_sources: $top.sources, top_walk_ms: $top.walk_ms, $prune_ms,
     prune: ($prune | {sources_removed, sources_kept, networks_removed, filter_sources, seconds}),
-    $scrape_ms, $scrape_bytes}'
-jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms, a metrics scrape \(.scrape_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))"' "$RAW"
+    $scrape_ms, $scrape_bytes, $list_entries, $list_busy, $list_replace_ms, $deny_add_ms}'
+jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms, a metrics scrape \(.scrape_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))", "   at \(.list_entries) deny entries: a reload replacing them \(.list_replace_ms | med) ms, one levee deny add \(.deny_add_ms | med) ms (medians)"' "$RAW"
 
 # ---- results ---------------------------------------------------------------------------
 say "results: ${OUT#"$LEVEE_ROOT"/}/results.json, ${OUT#"$LEVEE_ROOT"/}/results.png, ${MD#"$LEVEE_ROOT"/}"

@@ -73,7 +73,12 @@ def per_round($rows; $a; $b):
                prune_ms_median: ($ctl.prune_ms | median | rnd(1)), prune_ms_runs: $ctl.prune_ms,
                prune: $ctl.prune,
                scrape_ms_median: (if $ctl.scrape_ms then $ctl.scrape_ms | median | rnd(2) else null end),
-               scrape_ms_runs: $ctl.scrape_ms, scrape_bytes: $ctl.scrape_bytes},
+               scrape_ms_runs: $ctl.scrape_ms, scrape_bytes: $ctl.scrape_bytes,
+               list_entries: $ctl.list_entries, list_busy_before: $ctl.list_busy,
+               list_replace_ms_median: (if $ctl.list_replace_ms then $ctl.list_replace_ms | median | rnd(1) else null end),
+               list_replace_ms_runs: $ctl.list_replace_ms,
+               deny_add_ms_median: (if $ctl.deny_add_ms then $ctl.deny_add_ms | median | rnd(2) else null end),
+               deny_add_ms_runs: $ctl.deny_add_ms},
   goals: [
     {goal: "levee drop path (known source over its limit) vs the floor, program cost",
      target: "<= 1.3x", value: $prog.levee_drop.ratio_to_floor, pending: false,
@@ -108,6 +113,14 @@ def per_round($rows; $a; $b):
     | {goal: "`levee top` at 1M tracked sources", issue: 6,
        target: "<= 2 s", value: ($top_ms / 1000 | rnd(3)), pending: false,
        measured: "\($top_ms / 1000 | rnd(3)) s at \($ctl.sources) sources (by drops \($ctl.top_ms | median | rnd(1)) ms, --by bytes --json \($ctl.top_bytes_ms | median | rnd(1)) ms)",
-       met: ($top_ms <= 2000)}
+       met: ($top_ms <= 2000)},
+    {goal: "a reload replacing every host entry of a 1M-entry deny list",
+     target: "< 10 s", value: (($ctl.list_replace_ms // [0]) | median / 1000 | rnd(3)), pending: ($ctl.list_replace_ms == null),
+     measured: "\(($ctl.list_replace_ms // [0]) | median / 1000 | rnd(3)) s at \($ctl.list_entries) entries",
+     met: ((($ctl.list_replace_ms // [1e9]) | median) < 10000)},
+    {goal: "one `levee deny add` to a 1M-entry deny list",
+     target: "< 100 ms", value: (($ctl.deny_add_ms // [0]) | median | rnd(1)), pending: ($ctl.deny_add_ms == null),
+     measured: "\(($ctl.deny_add_ms // [0]) | median | rnd(1)) ms at \($ctl.list_entries) entries",
+     met: ((($ctl.deny_add_ms // [1e9]) | median) < 100)}
   ]
 }

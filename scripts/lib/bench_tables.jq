@@ -75,6 +75,12 @@ elif $s == "controller" then
      ["`curl` of `levee run`'s `/metrics` (no walk)", "scrape"]][]
    | [.[0], $c["\(.[1])_ms_median"], $c["\(.[1])_ms_runs"]] | select(.[1] != null)
    | [.[0], ($c.sources | commas), "**\(.[1]) ms**", (.[2] | map(tostring) | join(" "))] | row),
+  # The list changes run on an attachment of their own: list entries, no tracked sources.
+  (.controller as $c | [
+     ["`levee reload` replacing every host entry of the deny list (IPv6 /128s)", "list_replace"],
+     ["`levee deny add IFACE ADDR` to that list", "deny_add"]][]
+   | [.[0], $c["\(.[1])_ms_median"], $c["\(.[1])_ms_runs"]] | select(.[1] != null)
+   | ["\(.[0]), \($c.list_entries | commas) entries", "–", "**\(.[1]) ms**", (.[2] | map(tostring) | join(" "))] | row),
   (.controller | select(.busy_before != null) | "", "Other work kept \(.busy_before * 100 | round) % of the CPUs busy just before these timings.")
 
 elif $s == "goals" then

@@ -292,6 +292,29 @@ deny = [
   EXPECT_EQ(p.lists[6].expires_unix_ns, kConfigNow + 3600 * kSec) << "03:00 at +02:00 is 01:00Z";
 }
 
+TEST(Config, Ipv4MappedListEntriesAndOverrideNetworksAreIpv4) {
+  Policy p = parse_ok(kDefault + R"(
+[lists]
+deny = ["::ffff:198.19.1.200", { cidr = "::ffff:198.19.2.0/120", expires = "1h" }]
+allow = ["::ffff:198.51.100.0/120"]
+[[override]]
+name = "partner"
+networks = ["::ffff:198.18.100.0/120"]
+rate = 10
+burst = 10
+)");
+  std::vector<std::string> got;
+  for (const ListEntry& e : p.lists) got.push_back(e.cidr.to_string());
+  EXPECT_EQ(got, (std::vector<std::string>{"198.51.100.0/24", "198.19.1.200/32", "198.19.2.0/24", "198.18.100.0/24"}));
+  ASSERT_EQ(p.overrides.size(), 1u);
+  ASSERT_EQ(p.overrides[0].cidrs.size(), 1u);
+  EXPECT_EQ(p.overrides[0].cidrs[0].family, 4);
+  // Compiled into the IPv4 tries, where IPv4 packets look.
+  auto c = std::make_unique<CompiledPolicy>(compile(p, Clocks{kTick, kConfigNow, kSec}));
+  EXPECT_EQ(c->list4.size(), 4u);
+  EXPECT_TRUE(c->list6.empty());
+}
+
 TEST(Config, Durations) {
   for (auto [text, secs] :
        {std::pair{"90s", 90ull}, std::pair{"30m", 1800ull}, std::pair{"2h", 7200ull}, std::pair{"7d", 604800ull},

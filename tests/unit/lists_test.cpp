@@ -2,11 +2,13 @@
 // file as `levee deny import` reads it (and refuses one with nothing valid before it
 // touches the kernel), --expires as a duration or a time, and `levee allow/deny/override
 // list`'s output.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/app.hpp"
@@ -14,6 +16,7 @@
 #include "cli/lists.hpp"
 #include "export/render_lists.hpp"
 #include "export/render_units.hpp"
+#include "policy/config.hpp"
 #include "unit.hpp"
 
 namespace levee::cli {
@@ -134,6 +137,108 @@ TEST(Blocklist, ImportOfAFileWithNothingValidFailsBeforeTouchingTheKernel) {
   ASSERT_FALSE(missing.ok());
   EXPECT_FALSE(missing.error().usage);
   EXPECT_NE(missing.error().message().find("/nonexistent/levee-blocklist"), std::string::npos);
+}
+
+// A `levee deny import` of `file` on eth0 that must fail before touching the kernel:
+// its error message (empty when it did not fail).
+std::string import_error(const std::string& file) {
+  ListArgs a;
+  a.kind = LV_LIST_DENY;
+  a.op = ListOp::Import;
+  a.iface = "eth0";
+  a.file = file;
+  testing::internal::CaptureStdout();
+  Status s = lists(a);
+  testing::internal::GetCapturedStdout();
+  return s.ok() ? "" : s.error().message();
+}
+
+TEST(Blocklist, ImportReadsAtMostTheConfigFilesCapAndSaysSo) {
+  // An endless device: refused once past the cap, not read until memory runs out.
+  const std::string e = import_error("/dev/zero");
+  EXPECT_NE(e.find("/dev/zero is larger than 64 MiB"), std::string::npos) << e;
+  EXPECT_NE(e.find("split it"), std::string::npos) << e;
+  EXPECT_EQ(kMaxInputFileBytes, size_t{64} << 20);
+}
+
+TEST(Blocklist, ImportOfADirectorySaysItIsADirectory) {
+  const std::string e = import_error("/tmp");
+  EXPECT_NE(e.find("/tmp is a directory, not a blocklist file"), std::string::npos) << e;
+}
+
+TEST(Blocklist, ImportRefusesAnOverlongLineWholeNamingTheLine) {
+  TempFile f("198.51.100.0/24\n# " + std::string(kMaxBlocklistLineBytes, 'x') + "\n203.0.113.7\n");
+  const std::string e = import_error(f.path);
+  EXPECT_NE(e.find(f.path + ":2: a line longer than 4096 bytes; nothing was added"), std::string::npos) << e;
+  const Blocklist b = parse_blocklist("# " + std::string(kMaxBlocklistLineBytes - 2, 'x') + "\n203.0.113.7\n");
+  EXPECT_EQ(b.stopped_at, 0u) << "a line of exactly the cap is read";
+  EXPECT_EQ(strings(b.entries), std::vector<std::string>{"203.0.113.7/32"});
+}
+
+TEST(Blocklist, ImportRefusesMoreEntriesOfAFamilyThanAListHolds) {
+  // A list of 3 for the parse; the refusal as import words it for the real capacity.
+  const Blocklist b = parse_blocklist("# four\n10.0.0.1\n2001:db8::1\n10.0.0.2\n10.0.0.3\n10.0.0.1\n10.0.0.4\n", 3);
+  EXPECT_TRUE(b.full);
+  EXPECT_EQ(b.stopped_at, 7u) << "the fourth IPv4 entry; the repeated one does not count";
+  EXPECT_FALSE(parse_blocklist("10.0.0.1\n10.0.0.2\n10.0.0.3\n2001:db8::1\n", 3).full);
+  const Status s = check_blocklist_limits(b, "big.netset");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("big.netset:7: more than 1,000,000 entries of one family, the capacity of a "
+                                     "list; nothing was added"),
+            std::string::npos)
+      << s.error().message();
+  EXPECT_EQ(kMaxBlocklistEntries, size_t{LV_MAX_LIST_ENTRIES});
+}
+
+TEST(Blocklist, RejectedLinesPastTheFirstThousandAreCountedNotKept) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "junk\n";
+  text += "203.0.113.7\n";
+  const Blocklist b = parse_blocklist(text);
+  EXPECT_EQ(b.rejected.size(), kRejectedKept);
+  EXPECT_EQ(b.rejected_lines, 5000u);
+  EXPECT_EQ(b.entries.size(), 1u);
+}
+
+TEST(Blocklist, ReadsAPipe) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string text = "198.51.100.0/24\n203.0.113.7\n";
+  ASSERT_EQ(write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fds[1]);
+  auto r = read_blocklist("/dev/fd/" + std::to_string(fds[0]));
+  close(fds[0]);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(*r, text);
+}
+
+TEST(Blocklist, AnIpv4MappedEntryIsTheIpv4Entry) {
+  const Blocklist b = parse_blocklist("::ffff:198.19.1.200\n198.19.1.200/32\n::ffff:198.19.2.0/120\n");
+  EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"198.19.1.200/32", "198.19.2.0/24"}));
+  EXPECT_EQ(b.repeated, 1u);
+}
+
+// ---- addresses and networks as written ------------------------------------------------
+
+TEST(Cidr, Ipv4MappedIsIpv4) {
+  for (auto [text, want] : {std::pair{"::ffff:198.19.1.200", "198.19.1.200/32"},
+                            {"::ffff:198.19.1.200/128", "198.19.1.200/32"},
+                            {"::FFFF:c613:1c8", "198.19.1.200/32"},
+                            {"::ffff:198.19.0.0/112", "198.19.0.0/16"},
+                            {"::ffff:0:0/96", "0.0.0.0/0"}}) {
+    auto c = Cidr::parse(text);
+    ASSERT_TRUE(c.ok()) << text << ": " << c.error().message();
+    EXPECT_EQ(c->family, 4) << text;
+    EXPECT_EQ(c->to_string(), want) << text;
+  }
+  // Host bits are judged on the IPv4 network it is.
+  auto bits = Cidr::parse("::ffff:198.19.1.200/120");
+  ASSERT_FALSE(bits.ok());
+  EXPECT_NE(bits.error().message().find("did you mean 198.19.1.0/24?"), std::string::npos) << bits.error().message();
+  // Shorter than the mapped range, or another range: IPv6 as written.
+  EXPECT_EQ(Cidr::parse("::fffe:0:0/95")->family, 6);
+  EXPECT_EQ(Cidr::parse("::198.19.1.200")->family, 6);
+  EXPECT_EQ(Cidr::parse("64:ff9b::198.19.1.200")->family, 6);
 }
 
 // ---- --expires ----------------------------------------------------------------------

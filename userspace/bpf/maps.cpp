@@ -69,27 +69,6 @@ Result<Counters> read_counters(int percpu_fd) {
 
 namespace {
 
-// One walk of a hash map with batch lookups (BPF_MAP_LOOKUP_BATCH of up to `chunk`
-// entries), handing each batch to `fn`; its error ends the walk.
-template <typename Key, typename Value, typename Fn>
-Status walk_batches(int fd, uint32_t chunk, const char* what, const Fn& fn) {
-  std::vector<Key> keys(chunk);
-  std::vector<Value> values(chunk);
-  uint64_t token_in = 0, token_out = 0;  // hash maps use a bucket index as the token
-  bool first = true;
-  for (;;) {
-    uint32_t count = chunk;
-    int err =
-        bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
-    const int saved = errno;
-    if (err && saved != ENOENT) return sys_error(fmt::format("walk {} (batch lookup)", what), saved);
-    if (count) LV_TRY(fn(std::span<const Key>(keys.data(), count), std::span<const Value>(values.data(), count)));
-    if (err) return {};  // ENOENT: no more buckets
-    token_in = token_out;
-    first = false;
-  }
-}
-
 // Every entry, one call each, a batch of 8192 at a time.
 template <typename Key, typename Value>
 Status for_each_entry(int fd, const char* what, const std::function<void(const Key&, const Value&)>& fn) {

@@ -1,12 +1,17 @@
 // maps.hpp - typed reads of the datapath's counters and per-source state.
 #pragma once
 
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bpf/mapped.hpp"
 #include "core/result.hpp"
@@ -28,6 +33,27 @@ struct Counters {
 };
 
 Result<Counters> read_counters(int percpu_fd);
+
+// One walk of a hash map with batch lookups (BPF_MAP_LOOKUP_BATCH of up to `chunk`
+// entries), handing each batch to `fn`; its error ends the walk.
+template <typename Key, typename Value, typename Fn>
+Status walk_batches(int fd, uint32_t chunk, const char* what, const Fn& fn) {
+  std::vector<Key> keys(chunk);
+  std::vector<Value> values(chunk);
+  uint64_t token_in = 0, token_out = 0;  // hash maps use a bucket index as the token
+  bool first = true;
+  for (;;) {
+    uint32_t count = chunk;
+    int err =
+        bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
+    const int saved = errno;
+    if (err && saved != ENOENT) return sys_error(fmt::format("walk {} (batch lookup)", what), saved);
+    if (count) LV_TRY(fn(std::span<const Key>(keys.data(), count), std::span<const Value>(values.data(), count)));
+    if (err) return {};  // ENOENT: no more buckets
+    token_in = token_out;
+    first = false;
+  }
+}
 
 // Visit every tracked source with batch lookups (thousands of entries per syscall).
 // The map keeps changing underneath: entries inserted or evicted during the walk may

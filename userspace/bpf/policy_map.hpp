@@ -1,16 +1,26 @@
 // policy_map.hpp - the datapath's policy, mapped into the controller, and its lists.
 //
 // lv_policy is one mmapable array entry (struct lv_control) holding two slots; each slot
-// has a pair of list tries (lv_list{4,6}_{slot}). Every change - limits, a reload, a list
-// edit - is one publish: rebuild the slot packets are not reading and its tries, then
-// flip `active` with one atomic store. Before the rebuild, a grace period guarantees no
-// packet still reads that slot from before the previous flip. Controllers are
-// serialised by IfaceLock, so there is one writer at a time.
+// has its list maps (a trie of networks and a hash of hosts per family). Every change -
+// limits, a reload, a list edit - is one publish: bring the slot packets are not reading
+// and its maps to the new state, then flip `active` with one atomic store. Before that
+// slot is written, a grace period guarantees no packet still reads it from before the
+// previous flip. Controllers are serialised by IfaceLock, so there is one writer at a
+// time.
+//
+// A list change costs what it changes, not the size of the lists: a slot's maps are
+// brought to the new lists by a difference (one walk of each map, then deletes of what
+// is gone and writes of what is new or changed), and after the flip and a grace period
+// the old slot is caught up the same way. Both slots then hold the same lists, which
+// lv_control records by giving them the same generation; publish_delta() relies on it
+// to write only the entries an edit names. A publish interrupted before the catch-up
+// (kill -9) leaves the generations apart, and the next publish walks the maps again.
 #pragma once
 
 #include <bpf/libbpf.h>
 
 #include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -24,6 +34,27 @@ struct Lists {
   std::vector<std::pair<lv_lpm4, lv_list_value>> v4;
   std::vector<std::pair<lv_lpm6, lv_list_value>> v6;
 };
+
+// Entries to write (new or changed, with their fallbacks computed) and prefixes to
+// delete, in both families: a list edit as publish_delta() applies it.
+struct ListDelta {
+  Lists put;
+  std::vector<lv_lpm4> del4;
+  std::vector<lv_lpm6> del6;
+  bool empty() const { return put.v4.empty() && put.v6.empty() && del4.empty() && del6.empty(); }
+};
+
+// The calls the list writer made on list maps since the process started (assign {} to
+// start over): tests check that a change costs calls in proportion to what it changes.
+struct ListOps {
+  uint64_t walks = 0;    // walks begun from the start of a map (get_next_key from none)
+  uint64_t scans = 0;    // walk steps: get_next_key, or one batch of a batch lookup
+  uint64_t lookups = 0;  // entries looked up one by one
+  uint64_t updates = 0;  // entries written (one by one or in batches)
+  uint64_t deletes = 0;  // entries deleted (one by one or in batches)
+  uint64_t total() const { return scans + lookups + updates + deletes; }
+};
+ListOps& list_ops();
 
 // File descriptors of a slot's list maps, [slot][ListMap]; not owned. A slot's lists
 // are a trie of networks and a hash of hosts per family: PolicyMap splits entries on
@@ -60,11 +91,32 @@ class PolicyMap {
   // Replace the policy and its lists atomically with respect to packets. Sets the
   // generation (one above the active one) and the list counts.
   Status publish(lv_policy next, const Lists& lists);
+  // The same with the lists changed by `delta` only: calls in proportion to its size,
+  // whatever the size of the lists. Needs both slots to hold the same lists
+  // (lists_synced()); false, with nothing written, when they do not: publish() then.
+  Result<bool> publish_delta(lv_policy next, const ListDelta& delta);
+  // Both slots hold the same lists (see the opening comment).
+  bool lists_synced() const;
+  // One entry of the active lists, looked up by its exact prefix (a host in the hash):
+  // for edits of host entries, which need not read the lists.
+  Result<std::optional<lv_list_value>> active_host(const lv_lpm4& k) const;
+  Result<std::optional<lv_list_value>> active_host(const lv_lpm6& k) const;
+  // The active slot's networks (its tries), without the hosts.
+  Result<Lists> active_networks() const;
 
  private:
   PolicyMap(MappedArray m, ListFds lists) : m_(std::move(m)), ctl_(m_.as<lv_control>()), lists_(lists) {}
-  // Rebuild a slot's list maps; sets the slot's list counts.
+  // Bring a slot's list maps to `lists` (the difference only); sets the slot's list
+  // counts.
   Status fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p);
+  // Apply `delta` to a slot's list maps; with `p`, keep its list counts.
+  Status apply_delta(unsigned slot, const ListDelta& delta, lv_policy* p);
+  // After a flip away from `old`: wait until no packet reads it, bring its lists to the
+  // active ones with `write`, and record that both slots hold the same lists.
+  template <typename Write>
+  void catch_up(unsigned old, const Write& write);
+  // Before writing the inactive slot's maps: they will differ from the active ones.
+  void mark_unsynced(unsigned inactive);
   MappedArray m_;
   lv_control* ctl_;
   ListFds lists_;

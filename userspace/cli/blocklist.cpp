@@ -4,7 +4,16 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <set>
+
+#include "core/fd.hpp"
+#include "export/render_units.hpp"
+#include "policy/config.hpp"
 
 namespace levee::cli {
 namespace {
@@ -19,9 +28,10 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-Blocklist parse_blocklist(std::string_view text) {
+Blocklist parse_blocklist(std::string_view text, size_t max_entries) {
   Blocklist out;
   std::set<CidrKey> seen;
+  std::array<size_t, 2> per_family{};  // IPv4, IPv6
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   unsigned line = 0;
   for (size_t pos = 0; pos < text.size();) {
@@ -30,9 +40,15 @@ Blocklist parse_blocklist(std::string_view text) {
     std::string_view l = text.substr(pos, end - pos);
     pos = end + 1;
     ++line;
+    if (l.size() > kMaxBlocklistLineBytes) {
+      out.stopped_at = line;
+      return out;
+    }
     l = trim(l.substr(0, l.find_first_of("#;")));
     if (l.empty()) continue;
     auto reject = [&](std::string why) {
+      ++out.rejected_lines;
+      if (out.rejected.size() >= kRejectedKept) return;
       std::string shown(l.substr(0, 60));
       if (l.size() > 60) shown += "...";
       out.rejected.push_back({line, std::move(shown), std::move(why)});
@@ -53,12 +69,52 @@ Blocklist parse_blocklist(std::string_view text) {
       reject(fmt::format("{} covers every address; deny it with levee deny add if you mean it", quote_value(l)));
       continue;
     }
-    if (seen.insert(key_of(*c)).second)
-      out.entries.push_back(*c);
-    else
+    if (!seen.insert(key_of(*c)).second) {
       ++out.repeated;
+      continue;
+    }
+    if (++per_family[c->family == 6] > max_entries) {
+      out.stopped_at = line;
+      out.full = true;
+      return out;
+    }
+    out.entries.push_back(*c);
   }
   return out;
+}
+
+Result<std::string> read_blocklist(const std::string& path) {
+  const std::string hint = "give a file with one CIDR or address per line";
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return sys_error(fmt::format("read {}", path), errno, hint);
+  struct stat st {};
+  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode))
+    return usage_error(fmt::format("{} is a directory, not a blocklist file", path), hint);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return sys_error(fmt::format("read {}", path), errno, hint);
+    if (n == 0) return text;
+    if (text.size() + static_cast<size_t>(n) > kMaxInputFileBytes)
+      return usage_error(
+          fmt::format("{} is larger than {} MiB, the most levee reads of a blocklist", path, kMaxInputFileBytes >> 20),
+          "split it into smaller files and import each");
+    text.append(buf, static_cast<size_t>(n));
+  }
+}
+
+Status check_blocklist_limits(const Blocklist& b, const std::string& path) {
+  if (!b.stopped_at) return {};
+  if (b.full)
+    return usage_error(fmt::format("{}:{}: more than {} entries of one family, the capacity of a list; nothing was "
+                                   "added",
+                                   path, b.stopped_at, group_digits(kMaxBlocklistEntries)),
+                       "split the file, or merge its addresses into networks");
+  return usage_error(
+      fmt::format("{}:{}: a line longer than {} bytes; nothing was added", path, b.stopped_at, kMaxBlocklistLineBytes),
+      "a blocklist has one CIDR or address per line: fix or remove that line");
 }
 
 }  // namespace levee::cli

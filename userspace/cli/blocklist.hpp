@@ -3,12 +3,15 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "core/result.hpp"
+#include "levee_abi.h"
 #include "policy/cidr.hpp"
 
 namespace levee::cli {
@@ -20,18 +23,39 @@ struct RejectedLine {
   std::string why;
 };
 
+// Limits of a blocklist file, past which `levee deny import` refuses the whole file
+// (besides kMaxInputFileBytes, policy/config.hpp): a line is one CIDR and a comment, and
+// a family's entries must fit in its list.
+inline constexpr size_t kMaxBlocklistLineBytes = 4096;
+inline constexpr size_t kMaxBlocklistEntries = LV_MAX_LIST_ENTRIES;  // per family
+// Rejected lines kept with their reason; past these they are only counted.
+inline constexpr size_t kRejectedKept = 1000;
+
 struct Blocklist {
-  std::vector<Cidr> entries;  // each network once, in file order
-  size_t repeated = 0;        // valid lines naming a network an earlier line named
-  std::vector<RejectedLine> rejected;
+  std::vector<Cidr> entries;           // each network once, in file order
+  size_t repeated = 0;                 // valid lines naming a network an earlier line named
+  std::vector<RejectedLine> rejected;  // the first kRejectedKept
+  size_t rejected_lines = 0;           // all of them
+  // Parsing stopped at this line (1-based; 0: it did not): longer than
+  // kMaxBlocklistLineBytes, or one entry too many for a family's list (`full`).
+  unsigned stopped_at = 0;
+  bool full = false;
 };
 
 // A blocklist in the ipset/netset style: one CIDR or address per line; '#' and ';'
 // start a comment, at the start of a line or after an entry; blank lines, leading
 // and trailing whitespace, CRLF line ends and a UTF-8 byte order mark are fine. A line
 // with anything else (two fields, host bits set, a range, /0) is rejected with the
-// reason.
-Blocklist parse_blocklist(std::string_view text);
+// reason. Parsing stops past `max_entries` entries of one family (`full`).
+Blocklist parse_blocklist(std::string_view text, size_t max_entries = kMaxBlocklistEntries);
+
+// The text of a blocklist file, at most kMaxInputFileBytes of it: refuses a directory
+// and a larger file (a device such as /dev/zero included) with one line saying so. A
+// pipe or /dev/stdin is read like a file.
+Result<std::string> read_blocklist(const std::string& path);
+
+// A blocklist the import refuses whole (parsing stopped), with the file's name.
+Status check_blocklist_limits(const Blocklist& b, const std::string& path);
 
 // Networks as map keys: family, length, address.
 using CidrKey = std::tuple<uint8_t, unsigned, std::array<uint8_t, 16>>;

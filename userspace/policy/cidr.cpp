@@ -19,6 +19,23 @@ std::array<uint8_t, 16> mask_prefix(const std::array<uint8_t, 16>& a, unsigned l
   return out;
 }
 
+namespace {
+
+// ::ffff:a.b.c.d/p (p >= 96) is the IPv4 network a.b.c.d/(p - 96): the datapath sees
+// those sources as IPv4 packets, which an IPv6 entry would never match. Parsing is the
+// one place every entry, address and network passes through.
+void unmap_ipv4(Cidr& c) {
+  static constexpr std::array<uint8_t, 12> kMapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (c.len < 96 || !std::equal(kMapped.begin(), kMapped.end(), c.addr.begin())) return;
+  std::array<uint8_t, 16> v4{};
+  std::copy(c.addr.begin() + 12, c.addr.end(), v4.begin());
+  c.family = 4;
+  c.addr = v4;
+  c.len -= 96;
+}
+
+}  // namespace
+
 Result<Cidr> Cidr::parse(std::string_view text) {
   std::string s(text);
   Cidr c;
@@ -39,6 +56,7 @@ Result<Cidr> Cidr::parse(std::string_view text) {
     c.family = 6;
     c.len = len.value_or(128);
     if (c.len > 128) return usage_error(fmt::format("{}: an IPv6 prefix is at most /128", quote_value(s)));
+    unmap_ipv4(c);
   } else {
     return usage_error(fmt::format("{} is not an IPv4 or IPv6 address", quote_value(s)),
                        "write e.g. 198.51.100.0/24 or 2001:db8::/32");

@@ -17,7 +17,8 @@ struct Cidr {
   unsigned len = 0;
 
   // Refuses host bits set ("did you mean ...?"), lengths past the family's, and anything
-  // that is not an address.
+  // that is not an address. An IPv4-mapped IPv6 network (::ffff:198.51.100.0/120) is
+  // the IPv4 network it maps (198.51.100.0/24).
   static Result<Cidr> parse(std::string_view text);
   std::string to_string() const;
   bool contains(const Cidr& o) const;  // o is within this prefix

@@ -155,12 +155,6 @@ void Reader::ban_scopes(const Policy& p) {
 
 }  // namespace config_reader
 
-namespace {
-
-constexpr size_t kMaxFileBytes = 64u << 20;
-
-}  // namespace
-
 Result<Policy> parse_config(const std::string& text, const std::string& name, uint64_t now_unix_ns) {
   toml::table root;
   try {
@@ -188,8 +182,8 @@ Result<Policy> load_config(const std::string& path) {
   char buf[65536];
   while (size_t n = std::fread(buf, 1, sizeof buf, f.get())) {
     text.append(buf, n);
-    if (text.size() > kMaxFileBytes)
-      return usage_error(fmt::format("{}: larger than {} MiB", path, kMaxFileBytes >> 20), hint);
+    if (text.size() > kMaxInputFileBytes)
+      return usage_error(fmt::format("{}: larger than {} MiB", path, kMaxInputFileBytes >> 20), hint);
   }
   if (std::ferror(f.get())) return Error{fmt::format("{}: cannot read the config file", path), errno, hint, true};
   return parse_config(text, path);

@@ -6,6 +6,7 @@
 // Unknown keys are errors (a typo must not silently leave a limit out).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -13,6 +14,9 @@
 #include "policy/policy.hpp"
 
 namespace levee {
+
+// The most levee reads of a file an operator gives it (a config file, a blocklist).
+inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;
 
 // Parse and validate `path` (validate(policy, now) included). Errors are usage errors.
 // The policy's source is the path.
