@@ -9,10 +9,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "e2e.hpp"
 #include "flood_harness.hpp"
@@ -369,6 +374,43 @@ TEST_F(Daemon, SighupReloadsTheConfigAndABadFileChangesNothing) {
   EXPECT_EQ(r.code, 0) << r.describe();
   EXPECT_NE(r.err.find("reload failed, the running policy is unchanged: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("typo"), std::string::npos) << r.err;
+}
+
+// The events of a JSON-lines file whose "address" is `addr`.
+size_t events_of(const std::string& path, const std::string& addr) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (const json& l : json_lines(std::string(std::istreambuf_iterator<char>(in), {})))
+    n += l.value("address", "") == addr;
+  return n;
+}
+
+// logrotate moves the events file away and sends SIGHUP: the daemon writes a new file at
+// the path even when the config it finds then is bad, which it refuses, keeping its policy.
+TEST_F(Daemon, SighupReopensTheEventsFileEvenWhenTheConfigIsBad) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
+  const std::string events = dir.path() + "/events.jsonl", rotated = events + ".1";
+  const std::string first = Addrs::src4()[0], second = Addrs::src4()[1];
+  LeveeRun d(sb(), {"--config", cfg, "--events", events});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  // A source over its limit is an event ("limited").
+  send_udp(sb(), first, 2000, 0.3);
+  ASSERT_TRUE(eventually([&] { return events_of(events, first) > 0; }, 5000)) << "no event for " << first;
+
+  ASSERT_EQ(rename(events.c_str(), rotated.c_str()), 0);
+  dir.write("levee.toml", "[default]\nrate = 250\nburst = 10\ntypo = 1\n");
+  d.signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return metric(d.scrape().body, "levee_config_last_reload_success") == 0; }, 5000));
+  send_udp(sb(), second, 2000, 0.3);
+  EXPECT_TRUE(eventually([&] { return events_of(events, second) > 0; }, 5000))
+      << "the event after the SIGHUP did not reach a new " << events;
+  EXPECT_EQ(events_of(rotated, second), 0u) << "the event went to the rotated file";
+  EXPECT_EQ(sb().status().at("classes").at(0).at("rate").get<uint64_t>(), 100u);
+  RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("reload failed, the running policy is unchanged: "), std::string::npos) << r.err;
 }
 
 using DaemonStart = E2e;
