@@ -376,6 +376,118 @@ TEST_F(Daemon, SighupReloadsTheConfigAndABadFileChangesNothing) {
   EXPECT_NE(r.err.find("typo"), std::string::npos) << r.err;
 }
 
+// Connections that hold the metrics port without finishing a request, as a hostile local
+// user would: `slow` ones send a request line and then one header every 3 s, idle ones
+// connect and send nothing. One that the server closes is opened again at once, so that
+// `n` stay open; closed() counts those the server ended.
+class HeldConnections {
+ public:
+  HeldConnections(const std::string& ns, int port, int n, bool slow) : ns_(ns), port_(port), slow_(slow), fds_(n) {
+    for (auto& c : fds_) open(c);
+    thread_ = std::thread([this] { hold(); });
+  }
+  ~HeldConnections() {
+    stop_ = true;
+    thread_.join();
+  }
+  HeldConnections(const HeldConnections&) = delete;
+  HeldConnections& operator=(const HeldConnections&) = delete;
+  unsigned closed() const { return closed_.load(); }
+
+ private:
+  struct Conn {
+    levee::Fd fd;
+    std::chrono::steady_clock::time_point next_header;
+  };
+  void open(Conn& c) {
+    c.fd = socket_in(ns_, AF_INET, SOCK_STREAM, 0);
+    socklen_t len = 0;
+    const sockaddr_storage a = sockaddr_of("127.0.0.1", static_cast<uint16_t>(port_), len);
+    if (connect(c.fd.get(), reinterpret_cast<const sockaddr*>(&a), len) != 0) return;
+    if (slow_) send_text(c, "GET /metrics HTTP/1.1\r\n");
+    c.next_header = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  }
+  static bool send_text(Conn& c, const std::string& t) {
+    return send(c.fd.get(), t.data(), t.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(t.size());
+  }
+  // The server ended it: end of stream or an error (a reset, a refused connect).
+  static bool ended(Conn& c) {
+    char b[512];
+    const ssize_t n = recv(c.fd.get(), b, sizeof b, MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+  void hold() {
+    while (!stop_) {
+      for (Conn& c : fds_) {
+        bool gone = ended(c);
+        if (!gone && slow_ && std::chrono::steady_clock::now() >= c.next_header) {
+          gone = !send_text(c, "X-Slow: 1\r\n");
+          c.next_header += std::chrono::seconds(3);
+        }
+        if (gone) {
+          ++closed_;
+          open(c);
+        }
+      }
+      usleep(50'000);
+    }
+  }
+
+  std::string ns_;
+  int port_;
+  bool slow_;
+  std::vector<Conn> fds_;
+  std::atomic<bool> stop_{false};
+  std::atomic<unsigned> closed_{0};
+  std::thread thread_;
+};
+
+// Scrapes for `seconds`, one every 200 ms: each must be answered, within 2 s (a functional
+// bound: a blocked endpoint answers after tens of seconds or never). The slowest, in ms.
+double scrapes_answer(LeveeRun& d, double seconds) {
+  double slowest = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Http h = d.scrape();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    slowest = std::max(slowest, ms);
+    EXPECT_EQ(h.status, 200) << "a scrape was not answered (" << num(ms) << " ms)";
+    EXPECT_LT(ms, 2000) << "a scrape waited behind the held connections";
+    if (h.status != 200 || ms >= 2000) break;
+    usleep(200'000);
+  }
+  return slowest;
+}
+
+// 64 slow connections, then 64 idle ones, do not take the metrics endpoint from its
+// scrapers, and the server ends each of them within its timeouts.
+TEST_F(Daemon, ScrapesAreAnsweredWhileSlowAndIdleConnectionsHoldTheMetricsPort) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
+  LeveeRun d(sb(), {"--config", cfg});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  {
+    HeldConnections slow(sb().rx_ns(), kMetricsPort, 64, true);
+    usleep(500'000);
+    report("slowest_scrape_ms_with_64_slow_connections", scrapes_answer(d, 10));
+    // A header every 3 s keeps no connection beyond the server's request timeout.
+    report("slow_connections_ended_by_the_server", slow.closed());
+    EXPECT_GE(slow.closed(), 64u) << "slow connections were kept for 10 s";
+  }
+  if (HasFailure()) return;
+  {
+    HeldConnections idle(sb().rx_ns(), kMetricsPort, 64, false);
+    usleep(500'000);
+    report("slowest_scrape_ms_with_64_idle_connections", scrapes_answer(d, 10));
+    report("idle_connections_ended_by_the_server", idle.closed());
+    EXPECT_GE(idle.closed(), 64u) << "idle connections were kept for 10 s";
+  }
+  RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+}
+
 // The events of a JSON-lines file whose "address" is `addr`.
 size_t events_of(const std::string& path, const std::string& addr) {
   std::ifstream in(path);
