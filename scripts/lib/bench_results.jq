@@ -5,6 +5,8 @@
 def median: sort | if length == 0 then null
   elif length % 2 == 1 then .[length / 2 | floor]
   else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+# The 99th percentile: the value 99 % of the runs are at or under.
+def p99: sort | if length == 0 then null else .[(length * 0.99 | ceil) - 1] end;
 def rnd(n): if . == null then null else . * pow(10; n) | round / pow(10; n) end;
 # Per-round ratio a/b over the rounds both have, and its median.
 def per_round($rows; $a; $b):
@@ -73,7 +75,10 @@ def per_round($rows; $a; $b):
                prune_ms_median: ($ctl.prune_ms | median | rnd(1)), prune_ms_runs: $ctl.prune_ms,
                prune: $ctl.prune,
                scrape_ms_median: (if $ctl.scrape_ms then $ctl.scrape_ms | median | rnd(2) else null end),
-               scrape_ms_runs: $ctl.scrape_ms, scrape_bytes: $ctl.scrape_bytes},
+               scrape_ms_runs: $ctl.scrape_ms, scrape_bytes: $ctl.scrape_bytes,
+               scrape_slow_ms_median: (if $ctl.scrape_slow_ms then $ctl.scrape_slow_ms | median | rnd(2) else null end),
+               scrape_slow_ms_p99: (if $ctl.scrape_slow_ms then $ctl.scrape_slow_ms | p99 | rnd(2) else null end),
+               scrape_slow_ms_runs: $ctl.scrape_slow_ms},
   goals: [
     {goal: "levee drop path (known source over its limit) vs the floor, program cost",
      target: "<= 1.3x", value: $prog.levee_drop.ratio_to_floor, pending: false,
@@ -108,6 +113,12 @@ def per_round($rows; $a; $b):
     | {goal: "`levee top` at 1M tracked sources", issue: 6,
        target: "<= 2 s", value: ($top_ms / 1000 | rnd(3)), pending: false,
        measured: "\($top_ms / 1000 | rnd(3)) s at \($ctl.sources) sources (by drops \($ctl.top_ms | median | rnd(1)) ms, --by bytes --json \($ctl.top_bytes_ms | median | rnd(1)) ms)",
-       met: ($top_ms <= 2000)}
+       met: ($top_ms <= 2000)},
+    # A run from before the instrument has no field: no goal.
+    ($ctl.scrape_slow_ms // empty | p99 | rnd(2)) as $p99
+    | {goal: "metrics scrapes while 64 slow connections are open (each a header every 3 s)",
+       target: "p99 < 100 ms", value: $p99, pending: false,
+       measured: "p99 \($p99) ms, median \($ctl.scrape_slow_ms | median | rnd(2)) ms over \($ctl.scrape_slow_ms | length) scrapes (`curl`, its start-up included)",
+       met: ($p99 < 100)}
   ]
 }
