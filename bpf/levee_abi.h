@@ -533,16 +533,18 @@ struct lv_hot {
 
 /*
  * This CPU's share of a class's total limit: time credit taken from the shared GCRA
- * (struct lv_shared) in one CAS, spent here packet by packet. Credit unused by until_ns
- * is forgotten (the class then under-admits by at most one lease per CPU); a lease
- * may be taken up to lease_ns ahead of the shared budget, so the class may pass up to
- * one lease per CPU more than burst + rate * t. lease_ns is a small part of the burst.
+ * (struct lv_shared) in one CAS, spent here packet by packet. A lease may be taken up to
+ * lease_ns ahead of the shared budget, so the class may pass up to one lease per CPU more
+ * than burst + rate * t. Credit a CPU has not spent stays with it, however long, until
+ * its next packet of the class (or a new class on the id: epoch): it was charged to the
+ * shared budget when taken, so spending it late stays within that bound, and none is
+ * lost. lease_ns is a small part of the burst.
  */
 struct lv_lease {
 	__u64 credit_ns;
 	__u64 credit_bytes_ns;
-	__u64 until_ns;
-	__u64 epoch; /* lv_class.epoch it was taken for, + 1 (0: none) */
+	__u64 reserved; /* nothing reads or writes it: kept so that lv_percpu keeps its layout */
+	__u64 epoch;    /* lv_class.epoch it was taken for, + 1 (0: none) */
 };
 
 struct lv_percpu {

@@ -9,8 +9,9 @@
 #                      1, 100 and 10,000 sources, one and two sending CPUs
 #   4. memory          kernel memory per tracked source (map memlock / max_entries)
 #   5. controller      wall time of `levee stats`, `levee status`, `levee top` and
-#                      `levee prune` at 1M sources; of a reload replacing 1M host list
-#                      entries and of one `levee deny add` to a 1M-entry list
+#                      `levee prune` at 1M sources; a metrics scrape of `levee run`, alone
+#                      and while 64 slow clients hold connections (its p99); a reload
+#                      replacing 1M host list entries and one `levee deny add` to a 1M-entry list
 # and writes bench/results.json, bench/results.png and the tables of BENCHMARKS.md.
 #
 #   scripts/bench.sh [--quick] [--rounds N]
@@ -41,6 +42,7 @@ STATS_RUNS=21
 STATUS_RUNS=7
 TOP_RUNS=7        # each of the two `levee top` commands
 SCRAPE_RUNS=21    # GET /metrics of `levee run`
+SLOW_SCRAPE_RUNS=200  # the same while 64 slow connections are open (a p99)
 PRUNE_RUNS=7
 LIST_ENTRIES=1000000  # host entries of the list benchmarks
 LIST_RUNS=3       # reloads that replace every entry
@@ -56,7 +58,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "$QUICK" = 1 ]; then
-  ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3 TOP_RUNS=3 PRUNE_RUNS=3 SCRAPE_RUNS=5
+  ROUNDS=1 E2E_SECONDS=1 ACC_SECONDS=2 STATS_RUNS=5 STATUS_RUNS=3 TOP_RUNS=3 PRUNE_RUNS=3 SCRAPE_RUNS=5 SLOW_SCRAPE_RUNS=20
   LIST_ENTRIES=100000 LIST_RUNS=1 DENY_ADD_RUNS=3
 fi
 [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds takes 1 to 99"
@@ -161,6 +163,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 TMP=
 cleanup() {
   set +e
+  [ -z "${SLOW_PID:-}" ] || kill -- -"$SLOW_PID" 2>/dev/null
   [ -z "${RUN_PID:-}" ] || { kill "$RUN_PID" 2>/dev/null; wait "$RUN_PID" 2>/dev/null; }
   if [ -e "/var/run/netns/$NS_RX" ]; then
     levee_rx detach "$DEV_RX" >/dev/null 2>&1
@@ -445,6 +448,27 @@ done
 in_rx curl -sf "$metrics_url" | grep -q '^levee_sources{' || die "levee run did not serve metrics: $(cat "$TMP/run.err")"
 scrape_ms=$(time_runs "$SCRAPE_RUNS" curl -sf -o /dev/null "$metrics_url" | jq -sc .)
 scrape_bytes=$(in_rx curl -sf "$metrics_url" | wc -c)
+# The same while 64 slow clients hold connections, each sending a request line and then
+# one header every 3 s (opened again at once when levee closes it): scrapes must not wait
+# behind them. A session of their own (its leader's pid in slow.pid), ended with the daemon.
+in_rx setsid bash -c 'echo $$ >"$0"; trap "" PIPE
+  for i in $(seq 64); do
+    ( while :; do
+        exec 3<>/dev/tcp/127.0.0.1/19741 || { sleep 0.1; continue; }
+        printf "GET /metrics HTTP/1.1\r\n" >&3
+        # A read that times out (status > 128) is the next header due; anything else is
+        # the end of the connection.
+        while :; do read -r -t 3 -u 3 _; [ $? -gt 128 ] && printf "X-Slow: 1\r\n" >&3 2>/dev/null || break; done
+        exec 3<&-
+      done ) &
+  done
+  wait' "$TMP/slow.pid" >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -s "$TMP/slow.pid" ] && break; sleep 0.1; done
+SLOW_PID=$(cat "$TMP/slow.pid")
+sleep 1
+scrape_slow_ms=$(time_runs "$SLOW_SCRAPE_RUNS" curl -sf --max-time 10 -o /dev/null "$metrics_url" | jq -sc .)
+kill -- -"$SLOW_PID" 2>/dev/null || true
+SLOW_PID=
 kill "$RUN_PID"; wait "$RUN_PID" 2>/dev/null || true
 RUN_PID=
 # Last: prune walks every entry as top does, and also checks each for idleness, deletes
@@ -481,14 +505,14 @@ levee_rx detach "$DEV_RX" >/dev/null
 record --argjson stats "$stats_ms" --argjson status "$status_ms" --argjson tracked "$tracked" \
   --argjson top_ms "$top_ms" --argjson top_bytes_ms "$top_bytes_ms" --argjson top "$top" \
   --argjson prune_ms "$prune_ms" --argjson prune "$prune" --argjson busy "$busy" \
-  --argjson scrape_ms "$scrape_ms" --argjson scrape_bytes "$scrape_bytes" \
+  --argjson scrape_ms "$scrape_ms" --argjson scrape_bytes "$scrape_bytes" --argjson scrape_slow_ms "$scrape_slow_ms" \
   --argjson list_replace_ms "$list_replace_ms" --argjson deny_add_ms "$deny_add_ms" \
   --argjson list_entries "$list_entries" --argjson list_busy "$list_busy" \
   '{kind: "controller", sources: $tracked, busy_before: $busy, stats_ms: $stats, status_ms: $status,
     $top_ms, $top_bytes_ms, top_sources: $top.sources, top_walk_ms: $top.walk_ms, $prune_ms,
     prune: ($prune | {sources_removed, sources_kept, networks_removed, filter_sources, seconds}),
-    $scrape_ms, $scrape_bytes, $list_entries, $list_busy, $list_replace_ms, $deny_add_ms}'
-jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms, a metrics scrape \(.scrape_ms | med) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))", "   at \(.list_entries) deny entries: a reload replacing them \(.list_replace_ms | med) ms, one levee deny add \(.deny_add_ms | med) ms (medians)"' "$RAW"
+    $scrape_ms, $scrape_bytes, $scrape_slow_ms, $list_entries, $list_busy, $list_replace_ms, $deny_add_ms}'
+jq -r 'def med: sort | .[length / 2 | floor]; select(.kind == "controller") | "   at \(.sources) sources: levee stats \(.stats_ms | med) ms, levee status \(.status_ms | med) ms, levee top \(.top_ms | med) ms (--by bytes --json \(.top_bytes_ms | med) ms), levee prune \(.prune_ms | med) ms, a metrics scrape \(.scrape_ms | med) ms, with 64 slow connections \(.scrape_slow_ms | med) ms, p99 \(.scrape_slow_ms | sort | .[(length * 0.99 | ceil) - 1]) ms (medians; prune removed \(.prune.sources_removed), kept \(.prune.sources_kept))", "   at \(.list_entries) deny entries: a reload replacing them \(.list_replace_ms | med) ms, one levee deny add \(.deny_add_ms | med) ms (medians)"' "$RAW"
 
 # ---- results ---------------------------------------------------------------------------
 say "results: ${OUT#"$LEVEE_ROOT"/}/results.json, ${OUT#"$LEVEE_ROOT"/}/results.png, ${MD#"$LEVEE_ROOT"/}"

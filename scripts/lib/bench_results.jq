@@ -5,6 +5,8 @@
 def median: sort | if length == 0 then null
   elif length % 2 == 1 then .[length / 2 | floor]
   else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+# The 99th percentile: the value 99 % of the runs are at or under.
+def p99: sort | if length == 0 then null else .[(length * 0.99 | ceil) - 1] end;
 def rnd(n): if . == null then null else . * pow(10; n) | round / pow(10; n) end;
 # Per-round ratio a/b over the rounds both have, and its median.
 def per_round($rows; $a; $b):
@@ -78,7 +80,10 @@ def per_round($rows; $a; $b):
                list_replace_ms_median: (if $ctl.list_replace_ms then $ctl.list_replace_ms | median | rnd(1) else null end),
                list_replace_ms_runs: $ctl.list_replace_ms,
                deny_add_ms_median: (if $ctl.deny_add_ms then $ctl.deny_add_ms | median | rnd(2) else null end),
-               deny_add_ms_runs: $ctl.deny_add_ms},
+               deny_add_ms_runs: $ctl.deny_add_ms,
+               scrape_slow_ms_median: (if $ctl.scrape_slow_ms then $ctl.scrape_slow_ms | median | rnd(2) else null end),
+               scrape_slow_ms_p99: (if $ctl.scrape_slow_ms then $ctl.scrape_slow_ms | p99 | rnd(2) else null end),
+               scrape_slow_ms_runs: $ctl.scrape_slow_ms},
   goals: [
     {goal: "levee drop path (known source over its limit) vs the floor, program cost",
      target: "<= 1.3x", value: $prog.levee_drop.ratio_to_floor, pending: false,
@@ -121,6 +126,12 @@ def per_round($rows; $a; $b):
     {goal: "one `levee deny add` to a 1M-entry deny list",
      target: "< 100 ms", value: (($ctl.deny_add_ms // [0]) | median | rnd(1)), pending: ($ctl.deny_add_ms == null),
      measured: "\(($ctl.deny_add_ms // [0]) | median | rnd(1)) ms at \($ctl.list_entries) entries",
-     met: ((($ctl.deny_add_ms // [1e9]) | median) < 100)}
+     met: ((($ctl.deny_add_ms // [1e9]) | median) < 100)},
+    # A run from before the instrument has no field: no goal.
+    ($ctl.scrape_slow_ms // empty | p99 | rnd(2)) as $p99
+    | {goal: "metrics scrapes while 64 slow connections are open (each a header every 3 s)",
+       target: "p99 < 100 ms", value: $p99, pending: false,
+       measured: "p99 \($p99) ms, median \($ctl.scrape_slow_ms | median | rnd(2)) ms over \($ctl.scrape_slow_ms | length) scrapes (`curl`, its start-up included)",
+       met: ($p99 < 100)}
   ]
 }

@@ -72,7 +72,8 @@ elif $s == "controller" then
      ["`levee top IFACE -n 10` (walk, rank by drops)", "top"],
      ["`levee top IFACE -n 10 --by bytes --json`", "top_bytes"],
      ["`levee prune IFACE --idle 1h --json` (walk, deletes none here)", "prune"],
-     ["`curl` of `levee run`'s `/metrics` (no walk)", "scrape"]][]
+     ["`curl` of `levee run`'s `/metrics` (no walk)", "scrape"],
+     ["the same while 64 slow connections are open", "scrape_slow"]][]
    | [.[0], $c["\(.[1])_ms_median"], $c["\(.[1])_ms_runs"]] | select(.[1] != null)
    | [.[0], ($c.sources | commas), "**\(.[1]) ms**", (.[2] | map(tostring) | join(" "))] | row),
   # The list changes run on an attachment of their own: list entries, no tracked sources.

@@ -8,10 +8,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "e2e.hpp"
 #include "flood_harness.hpp"
@@ -292,6 +297,149 @@ TEST_F(Daemon, SighupReloadsTheConfigAndABadFileChangesNothing) {
   EXPECT_EQ(r.code, 0) << r.describe();
   EXPECT_NE(r.err.find("reload failed, the running policy is unchanged: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("typo"), std::string::npos) << r.err;
+}
+
+// Connections that hold the metrics port without finishing a request, as a hostile local
+// user would: `slow` ones send a request line and then one header every 3 s, idle ones
+// connect and send nothing. One that the server closes is opened again at once, so that
+// `n` stay open; closed() counts those the server ended.
+class HeldConnections {
+ public:
+  HeldConnections(const std::string& ns, int port, int n, bool slow) : ns_(ns), port_(port), slow_(slow), fds_(n) {
+    for (auto& c : fds_) open(c);
+    thread_ = std::thread([this] { hold(); });
+  }
+  ~HeldConnections() {
+    stop_ = true;
+    thread_.join();
+  }
+  HeldConnections(const HeldConnections&) = delete;
+  HeldConnections& operator=(const HeldConnections&) = delete;
+  unsigned closed() const { return closed_.load(); }
+
+ private:
+  struct Conn {
+    levee::Fd fd;
+    std::chrono::steady_clock::time_point next_header;
+  };
+  void open(Conn& c) {
+    c.fd = socket_in(ns_, AF_INET, SOCK_STREAM, 0);
+    socklen_t len = 0;
+    const sockaddr_storage a = sockaddr_of("127.0.0.1", static_cast<uint16_t>(port_), len);
+    if (connect(c.fd.get(), reinterpret_cast<const sockaddr*>(&a), len) != 0) return;
+    if (slow_) send_text(c, "GET /metrics HTTP/1.1\r\n");
+    c.next_header = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  }
+  static bool send_text(Conn& c, const std::string& t) {
+    return send(c.fd.get(), t.data(), t.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(t.size());
+  }
+  // The server ended it: end of stream or an error (a reset, a refused connect).
+  static bool ended(Conn& c) {
+    char b[512];
+    const ssize_t n = recv(c.fd.get(), b, sizeof b, MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+  void hold() {
+    while (!stop_) {
+      for (Conn& c : fds_) {
+        bool gone = ended(c);
+        if (!gone && slow_ && std::chrono::steady_clock::now() >= c.next_header) {
+          gone = !send_text(c, "X-Slow: 1\r\n");
+          c.next_header += std::chrono::seconds(3);
+        }
+        if (gone) {
+          ++closed_;
+          open(c);
+        }
+      }
+      usleep(50'000);
+    }
+  }
+
+  std::string ns_;
+  int port_;
+  bool slow_;
+  std::vector<Conn> fds_;
+  std::atomic<bool> stop_{false};
+  std::atomic<unsigned> closed_{0};
+  std::thread thread_;
+};
+
+// Scrapes for `seconds`, one every 200 ms: each must be answered, within 2 s (a functional
+// bound: a blocked endpoint answers after tens of seconds or never). The slowest, in ms.
+double scrapes_answer(LeveeRun& d, double seconds) {
+  double slowest = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Http h = d.scrape();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    slowest = std::max(slowest, ms);
+    EXPECT_EQ(h.status, 200) << "a scrape was not answered (" << num(ms) << " ms)";
+    EXPECT_LT(ms, 2000) << "a scrape waited behind the held connections";
+    if (h.status != 200 || ms >= 2000) break;
+    usleep(200'000);
+  }
+  return slowest;
+}
+
+// 64 slow connections, then 64 idle ones, do not take the metrics endpoint from its
+// scrapers, and the server ends each of them within its timeouts.
+TEST_F(Daemon, ScrapesAreAnsweredWhileSlowAndIdleConnectionsHoldTheMetricsPort) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
+  LeveeRun d(sb(), {"--config", cfg});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  for (const bool slow : {true, false}) {
+    const std::string kind = slow ? "slow" : "idle";
+    HeldConnections held(sb().rx_ns(), kMetricsPort, 64, slow);
+    usleep(500'000);
+    report("slowest_scrape_ms_with_64_" + kind + "_connections", scrapes_answer(d, 10));
+    // Neither a header every 3 s nor silence keeps a connection past the server's timeouts.
+    report(kind + "_connections_ended_by_the_server", held.closed());
+    EXPECT_GE(held.closed(), 64u) << kind << " connections were kept for 10 s";
+    if (HasFailure()) return;
+  }
+  RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+}
+
+// The events of a JSON-lines file whose "address" is `addr`.
+size_t events_of(const std::string& path, const std::string& addr) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (const json& l : json_lines(std::string(std::istreambuf_iterator<char>(in), {})))
+    n += l.value("address", "") == addr;
+  return n;
+}
+
+// logrotate moves the events file away and sends SIGHUP: the daemon writes a new file at
+// the path even when the config it finds then is bad, which it refuses, keeping its policy.
+TEST_F(Daemon, SighupReopensTheEventsFileEvenWhenTheConfigIsBad) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
+  const std::string events = dir.path() + "/events.jsonl", rotated = events + ".1";
+  const std::string first = Addrs::src4()[0], second = Addrs::src4()[1];
+  LeveeRun d(sb(), {"--config", cfg, "--events", events});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  // A source over its limit is an event ("limited").
+  send_udp(sb(), first, 2000, 0.3);
+  ASSERT_TRUE(eventually([&] { return events_of(events, first) > 0; }, 5000)) << "no event for " << first;
+
+  ASSERT_EQ(rename(events.c_str(), rotated.c_str()), 0);
+  dir.write("levee.toml", "[default]\nrate = 250\nburst = 10\ntypo = 1\n");
+  d.signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return metric(d.scrape().body, "levee_config_last_reload_success") == 0; }, 5000));
+  send_udp(sb(), second, 2000, 0.3);
+  EXPECT_TRUE(eventually([&] { return events_of(events, second) > 0; }, 5000))
+      << "the event after the SIGHUP did not reach a new " << events;
+  EXPECT_EQ(events_of(rotated, second), 0u) << "the event went to the rotated file";
+  EXPECT_EQ(sb().status().at("classes").at(0).at("rate").get<uint64_t>(), 100u);
+  RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("reload failed, the running policy is unchanged: "), std::string::npos) << r.err;
 }
 
 using DaemonStart = E2e;

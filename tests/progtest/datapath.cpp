@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <pthread.h>
 #include <sched.h>
@@ -281,6 +282,28 @@ std::vector<lv_event> Datapath::events() {
   ring_buffer__free(rb);
   if (n < 0) throw failure("read lv_events", n);
   return out;
+}
+
+Pinned Datapath::pinned(const std::string& iface) const {
+  auto dup_of = [&](const char* name) {
+    const bpf_map* m = bpf_object__find_map_by_name(skel_->obj, name);
+    if (!m) throw std::runtime_error(std::string("no map ") + name + " in the program");
+    const int fd = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) throw failure(std::string("dup ") + name, errno);
+    return Fd(fd);
+  };
+  Pinned p;
+  p.iface = iface;
+  p.state = dup_of(LV_MAP_STATE);
+  p.policy = dup_of(LV_MAP_POLICY);
+  p.percpu = dup_of(LV_MAP_PERCPU);
+  p.shared = dup_of(LV_MAP_SHARED);
+  p.bans = dup_of(LV_MAP_BANS);
+  p.seen = dup_of(LV_MAP_SEEN);
+  p.events = dup_of(LV_MAP_EVENTS);
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < 4; ++m) p.lists[slot][m] = dup_of(kListPins[slot][m]);
+  return p;
 }
 
 // ---- PolicyMapping ---------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
 #include "levee_abi.h"
 #include "policy/compile.hpp"
@@ -98,6 +99,10 @@ class Datapath {
   // back to zero, as after load (the policy and the lists stay): a fresh datapath
   // without the verifier's second of a new load.
   void reset_state();
+
+  // The maps as the controller's readers take an attachment's pins (descriptors
+  // duplicated), under the interface name `iface`.
+  Pinned pinned(const std::string& iface) const;
 
   int prog_fd() const;
   int policy_fd() const;

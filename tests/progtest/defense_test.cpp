@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bpf/events.hpp"
+#include "core/clock.hpp"
 #include "datapath.hpp"
 #include "packet.hpp"
 #include "policy/compile.hpp"
@@ -500,6 +502,34 @@ TEST_F(ProgTest, FirstDropOfASourceIsOneEventNotOnePerPacket) {
   EXPECT_EQ(ev[0].addr[3], key4(host4(1, 1), make_class(1, 2)).addr[3]);
   EXPECT_EQ(ev[0].suppressed, 0u);
   EXPECT_NEAR(static_cast<double>(ev[0].time_ns), static_cast<double>(monotonic_ns()), 1e9);
+}
+
+// The controller's reader converts an event's monotonic time with the wall clock as it
+// is when it reads: a step of the wall clock after the reader opened (NTP) moves the
+// events after it by the step.
+TEST_F(ProgTest, EventTimesFollowAStepOfTheWallClockAfterTheReaderOpened) {
+  dp().set_class(make_class(1, 2));
+  enable_events(dp(), 1000, 100);
+  constexpr uint64_t kStep = 3600 * kSec;
+  uint64_t step = 0;
+  auto src = EventSource::open(dp().pinned("progtest"), [&] {
+    Clocks c = Clocks::read();
+    c.now_unix_ns += step;
+    return c;
+  });
+  ASSERT_TRUE(src.ok()) << src.error().message();
+  step = kStep;  // the wall clock jumps an hour ahead
+  ASSERT_EQ(dp().run(udp4(host4(1, 1)), 10).err, 0);
+  std::vector<EventRecord> got;
+  auto n = (*src)->poll(std::chrono::milliseconds(100), [&](const EventRecord& r) {
+    got.push_back(r);
+    return true;
+  });
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type, LV_EV_LIMITED);
+  EXPECT_NEAR(static_cast<double>(got[0].time_unix_ns), static_cast<double>(unix_now_ns() + kStep), 1e9)
+      << "the event's time is off by the step: the reader kept the wall clock of its start";
 }
 
 TEST_F(ProgTest, BanIsAnEventWithItsDurationAndOffences) {

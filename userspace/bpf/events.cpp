@@ -99,9 +99,14 @@ std::vector<BanEnds::Ended> BanEnds::update(const std::vector<std::pair<lv_key, 
   return out;
 }
 
-Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface) {
+Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface, ClockSource clocks) {
   LV_TRY(preflight("read the events of"));
   LV_TRY_ASSIGN(auto pins, open_pinned(iface));
+  return open(std::move(pins), std::move(clocks));
+}
+
+Result<std::unique_ptr<EventSource>> EventSource::open(Pinned pins, ClockSource clocks) {
+  const std::string iface = pins.iface;
   if (!pins.events.valid())
     return Error{fmt::format("{} was attached by a levee without the event ring ({}/{} is missing)", iface,
                              pin_dir(iface), LV_MAP_EVENTS),
@@ -115,7 +120,8 @@ Result<std::unique_ptr<EventSource>> EventSource::open(const std::string& iface)
   s->shared_.emplace(std::move(shared));
   s->ring_ = ring_buffer__new(s->pins_.events.get(), &EventSource::on_sample, s.get(), nullptr);
   if (!s->ring_) return sys_error(fmt::format("open the event ring of {}", iface));
-  s->clocks_ = Clocks::read();
+  s->clock_source_ = std::move(clocks);
+  s->clocks_ = s->clock_source_();
   // Learn which bans are active now: their ends are reported, not their past.
   LV_TRY(s->poll_bans(s->clocks_.now_mono_ns, [](const EventRecord&) { return true; }));
   s->next_ban_poll_ = std::chrono::steady_clock::now() + kBanPollEvery;
@@ -168,6 +174,7 @@ Result<size_t> EventSource::poll(std::chrono::milliseconds timeout, const Sink& 
   handed_ = 0;
   stop_ = false;
   sink_ = &fn;
+  clocks_ = clock_source_();
   // The sink lives only for this call.
   class Unset {
    public:
@@ -188,7 +195,8 @@ Result<size_t> EventSource::poll(std::chrono::milliseconds timeout, const Sink& 
     if (n == -EINTR) break;  // a signal: the caller decides
     if (n < 0) return sys_error(fmt::format("read the event ring of {}", iface_), -n);
     if (clock::now() >= next_ban_poll_) {
-      LV_TRY(poll_bans(mono_now_ns(), fn));
+      clocks_ = clock_source_();
+      LV_TRY(poll_bans(clocks_.now_mono_ns, fn));
       next_ban_poll_ = clock::now() + kBanPollEvery;
     }
     if (clock::now() >= until) break;

@@ -84,7 +84,14 @@ EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Cl
 // the ban ends left out).
 class EventSource {
  public:
-  static Result<std::unique_ptr<EventSource>> open(const std::string& iface);
+  // The pair of clocks events are converted with. Read again at every poll, so that a
+  // step of the wall clock (NTP, an operator's date -s) moves the times of the events
+  // after it instead of skewing every one for the life of `levee run`; a test steps its own.
+  using ClockSource = std::function<Clocks()>;
+
+  static Result<std::unique_ptr<EventSource>> open(const std::string& iface, ClockSource clocks = Clocks::read);
+  // The same on maps already open (`pins.iface` names them in messages and events).
+  static Result<std::unique_ptr<EventSource>> open(Pinned pins, ClockSource clocks = Clocks::read);
   ~EventSource();
   EventSource(const EventSource&) = delete;
   EventSource& operator=(const EventSource&) = delete;
@@ -104,7 +111,8 @@ class EventSource {
   Pinned pins_;
   std::optional<PolicyMap> policy_;
   ring_buffer* ring_ = nullptr;
-  Clocks clocks_;
+  ClockSource clock_source_;
+  Clocks clocks_;  // at the current poll
   BanEnds bans_;
   std::optional<SharedMap> shared_;  // the event rate's GCRA
   uint64_t ban_suppressed_ = 0;      // ban ends over the event rate since the last one sent

@@ -102,10 +102,12 @@ Status Daemon::start() {
   return {};
 }
 
-// SIGHUP: the config again, and the events file reopened (logrotate) once it applied.
+// SIGHUP: the events file reopened (logrotate), then the config again. The file first and
+// whatever the config holds: logrotate sends SIGHUP for its own reasons, and a bad config
+// found then must not leave the events going to the rotated file.
 void Daemon::hangup() {
-  if (!daemon::reload_config(o_, health_)) return;
   if (auto e = open_events_file(); !e) say(o_.iface, "{}", e.error().message());
+  daemon::reload_config(o_, health_);
 }
 
 void Daemon::open_events() {

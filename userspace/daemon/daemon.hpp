@@ -10,8 +10,8 @@
 //
 // Running: the datapath's events go out as JSON lines; every prune_every the map is
 // walked once (idle state pruned, the known-source filter refreshed, sources and bans
-// counted for the gauges); SIGHUP reloads the config (a bad file changes nothing and is
-// reported, the daemon keeps going) and reopens the events file (logrotate).
+// counted for the gauges); SIGHUP reopens the events file (logrotate), then reloads the
+// config (a bad file changes nothing and is reported, the daemon keeps going).
 //
 // Stop (SIGTERM, SIGINT): the filter stays attached, pinned, still dropping, unless
 // detach_on_exit. A `levee detach` by someone else ends the daemon too (exit 0: the

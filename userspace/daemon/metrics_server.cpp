@@ -7,6 +7,7 @@
 #include "bpf/inspect.hpp"
 #include "bpf/maps.hpp"
 #include "core/version.hpp"
+#include "daemon/http_guard.hpp"
 
 namespace levee::daemon {
 namespace {
@@ -37,7 +38,8 @@ MetricsServer::MetricsServer(std::string iface, Scrape scrape) : iface_(std::mov
 MetricsServer::~MetricsServer() { stop(); }
 
 Status MetricsServer::start(const std::string& host, uint16_t port) {
-  server_ = std::make_unique<httplib::Server>();
+  BlockDaemonSignals blocked;  // the server's threads start in its constructor
+  server_ = std::make_unique<GuardedServer>();
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     if (!ready_.load(std::memory_order_acquire)) {  // bound before the filter is attached
       res.status = 503;
@@ -65,7 +67,6 @@ Status MetricsServer::start(const std::string& host, uint16_t port) {
   if (!server_->bind_to_port(host, port))
     return Error{fmt::format("cannot serve metrics on {}:{}", host, port), 0,
                  "the port is in use or the address is not one of this host's; give another with --metrics"};
-  BlockDaemonSignals blocked;
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return {};
 }
@@ -74,6 +75,7 @@ void MetricsServer::stop() {
   if (!server_) return;
   server_->stop();
   if (thread_.joinable()) thread_.join();
+  server_->stop_serving();
   server_.reset();
 }
 

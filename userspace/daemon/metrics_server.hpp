@@ -1,5 +1,6 @@
 // metrics_server.hpp - `levee run --metrics`: the Prometheus endpoint. cpp-httplib serves
-// it on threads of its own, which never take the daemon's signals; a scrape reads the
+// it on threads of its own, which never take the daemon's signals, behind a waiting room
+// that slow and idle clients cannot get past (http_guard.hpp); a scrape reads the
 // per-CPU counters and the policy (no walk of the maps) and what the loop recorded.
 #pragma once
 
@@ -15,11 +16,9 @@
 #include "daemon/health.hpp"
 #include "export/metrics.hpp"
 
-namespace httplib {
-class Server;
-}  // namespace httplib
-
 namespace levee::daemon {
+
+class GuardedServer;
 
 class MetricsServer {
  public:
@@ -41,7 +40,7 @@ class MetricsServer {
   std::string iface_;
   Scrape scrape_;
   std::atomic<bool> ready_{false};
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<GuardedServer> server_;
   std::thread thread_;
 };
 
