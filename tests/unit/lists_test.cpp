@@ -169,6 +169,16 @@ TEST(Expiry, Rfc3339) {
   EXPECT_EQ(parse_expiry("1w", kNow).value(), kNow + 7 * 86400 * kSec);
 }
 
+// Past 2554 a time no longer fits unsigned nanoseconds since 1970: it must be too far
+// away, never wrap around into a time within the next 100 years.
+TEST(Expiry, TimesPastTheNanosecondCounterAreTooFarNotWrapped) {
+  for (const char* far : {"9999-12-31T23:59:59Z", "8904-12-31T23:59:60-05:30", "2555-01-01T00:00:00Z"}) {
+    auto t = parse_expiry(far, kNow);
+    ASSERT_FALSE(t.ok()) << far << " read as " << t.value();
+    EXPECT_NE(t.error().what.find("more than 100 years away"), std::string::npos) << t.error().what;
+  }
+}
+
 // ---- the output of allow/deny/override list -----------------------------------------
 
 TEST(ListOutput, TimesAndSpans) {
