@@ -65,6 +65,17 @@ TEST(Blocklist, DuplicatesAreCountedOnce) {
   EXPECT_EQ(b.repeated, 2u);  // an address and its /32 are one network
 }
 
+// inet_pton reads up to a NUL: what follows one must not be dropped unread, neither in
+// a file nor in a config string ("\u0000").
+TEST(Blocklist, ALineWithANulByteIsRejectedNotCutShort) {
+  using namespace std::string_literals;
+  const Blocklist b = parse_blocklist("203.0.113.7\0junk\n198.51.100.0/24\0\n2001:db8::1\n"s);
+  EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"2001:db8::1/128"}));
+  ASSERT_EQ(b.rejected.size(), 2u);
+  EXPECT_NE(b.rejected[0].why.find("NUL"), std::string::npos) << b.rejected[0].why;
+  EXPECT_FALSE(Cidr::parse("198.51.100.0\0/24"s).ok());
+}
+
 TEST(Blocklist, RejectsWithLineNumbersAndReasons) {
   const Blocklist b = parse_blocklist(
       "198.51.100.0/24\n"      // 1 ok
