@@ -156,13 +156,14 @@ Sample parse_sample(std::string_view l) {
     size_t j = eq + 2;
     std::string raw;
     for (; j < l.size() && l[j] != '"'; ++j) {
-      if (l[j] == '\\' && j + 1 < l.size()) raw += l[j++];
+      if (l[j] == '\\' && j + 1 < l.size()) {
+        if (l[j + 1] != '\\' && l[j + 1] != '"' && l[j + 1] != 'n')
+          return s.error = "an escape the format does not have", s;
+        raw += l[j++];
+      }
       raw += l[j];
     }
     if (j == l.size()) return s.error = "an unterminated label value", s;
-    for (size_t k = 0; k + 1 < raw.size(); ++k)
-      if (raw[k] == '\\' && raw[k + 1] != '\\' && raw[k + 1] != '"' && raw[k + 1] != 'n')
-        return s.error = "an escape the format does not have", s;
     s.labels.emplace_back(std::move(key), unescape(raw));
     i = j + 1;
     if (i < l.size() && l[i] == ',') ++i;
