@@ -15,8 +15,8 @@
 
 if(LEVEE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
-    message(FATAL_ERROR "LEVEE_FUZZ=ON needs clang for libFuzzer, and this build uses "
-                        "${CMAKE_C_COMPILER_ID} ${CMAKE_CXX_COMPILER_ID}: configure a fresh build directory with "
+    message(FATAL_ERROR "LEVEE_FUZZ=ON needs clang for libFuzzer, and this build compiles with "
+                        "${CMAKE_CXX_COMPILER} (${CMAKE_CXX_COMPILER_ID}): configure a fresh build directory with "
                         "-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 (Debian: apt-get install clang-14 "
                         "libfuzzer-14-dev), or run scripts/fuzz.sh, which does")
   endif()
