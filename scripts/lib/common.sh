@@ -15,6 +15,8 @@ LEVEE_PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
   iproute2 util-linux procps
 )
+# What scripts/fuzz.sh adds: the compiler its harnesses need and libFuzzer.
+FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev)
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 

@@ -579,6 +579,19 @@ TEST(ConfigInterfaceName, NamesTheInterfaceAndOtherInterfacesAreRefused) {
   }
 }
 
+// The names the kernel refuses (dev_valid_name): "." and ".." would name the pin
+// directory's own entries, and a NUL cuts the path short.
+TEST(ConfigInterfaceName, NamesTheKernelRefusesAreRefused) {
+  for (const char* bad : {"\".\"", "\"..\"", "\"eth0\\u0000x\"", "\"eth\\n0\"", "\"eth\\r\"", "\"a:1\""}) {
+    auto r = parse_config(std::string("[interface]\nname = ") + bad + "\n[default]\nrate = 10\nburst = 5\n", "t.toml");
+    EXPECT_FALSE(r) << bad;
+  }
+  for (const char* good : {"\"eth0.100\"", "\"veth-a_b\"", "\"...\""}) {
+    auto r = parse_config(std::string("[interface]\nname = ") + good + "\n[default]\nrate = 10\nburst = 5\n", "t.toml");
+    EXPECT_TRUE(r) << good << ": " << r.error().message();
+  }
+}
+
 // ---- broken files -------------------------------------------------------------------
 
 // One broken file: the error names FILE:LINE and the key. The expected line is the one

@@ -68,6 +68,17 @@ TEST(Blocklist, DuplicatesAreCountedOnce) {
   EXPECT_EQ(b.repeated, 2u);  // an address and its /32 are one network
 }
 
+// inet_pton reads up to a NUL: what follows one must not be dropped unread, neither in
+// a file nor in a config string ("\u0000").
+TEST(Blocklist, ALineWithANulByteIsRejectedNotCutShort) {
+  using namespace std::string_literals;
+  const Blocklist b = parse_blocklist("203.0.113.7\0junk\n198.51.100.0/24\0\n2001:db8::1\n"s);
+  EXPECT_EQ(strings(b.entries), (std::vector<std::string>{"2001:db8::1/128"}));
+  ASSERT_EQ(b.rejected.size(), 2u);
+  EXPECT_NE(b.rejected[0].why.find("NUL"), std::string::npos) << b.rejected[0].why;
+  EXPECT_FALSE(Cidr::parse("198.51.100.0\0/24"s).ok());
+}
+
 TEST(Blocklist, RejectsWithLineNumbersAndReasons) {
   const Blocklist b = parse_blocklist(
       "198.51.100.0/24\n"      // 1 ok
@@ -272,6 +283,16 @@ TEST(Expiry, Rfc3339) {
   EXPECT_FALSE(parse_expiry("2127-11-22T03:00:00Z", kNow).ok());  // more than 100 years (kMaxDurationNs)
   // One reader of durations: weeks too, as in the config file.
   EXPECT_EQ(parse_expiry("1w", kNow).value(), kNow + 7 * 86400 * kSec);
+}
+
+// Past 2554 a time no longer fits unsigned nanoseconds since 1970: it must be too far
+// away, never wrap around into a time within the next 100 years.
+TEST(Expiry, TimesPastTheNanosecondCounterAreTooFarNotWrapped) {
+  for (const char* far : {"9999-12-31T23:59:59Z", "8904-12-31T23:59:60-05:30", "2555-01-01T00:00:00Z"}) {
+    auto t = parse_expiry(far, kNow);
+    ASSERT_FALSE(t.ok()) << far << " read as " << t.value();
+    EXPECT_NE(t.error().what.find("more than 100 years away"), std::string::npos) << t.error().what;
+  }
 }
 
 // ---- the output of allow/deny/override list -----------------------------------------

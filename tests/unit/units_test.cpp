@@ -169,6 +169,13 @@ TEST(Durations, MillisecondsSecondsMinutesHoursDaysWeeks) {
     EXPECT_EQ(parse_duration_ns(bad), std::nullopt) << '"' << bad << '"';
 }
 
+// Digits past 2^64 must not wrap around into a small duration: 2^64 + 1 seconds is not 1s.
+TEST(Durations, NumbersPastTheCounterAreRefusedNotWrapped) {
+  for (const char* bad :
+       {"18446744073709551617s", "18446744073709551616ms", "1844674407370955161600w", "1s18446744073709551617ms"})
+    EXPECT_EQ(parse_duration_ns(bad), std::nullopt) << '"' << bad << '"';
+}
+
 TEST(Durations, FormatReadsBack) {
   EXPECT_EQ(format_duration(500 * kMs), "500ms");
   EXPECT_EQ(format_duration(2 * kSec), "2s");

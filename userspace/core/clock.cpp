@@ -110,6 +110,9 @@ std::optional<uint64_t> parse_rfc3339(std::string_view s) {
   if (!real_date(y, mo, d) || h > 23 || mi > 59 || sec > 60) return std::nullopt;
   const int64_t t = unix_seconds(y, mo, d, h, mi, sec, *offset);
   if (t < 0) return 0;  // before 1970: the epoch, in the past for every use
+  // After 2554 the nanoseconds do not fit: the end of time, later than any limit, rather
+  // than a product wrapped around into a time in the next century.
+  if (static_cast<uint64_t>(t) > (UINT64_MAX - *frac) / LV_NSEC_PER_SEC) return UINT64_MAX;
   return static_cast<uint64_t>(t) * LV_NSEC_PER_SEC + *frac;
 }
 

@@ -42,8 +42,8 @@ int64_t unix_seconds(int64_t year, unsigned month, unsigned day, unsigned hour, 
                      int64_t offset_minutes);
 
 // RFC 3339 as operators type it: "2026-12-01T00:00:00Z", "2026-12-01T00:00:00.5+02:00".
-// ns since the epoch (a time before 1970 reads as the epoch); nullopt if malformed or
-// not a real date.
+// ns since the epoch (a time before 1970 reads as the epoch, one after 2554, past what
+// the nanoseconds hold, as UINT64_MAX); nullopt if malformed or not a real date.
 std::optional<uint64_t> parse_rfc3339(std::string_view s);
 
 // RFC 3339 in UTC: "2026-12-01T00:00:00Z", or with milliseconds "2026-12-01T00:00:00.123Z".

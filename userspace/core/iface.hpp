@@ -9,10 +9,13 @@
 
 namespace levee {
 
-// A name the kernel could give an interface (IFNAMSIZ, no '/', ':' or blanks): checked
-// before it names a pin directory or a lock file.
+// A name the kernel could give an interface, by its own rule (dev_valid_name: IFNAMSIZ,
+// not "." or "..", no '/', ':', blank or NUL): checked before it names a pin directory
+// or a lock file, where "." and ".." would name the directory itself or its parent.
 inline bool valid_iface_name(std::string_view n) {
-  return !n.empty() && n.size() < 16 && n.find_first_of("/: \t") == std::string_view::npos;
+  using namespace std::string_view_literals;
+  return !n.empty() && n.size() < 16 && n != "." && n != ".." &&
+         n.find_first_of("/: \t\n\v\f\r\0"sv) == std::string_view::npos;
 }
 
 // "auto", "native", "generic" (attach --mode, run --mode, [interface] mode).

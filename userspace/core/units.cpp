@@ -115,8 +115,10 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
     size_t digits = 0;
     uint64_t n = 0;
     for (; digits < s.size() && s[digits] >= '0' && s[digits] <= '9'; ++digits) {
-      n = n * 10 + static_cast<uint64_t>(s[digits] - '0');
-      if (n > kMaxDurationNs) return std::nullopt;
+      const auto d = static_cast<uint64_t>(s[digits] - '0');
+      // Checked before the multiplication: past 2^64 it would wrap into a small number.
+      if (n > (kMaxDurationNs - d) / 10) return std::nullopt;
+      n = n * 10 + d;
     }
     if (digits == 0 || digits == s.size()) return std::nullopt;  // a unit needs digits, digits need a unit
     s.remove_prefix(digits);

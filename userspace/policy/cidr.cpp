@@ -37,6 +37,10 @@ void unmap_ipv4(Cidr& c) {
 }  // namespace
 
 Result<Cidr> Cidr::parse(std::string_view text) {
+  // inet_pton reads a C string: what follows a NUL would be dropped unread.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return usage_error(fmt::format("'{}' is followed by a NUL byte", text.substr(0, nul)),
+                       "write e.g. 198.51.100.0/24 or 2001:db8::/32");
   std::string s(text);
   Cidr c;
   std::string addr = s;
