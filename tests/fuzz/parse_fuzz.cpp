@@ -29,8 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     same = pkt.family == want.family && pkt.kind == want.kind && pkt.dport == want.dport &&
            std::memcmp(pkt.addr, want.addr.data(), 16) == 0;
   if (!same) {
-    std::fprintf(stderr, "parse.h: reason %u family %u kind %u dport %u\nmodel:   reason %u family %u kind %u dport %u\n",
-                 got, pkt.family, pkt.kind, pkt.dport, want.reason, want.family, want.kind, want.dport);
+    std::fprintf(stderr,
+                 "parse.h: reason %u family %u kind %u dport %u\nmodel:   reason %u family %u kind %u dport %u\n", got,
+                 pkt.family, pkt.kind, pkt.dport, want.reason, want.family, want.kind, want.dport);
     std::abort();
   }
   return 0;

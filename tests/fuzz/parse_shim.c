@@ -5,9 +5,8 @@
 
 #include "parse.h"
 
-uint32_t lv_fuzz_parse(const uint8_t *data, size_t len, struct lv_packet *pkt)
-{
-	struct lv_cursor cur = { .pos = (void *)data, .end = (void *)(data + len) };
+uint32_t lv_fuzz_parse(const uint8_t* data, size_t len, struct lv_packet* pkt) {
+  struct lv_cursor cur = {.pos = (void*)data, .end = (void*)(data + len)};
 
-	return lv_parse(&cur, pkt);
+  return lv_parse(&cur, pkt);
 }

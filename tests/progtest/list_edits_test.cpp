@@ -183,7 +183,9 @@ TEST_F(ProgTest, HostEditsLeaveWhatAReloadOfTheSameListsWould) {
     EXPECT_EQ(v.after_kind, inside ? LV_LIST_ALLOW : LV_LIST_NONE) << cidr_of(k).to_string();
   }
   for (const auto& [k, v] : lists->v6) {
-    if (k.prefixlen == 128) EXPECT_EQ(v.after_kind, LV_LIST_ALLOW);
+    if (k.prefixlen == 128) {
+      EXPECT_EQ(v.after_kind, LV_LIST_ALLOW);
+    }
   }
   expect_slots_equal(dp(), ctl);
 
