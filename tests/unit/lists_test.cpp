@@ -191,7 +191,7 @@ TEST(Blocklist, ImportRefusesMoreEntriesOfAFamilyThanAListHolds) {
   const Blocklist b = parse_blocklist("# four\n10.0.0.1\n2001:db8::1\n10.0.0.2\n10.0.0.3\n10.0.0.1\n10.0.0.4\n", 3);
   EXPECT_TRUE(b.full);
   EXPECT_EQ(b.stopped_at, 7u) << "the fourth IPv4 entry; the repeated one does not count";
-  EXPECT_FALSE(parse_blocklist("10.0.0.1\n10.0.0.2\n10.0.0.3\n2001:db8::1\n", 3).full);
+  EXPECT_FALSE(parse_blocklist("198.18.0.1\n198.18.0.2\n198.18.0.3\n2001:db8::1\n", 3).full);
   const Status s = check_blocklist_limits(b, "big.netset");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message().find("big.netset:7: more than 1,000,000 entries of one family, the capacity of a "
