@@ -27,12 +27,28 @@ static __always_inline __u64 lv_clock_fine(struct lv_clock *ck)
  * while jiffies (inlined by the verifier: a load) has not moved and for at most
  * LV_CLOCK_REFRESH_PKTS packets. Any earlier reading is <= now, so deciding "not yet"
  * on it can only reject a packet early, never admit one late: it may make levee
- * stricter by the cache's staleness, never looser. The staleness is at most one tick
- * (4 ms at HZ=250) at low packet rates and a few microseconds under a flood.
+ * stricter by the cache's staleness, never looser.
+ *
+ * Only a busy CPU (LV_CLOCK_BUSY_PKTS packets since jiffies moved) reuses a reading;
+ * a quiet one reads the fine clock for every packet, which its pass path needs anyway.
+ * On a quiet CPU the staleness would be up to a tick, and a tick is what separates a
+ * client's back-to-back packets: the last packet of a burst is due exactly when the
+ * first one was seen, so a reading this CPU took a millisecond before that packet ran
+ * on another CPU dropped it (a burst of 3 passed 2). Under a flood the reading is
+ * refreshed every few microseconds, and the first LV_CLOCK_BUSY_PKTS packets of each
+ * tick cost a fine read: a fraction of a percent of a flood's packets.
  */
 static __always_inline __u64 lv_clock_cached(struct lv_clock *ck)
 {
-	if (bpf_jiffies64() != ck->jiffies || ++ck->uses >= LV_CLOCK_REFRESH_PKTS)
+	if (bpf_jiffies64() != ck->jiffies) {
+		ck->busy = 0;
+		return lv_clock_fine(ck);
+	}
+	if (ck->busy < LV_CLOCK_BUSY_PKTS) {
+		ck->busy++;
+		return lv_clock_fine(ck);
+	}
+	if (++ck->uses >= LV_CLOCK_REFRESH_PKTS)
 		return lv_clock_fine(ck);
 	return ck->ns;
 }

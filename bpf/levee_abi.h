@@ -176,8 +176,10 @@ struct lv_limit {
 enum lv_class_flags {
 	/*
 	 * Reject on the per-CPU cached clock (a lower bound of now) before reading the
-	 * fine clock. It can only reject early, by the cache's staleness (at most about a
-	 * tick), never admit late. Set by the controller only when the tau of every limit
+	 * fine clock. It can only reject early, by the cache's staleness, never admit
+	 * late. The cache is used only on a CPU busy with packets, where it is refreshed
+	 * every few microseconds (lv_clock_cached); its staleness is bounded by a tick
+	 * even where packets are sparse. Set by the controller only when the tau of every limit
 	 * of the class covers two ticks, so a source sending at or below its rate from a
 	 * refilled bucket, which keeps tau of credit, is never rejected by it. A source
 	 * that spent its burst and goes on at exactly its rate has no credit left and may
@@ -488,16 +490,20 @@ static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
 
 /*
  * Lower bound of CLOCK_MONOTONIC cached per CPU: the fine clock costs ~40 ns a read
- * here, jiffies nothing. Refreshed whenever jiffies moves, every
- * LV_CLOCK_REFRESH_PKTS packets, and by every fine read.
+ * here, jiffies nothing. Used only on a busy CPU (LV_CLOCK_BUSY_PKTS packets in this
+ * jiffy), and refreshed whenever jiffies moves, every LV_CLOCK_REFRESH_PKTS packets,
+ * and by every fine read. (Scratch: a program of an older layout that shared this
+ * map only ever makes the next packets read the fine clock.)
  */
 struct lv_clock {
 	__u64 ns;      /* a bpf_ktime_get_ns() reading taken on this CPU */
 	__u64 jiffies; /* jiffies when it was taken */
-	__u64 uses;    /* packets that used it since */
+	__u32 uses;    /* packets that used it since */
+	__u32 busy;    /* packets this CPU ran since jiffies last moved (saturates) */
 };
 
 #define LV_CLOCK_REFRESH_PKTS 16
+#define LV_CLOCK_BUSY_PKTS 32
 
 /*
  * The last source this CPU rejected for one of its limits, with that limit's eligible

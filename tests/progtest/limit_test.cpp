@@ -3,11 +3,15 @@
 // Rates of 1 packet/s make the expected counts exact: a test that sends a burst's worth
 // of frames in well under a second sees no refill.
 #include <linux/bpf.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -355,9 +359,10 @@ const lv_percpu* cpu_that_ran(const std::vector<lv_percpu>& pcs) {
 
 TEST_F(ProgTest, FastRejectTrustsTheCachedClockOnlyToReject) {
   // The per-CPU cached clock is a lower bound of now. Made stale on purpose (10 s old,
-  // stamped with the current jiffies so the program trusts it), it rejects a packet the
-  // fine clock would admit: levee is stricter by the cache's staleness, never looser.
-  // A cache that says "eligible" always leads to a fine read before passing.
+  // stamped with the current jiffies so the program trusts it) on a CPU busy with
+  // packets, it rejects a packet the fine clock would admit: levee is stricter by the
+  // cache's staleness, never looser. A cache that says "eligible" always leads to a
+  // fine read before passing.
   if (!kernel_jiffies()) GTEST_SKIP() << "no jiffies in /proc/timer_list";
   const Bytes f = udp4_from("198.18.8.8");
   for (bool fast : {true, false}) {
@@ -374,6 +379,7 @@ TEST_F(ProgTest, FastRejectTrustsTheCachedClockOnlyToReject) {
       lv_percpu stale{};  // also zeroes the counters
       stale.clock.ns = now - 10 * kSec;
       stale.clock.jiffies = *kernel_jiffies();
+      stale.clock.busy = LV_CLOCK_BUSY_PKTS;
       d.put_percpu(stale);
       const uint32_t v = verdict(d, f);
       const auto pcs = d.percpu();
@@ -407,8 +413,73 @@ TEST_F(ProgTest, FastRejectTrustsTheCachedClockOnlyToReject) {
     lv_percpu fresh{};
     fresh.clock.ns = now;
     fresh.clock.jiffies = *kernel_jiffies();
+    fresh.clock.busy = LV_CLOCK_BUSY_PKTS;
     d.put_percpu(fresh);
     EXPECT_EQ(verdict(d, f), kPass);
+  }
+}
+
+TEST_F(ProgTest, AQuietCpuJudgesOnTheFineClock) {
+  // The same stale reading on a CPU that has run few packets since jiffies moved is not
+  // trusted: the packet, eligible by the fine clock, passes, and the reading is renewed.
+  if (!kernel_jiffies()) GTEST_SKIP() << "no jiffies in /proc/timer_list";
+  const lv_class cls = make_class(1, 3);
+  ASSERT_TRUE(cls.flags & LV_CLASS_FAST_REJECT);
+  dp().set_class(cls);
+  const Bytes f = udp4_from("198.18.8.9");
+  const lv_key key = key4("198.18.8.9", cls);
+  for (uint32_t busy : {0u, LV_CLOCK_BUSY_PKTS - 1u}) {
+    SCOPED_TRACE("packets this tick " + std::to_string(busy));
+    const uint64_t now = monotonic_ns();
+    dp().put_state(key, lv_state{now - 1'000'000, 0, 0, 0});
+    lv_percpu stale{};
+    stale.clock.ns = now - 10 * kSec;
+    stale.clock.jiffies = *kernel_jiffies();
+    stale.clock.busy = busy;
+    dp().put_percpu(stale);
+    EXPECT_EQ(verdict(dp(), f), kPass);
+    const auto pcs = dp().percpu();
+    const lv_percpu* pc = cpu_that_ran(pcs);
+    ASSERT_NE(pc, nullptr);
+    EXPECT_GE(pc->clock.ns, now) << "the fine clock was read";
+  }
+}
+
+// Runs one frame on `cpu` (the calling thread pinned there meanwhile).
+Outcome send_on_cpu(const Datapath& d, std::span<const uint8_t> frame, int cpu) {
+  cpu_set_t all, one;
+  if (sched_getaffinity(0, sizeof all, &all) != 0) throw std::runtime_error("sched_getaffinity");
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) throw std::runtime_error("cannot run on CPU " + std::to_string(cpu));
+  const Outcome o = d.send(frame);
+  sched_setaffinity(0, sizeof all, &all);
+  return o;
+}
+
+TEST_F(ProgTest, ABurstPassesWholeWhenItsPacketsRunOnDifferentCpus) {
+  // A client's back-to-back packets may be run by different CPUs. The last packet of a
+  // burst is due exactly when the first was seen, so a clock reading the other CPU took
+  // just before that must not decide it: every packet of the burst passes. Each trial
+  // starts a tick after the last, on quiet CPUs as a client's burst meets them between
+  // floods. (A CPU busy with a flood reuses a reading for a few packets: there the
+  // burst's last packet can be refused early by that reading's age, a few microseconds.)
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+  const lv_class cls = make_class(4, 3);
+  ASSERT_TRUE(cls.flags & LV_CLASS_FAST_REJECT);
+  dp().set_class(cls);
+  const Bytes other = udp4_from("198.18.7.1");
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const std::string src = "198.18.7." + std::to_string(10 + trial);
+    const Bytes f = udp4_from(src);
+    usleep(5'000);                // a tick (4 ms at HZ=250): the CPUs start it quiet
+    send_on_cpu(dp(), other, 1);  // CPU 1 reads the clock
+    ASSERT_EQ(send_on_cpu(dp(), f, 0).verdict, kPass);
+    ASSERT_EQ(send_on_cpu(dp(), f, 0).verdict, kPass);
+    const Outcome third = send_on_cpu(dp(), f, 1);
+    EXPECT_EQ(third.verdict, kPass) << "the burst's third packet, on the other CPU: " << reason_name(third.reason);
+    EXPECT_EQ(send_on_cpu(dp(), f, 1).verdict, kDrop) << "a fourth is over the burst";
   }
 }
 
