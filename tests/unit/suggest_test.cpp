@@ -99,9 +99,9 @@ TEST(Suggest, RatesAndBurstsPerSourceOverTheWindow) {
   EXPECT_DOUBLE_EQ(udp.burst_packets.max, 150);
   EXPECT_DOUBLE_EQ(udp.burst_bytes.max, 150 * 64);
   ASSERT_TRUE(udp.rate);
-  EXPECT_EQ(udp.rate->value, 170u);  // 112.5 x 1.5 = 168.75
-  EXPECT_EQ(udp.burst->value, 230u);  // 150 x 1.5 = 225
-  EXPECT_EQ(udp.bytes_rate->value, 11'000u);  // 10,800
+  EXPECT_EQ(udp.rate->value, 170u);            // 112.5 x 1.5 = 168.75
+  EXPECT_EQ(udp.burst->value, 230u);           // 150 x 1.5 = 225
+  EXPECT_EQ(udp.bytes_rate->value, 11'000u);   // 10,800
   EXPECT_EQ(udp.bytes_burst->value, 15'000u);  // 14,400
   EXPECT_DOUBLE_EQ(udp.rate->covers, 1.0);
   // Dropped packets are offered too: 10 passed and 10 dropped a second.
@@ -192,7 +192,7 @@ TEST(Suggest, SpreadAndCoverageOverManySources) {
   EXPECT_DOUBLE_EQ(c.pps.p99, 99);
   EXPECT_DOUBLE_EQ(c.pps.max, 1000);
   ASSERT_TRUE(c.rate);
-  EXPECT_EQ(c.rate->value, 150u);  // 99 x 1.5 = 148.5
+  EXPECT_EQ(c.rate->value, 150u);          // 99 x 1.5 = 148.5
   EXPECT_DOUBLE_EQ(c.rate->covers, 0.99);  // all but the one at 1000
   const std::string text = suggest_text(r);
   EXPECT_NE(text.find("rate = 150"), std::string::npos) << text;
@@ -281,7 +281,8 @@ TEST(SuggestConfig, NothingToChangeAndClassesNotInTheFile) {
 }
 
 TEST(SuggestConfig, KeysAddedAfterTheHeaderAndToAFileWithoutANewlineAtItsEnd) {
-  const std::string text = "[[class]]\nname = \"a\"\nmatch.proto = \"udp\"\nrate = 1\nburst = 1\n[default]\nrate = 5\nburst = 5";
+  const std::string text =
+      "[[class]]\nname = \"a\"\nmatch.proto = \"udp\"\nrate = 1\nburst = 1\n[default]\nrate = 5\nburst = 5";
   auto d = config_limits_diff(text, "t.toml", {{"default", {}, {}, 300, 30, {}}});
   ASSERT_TRUE(d.ok()) << d.error().message();
   EXPECT_EQ(d->diff, R"(--- t.toml
@@ -310,7 +311,7 @@ TEST(SuggestConfig, UnifiedDiffHunksMergeWhenCloseAndSplitWhenFar) {
   for (int i = 1; i <= 20; ++i) ops.push_back({' ', std::to_string(i)});
   ops[1] = {'-', "2"};
   ops.insert(ops.begin() + 2, {'+', "two"});
-  ops[9] = {'-', "9"};  // 6 kept lines after the first change: one hunk
+  ops[9] = {'-', "9"};    // 6 kept lines after the first change: one hunk
   ops[19] = {'-', "19"};  // far: a hunk of its own
   const std::string d = unified_diff(ops, "f", false);
   EXPECT_NE(d.find("@@ -1,12 +1,11 @@\n 1\n-2\n+two\n"), std::string::npos) << d;

@@ -29,7 +29,7 @@
 namespace levee::cli {
 namespace {
 
-constexpr uint64_t kMinIntervalNs = 100'000'000;              // 100ms
+constexpr uint64_t kMinIntervalNs = 100'000'000;            // 100ms
 constexpr uint64_t kMaxWindowNs = 3600ull * 1'000'000'000;  // 1h
 
 struct Timing {
@@ -46,9 +46,9 @@ Result<Timing> timing(const SuggestArgs& a) {
   if (t.window_ns > kMaxWindowNs)
     return usage_error(fmt::format("--window {} is longer than 1h", quote_value(a.window)), "give 1h or less");
   if (t.window_ns < 2 * t.interval_ns)
-    return usage_error(fmt::format("--window {} is shorter than two intervals of {}", quote_value(a.window),
-                                   quote_value(a.interval)),
-                       "give a window of at least twice --interval (30s and 1s by default)");
+    return usage_error(
+        fmt::format("--window {} is shorter than two intervals of {}", quote_value(a.window), quote_value(a.interval)),
+        "give a window of at least twice --interval (30s and 1s by default)");
   if (!(a.headroom >= 1 && a.headroom <= 100))
     return usage_error(fmt::format("--headroom {} is out of range", a.headroom),
                        "give 1 (what was seen) to 100; 1.5 by default");
@@ -91,8 +91,8 @@ std::vector<ClassLimits> limits_of(const SuggestReport& r) {
   std::vector<ClassLimits> out;
   for (const ClassSuggestion& c : r.classes) {
     if (!c.rate) continue;
-    out.push_back({c.name, c.rate->value, c.burst->value, c.bytes_rate->value, c.bytes_burst->value,
-                   c.new_sources->value});
+    out.push_back(
+        {c.name, c.rate->value, c.burst->value, c.bytes_rate->value, c.bytes_burst->value, c.new_sources->value});
   }
   return out;
 }

@@ -25,13 +25,11 @@ std::string share(double covers) {
   return fmt::format("{:.0f} %", covers < 1 ? std::min(pct, 99.0) : 100.0);
 }
 
-std::string row(const char* what, const Spread& s, const char* key, const std::optional<Suggested>& v,
-                const char* of) {
+std::string row(const char* what, const Spread& s, const char* key, const std::optional<Suggested>& v, const char* of) {
   std::string out = fmt::format("  {:<13} {:>8} {:>8} {:>8} {:>8}", what, format_si(s.p50), format_si(s.p90),
                                 format_si(s.p99), format_si(s.max));
   if (v)
-    out += fmt::format("   {:<24} {} of {}",
-                       fmt::format("{} = {}", key, config_count(v->value)), share(v->covers), of);
+    out += fmt::format("   {:<24} {} of {}", fmt::format("{} = {}", key, config_count(v->value)), share(v->covers), of);
   return out + "\n";
 }
 
@@ -58,9 +56,8 @@ json suggest_json(const SuggestReport& r) {
                        {"arrivals_peak_per_s", c.arrivals_peak_per_s},
                        {"suggest", suggest}});
   }
-  return {{"interface", r.iface},         {"window_s", r.window_s},
-          {"interval_s", r.interval_s},   {"walks", r.walks},
-          {"headroom", r.options.headroom}, {"min_sources", r.options.min_sources},
+  return {{"interface", r.iface}, {"window_s", r.window_s},         {"interval_s", r.interval_s},
+          {"walks", r.walks},     {"headroom", r.options.headroom}, {"min_sources", r.options.min_sources},
           {"classes", classes}};
 }
 
@@ -68,9 +65,9 @@ std::string suggest_text(const SuggestReport& r) {
   std::string out = fmt::format("{}: limits from {:.1f} s of traffic ({} walks {} s apart), headroom {}x\n", r.iface,
                                 r.window_s, r.walks, r.interval_s, r.options.headroom);
   for (const ClassSuggestion& c : r.classes) {
-    out += fmt::format("\nclass {}: {} source{} sent, {} new ({:.1f}/s, peak {:.1f}/s)\n", c.name,
-                       group_digits(c.sources), c.sources == 1 ? "" : "s", group_digits(c.arrivals), c.arrivals_per_s,
-                       c.arrivals_peak_per_s);
+    out +=
+        fmt::format("\nclass {}: {} source{} sent, {} new ({:.1f}/s, peak {:.1f}/s)\n", c.name, group_digits(c.sources),
+                    c.sources == 1 ? "" : "s", group_digits(c.arrivals), c.arrivals_per_s, c.arrivals_peak_per_s);
     if (!c.sources) {
       out += "  no traffic in the window: nothing to suggest\n";
       continue;

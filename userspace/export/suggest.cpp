@@ -20,8 +20,8 @@ Between between(const SuggestSampler::Source& a, const lv_state& s) {
   const uint32_t pb = LV_COUNT_BYTES(s.passed), db = LV_COUNT_BYTES(s.dropped);
   const uint32_t dpp = pp - a.last_packets_passed, ddp = dp - a.last_packets_dropped;
   if (dpp >= 0x8000'0000u || ddp >= 0x8000'0000u) return {uint64_t{pp} + dp, uint64_t{pb} + db, true};
-  return {uint64_t{dpp} + ddp, uint64_t{static_cast<uint32_t>(pb - a.last_bytes_passed)} +
-                                   static_cast<uint32_t>(db - a.last_bytes_dropped)};
+  return {uint64_t{dpp} + ddp,
+          uint64_t{static_cast<uint32_t>(pb - a.last_bytes_passed)} + static_cast<uint32_t>(db - a.last_bytes_dropped)};
 }
 
 void remember(SuggestSampler::Source& src, const lv_state& s) {
@@ -98,8 +98,9 @@ void SuggestSampler::add(std::span<const lv_key> keys, std::span<const lv_state>
       src.since_s = first ? at_s : last_s_;
       // Before the first walk nothing is known; after it, a new key is a new source
       // whose every count is from this interval.
-      if (!first) d = {uint64_t{LV_COUNT_PACKETS(states[i].passed)} + LV_COUNT_PACKETS(states[i].dropped),
-                       uint64_t{LV_COUNT_BYTES(states[i].passed)} + LV_COUNT_BYTES(states[i].dropped), true};
+      if (!first)
+        d = {uint64_t{LV_COUNT_PACKETS(states[i].passed)} + LV_COUNT_PACKETS(states[i].dropped),
+             uint64_t{LV_COUNT_BYTES(states[i].passed)} + LV_COUNT_BYTES(states[i].dropped), true};
     } else {
       d = between(src, states[i]);
     }

@@ -50,7 +50,7 @@ class SuggestSampler {
   void add(std::span<const lv_key> keys, std::span<const lv_state> states, double at_s);
 
   struct Source {
-    size_t cls = 0;        // index into classes()
+    size_t cls = 0;  // index into classes()
     uint32_t last_packets_passed = 0, last_packets_dropped = 0;
     uint32_t last_bytes_passed = 0, last_bytes_dropped = 0;
     double since_s = 0;    // what the totals count from: the first walk, or the walk before it appeared
@@ -101,8 +101,8 @@ struct Suggested {
 
 struct ClassSuggestion {
   std::string name;
-  size_t sources = 0;  // sources that sent anything in the window
-  Spread pps, bps;     // offered packets and bytes per second, per source over the time it was seen
+  size_t sources = 0;                 // sources that sent anything in the window
+  Spread pps, bps;                    // offered packets and bytes per second, per source over the time it was seen
   Spread burst_packets, burst_bytes;  // per source, the most in one interval
   uint64_t arrivals = 0;              // sources new to the class during the window
   double arrivals_per_s = 0, arrivals_peak_per_s = 0;

@@ -178,7 +178,8 @@ Result<ConfigDiff> config_limits_diff(const std::string& text, const std::string
   ConfigDiff out;
   Edits e;
   for (const ClassLimits& l : limits) {
-    const auto it = std::find_if(p.classes.begin(), p.classes.end(), [&](const ClassSpec& c) { return c.name == l.name; });
+    const auto it =
+        std::find_if(p.classes.begin(), p.classes.end(), [&](const ClassSpec& c) { return c.name == l.name; });
     if (it == p.classes.end()) {
       out.notes.push_back(fmt::format("class {} is not in {}: left out", l.name, name));
       continue;
