@@ -44,9 +44,13 @@ TEST_F(Suggest, RecoversEachProfilesRate) {
   std::vector<std::unique_ptr<Sender>> senders;
   for (const Profile& p : profiles)
     for (size_t i = 0; i < kSources; ++i)
-      senders.push_back(std::make_unique<Sender>(
-          Flow{.ns = sb().tx_ns(), .src = Addrs::src4()[i], .dst = Addrs::rx4, .port = p.port, .pps = p.pps, .seconds = 11},
-          t0));
+      senders.push_back(std::make_unique<Sender>(Flow{.ns = sb().tx_ns(),
+                                                      .src = Addrs::src4()[i],
+                                                      .dst = Addrs::rx4,
+                                                      .port = p.port,
+                                                      .pps = p.pps,
+                                                      .seconds = 11},
+                                                 t0));
   // A second for every source's state to exist, then a 6 s window of 1 s walks.
   sleep_until_ns(t0 + 1'000'000'000ull);
   RunResult r = sb().levee({"suggest", sb().rx_if(), "--window", "6s", "--min-sources", "3", "--json"});

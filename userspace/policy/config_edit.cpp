@@ -104,7 +104,7 @@ std::vector<LineOp> ops_of(const std::vector<std::string>& lines, const Edits& e
     std::string now = lines[i];
     if (auto it = e.replace.find(no); it != e.replace.end()) now = replaced(lines[i], it->second);
     // A last line without a newline that gets lines after it changes too: it gains one.
-    const bool gains_newline = no_newline && no == lines.size() && e.insert.count(no);
+    const bool gains_newline = no_newline && no == lines.size() && e.insert.contains(no);
     if (now == lines[i] && !gains_newline) {
       flush();
       ops.push_back({' ', now});
