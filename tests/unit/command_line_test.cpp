@@ -242,6 +242,50 @@ TEST(CliParse, Top) {
   EXPECT_EQ(t.count, 4u);
 }
 
+TEST(CliParse, Suggest) {
+  auto p = parse_args({"suggest", "eth0"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->command, Command::Suggest);
+  const SuggestArgs& d = p.invocation->suggest;
+  EXPECT_EQ(d.window, "30s");
+  EXPECT_EQ(d.interval, "1s");
+  EXPECT_DOUBLE_EQ(d.headroom, 1.5);
+  EXPECT_EQ(d.min_sources, 10u);
+  EXPECT_FALSE(d.json);
+  EXPECT_TRUE(d.config.empty());
+  auto q = parse_args({"suggest", "eth0", "--window", "5m", "--interval", "500ms", "--headroom", "2", "--min-sources",
+                       "3", "--json", "--config", "levee.toml"});
+  ASSERT_TRUE(q.invocation) << q.err;
+  const SuggestArgs& s = q.invocation->suggest;
+  EXPECT_EQ(s.window, "5m");
+  EXPECT_EQ(s.interval, "500ms");
+  EXPECT_DOUBLE_EQ(s.headroom, 2);
+  EXPECT_EQ(s.min_sources, 3u);
+  EXPECT_TRUE(s.json);
+  EXPECT_EQ(s.config, "levee.toml");
+}
+
+// Refused before anything touches the kernel: one line naming the value and the fix.
+TEST(CliParse, SuggestRefusesWindowsAndIntervalsOutOfRange) {
+  const std::pair<std::vector<const char*>, std::string> cases[] = {
+      {{"--interval", "50ms"}, "--interval '50ms' is shorter than 100ms"},
+      {{"--window", "2h"}, "--window '2h' is longer than 1h"},
+      {{"--window", "1s"}, "--window '1s' is shorter than two intervals of '1s'"},
+      {{"--window", "soon"}, "--window 'soon' is not a duration"},
+      {{"--headroom", "0.5"}, "--headroom 0.5 is out of range"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::vector<const char*> args{"suggest", "eth0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto p = parse_args(args);
+    ASSERT_TRUE(p.invocation) << p.err;
+    const Status st = suggest(p.invocation->suggest);
+    ASSERT_FALSE(st.ok()) << message;
+    EXPECT_TRUE(st.error().usage) << message;
+    EXPECT_NE(st.error().message().find(message), std::string::npos) << st.error().message();
+  }
+}
+
 TEST(CliParse, Events) {
   auto p = parse_args({"events", "eth0", "--json", "--count", "5", "--duration", "2.5"});
   ASSERT_TRUE(p.invocation) << p.err;

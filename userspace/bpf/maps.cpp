@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,27 @@ Status for_each_entry(int fd, const char* what, const std::function<void(const K
 
 Status for_each_state_chunk(int fd, uint32_t chunk, const StateChunkFn& fn) {
   return walk_batches<lv_key, lv_state>(fd, chunk, "per-source state", fn);
+}
+
+Result<StateWalk> walk_state(int state_fd, bool networks, size_t hint) {
+  constexpr uint32_t kChunk = 4096;
+  StateWalk w;
+  w.keys.reserve(hint);
+  w.states.reserve(hint);
+  const auto t0 = w.at = std::chrono::steady_clock::now();
+  LV_TRY(for_each_state_chunk(state_fd, kChunk,
+                              [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
+                                for (size_t i = 0; i < keys.size(); ++i) {
+                                  const bool net = keys[i].family & LV_KEY_NETWORK;
+                                  ++(net ? w.networks : w.sources);
+                                  if (net && !networks) continue;
+                                  w.keys.push_back(keys[i]);
+                                  w.states.push_back(states[i]);
+                                }
+                                return {};
+                              }));
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return w;
 }
 
 Result<size_t> delete_keys(int fd, std::span<const lv_key> keys, const char* what) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -81,6 +82,20 @@ Result<StateCounts> count_state(int state_fd);
 // callback may delete entries of the batch it was given. Its error ends the walk.
 using StateChunkFn = std::function<Status(std::span<const lv_key>, std::span<const lv_state>)>;
 Status for_each_state_chunk(int state_fd, uint32_t chunk, const StateChunkFn& fn);
+
+// One walk of lv_state kept whole: every source's key and state, and networks' with
+// `networks`; both counted either way. `hint`: the entries expected (the last walk's),
+// to reserve once. `top` ranks a walk, `suggest` compares walks an interval apart.
+struct StateWalk {
+  std::vector<lv_key> keys;
+  std::vector<lv_state> states;
+  uint64_t sources = 0, networks = 0;
+  double seconds = 0;  // how long the walk took
+  // When it began. Each entry is read at some point of the walk; two walks of about the
+  // same length read an entry about their starts' distance apart.
+  std::chrono::steady_clock::time_point at;
+};
+Result<StateWalk> walk_state(int state_fd, bool networks, size_t hint);
 
 // Delete these keys (BPF_MAP_DELETE_BATCH). A key already gone (evicted, deleted by
 // someone else) is skipped, not an error. Returns how many this call deleted.

@@ -83,6 +83,7 @@ Parsed parse(int argc, const char* const* argv) {
       {add_unban_command(app, inv.unban), Command::Unban},
       {add_prune_command(app, inv.prune), Command::Prune},
       {add_top_command(app, inv.top), Command::Top},
+      {add_suggest_command(app, inv.suggest), Command::Suggest},
       {add_events_command(app, inv.events), Command::Events},
       {add_run_command(app, inv.run), Command::Run},
   };
@@ -134,6 +135,9 @@ int run(const Invocation& inv) {
       break;
     case Command::Top:
       r = top(inv.top);
+      break;
+    case Command::Suggest:
+      r = suggest(inv.suggest);
       break;
     case Command::Events:
       r = events(inv.events);

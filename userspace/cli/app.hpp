@@ -1,7 +1,7 @@
 // app.hpp - the command line: parse argv into one command, run it.
 //
 // app.cpp wires CLI11; each command is one file pair (attach, reload, set, stats, status,
-// detach, lists, show, unban, prune, top, events, run): its arguments, its options
+// detach, lists, show, unban, prune, top, suggest, events, run): its arguments, its options
 // (add_*_command) and what it does. Each checks its values before anything touches the
 // kernel (usage errors, exit 2), then prints its result or returns one error.
 #pragma once
@@ -20,6 +20,7 @@
 #include "cli/show.hpp"
 #include "cli/stats.hpp"
 #include "cli/status.hpp"
+#include "cli/suggest.hpp"
 #include "cli/top.hpp"
 #include "cli/unban.hpp"
 
@@ -29,7 +30,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
-enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban, Prune, Top, Events, Run };
+enum class Command { Attach, Reload, Set, Stats, Status, Detach, Lists, Show, Unban, Prune, Top, Suggest, Events, Run };
 
 struct Invocation {
   Command command = Command::Status;
@@ -45,6 +46,7 @@ struct Invocation {
   UnbanArgs unban;
   PruneArgs prune;
   TopArgs top;
+  SuggestArgs suggest;
   EventsArgs events;
   RunArgs run;
 };

@@ -31,39 +31,6 @@
 namespace levee::cli {
 namespace {
 
-constexpr uint32_t kChunk = 4096;
-
-// One walk of lv_state: the entries ranked (sources; networks with --networks).
-struct Walk {
-  std::vector<lv_key> keys;
-  std::vector<lv_state> states;
-  uint64_t sources = 0, networks = 0;
-  double seconds = 0;
-  // When it began. Each entry is read at some point of the walk; two walks of about the
-  // same length read an entry about their starts' distance apart.
-  std::chrono::steady_clock::time_point at;
-};
-
-Result<Walk> walk(int state_fd, bool networks, size_t hint) {
-  Walk w;
-  w.keys.reserve(hint);
-  w.states.reserve(hint);
-  const auto t0 = w.at = std::chrono::steady_clock::now();
-  LV_TRY(for_each_state_chunk(state_fd, kChunk,
-                              [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
-                                for (size_t i = 0; i < keys.size(); ++i) {
-                                  const bool net = keys[i].family & LV_KEY_NETWORK;
-                                  ++(net ? w.networks : w.sources);
-                                  if (net && !networks) continue;
-                                  w.keys.push_back(keys[i]);
-                                  w.states.push_back(states[i]);
-                                }
-                                return {};
-                              }));
-  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return w;
-}
-
 // The override whose limits apply to an address in class `id`, by the active slot's
 // lists in the kernel (host hash, then trie), with an expired deny's fallbacks as the
 // datapath takes them; nullptr if none.
@@ -182,7 +149,7 @@ Status top(const TopArgs& a) {
   size_t hint = 0;
   auto next = std::chrono::steady_clock::now();
   for (unsigned round = 0;; ++round) {
-    LV_TRY_ASSIGN(auto w, walk(p.state.get(), a.networks, hint));
+    LV_TRY_ASSIGN(auto w, walk_state(p.state.get(), a.networks, hint));
     hint = w.keys.size() + w.keys.size() / 8;
     // Rank on counters since the previous walk under --watch, else since creation.
     std::vector<uint64_t> scores(w.keys.size());

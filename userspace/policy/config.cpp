@@ -174,7 +174,7 @@ Result<Policy> parse_config(const std::string& text, const std::string& name) {
   return parse_config(text, name, unix_now_ns());
 }
 
-Result<Policy> load_config(const std::string& path) {
+Result<std::string> read_config_text(const std::string& path) {
   const char* hint = "give the path of a levee config file (see examples/levee.toml)";
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "re"), std::fclose);
   if (!f) return Error{fmt::format("{}: cannot open the config file", path), errno, hint, true};
@@ -186,6 +186,11 @@ Result<Policy> load_config(const std::string& path) {
       return usage_error(fmt::format("{}: larger than {} MiB", path, kMaxInputFileBytes >> 20), hint);
   }
   if (std::ferror(f.get())) return Error{fmt::format("{}: cannot read the config file", path), errno, hint, true};
+  return text;
+}
+
+Result<Policy> load_config(const std::string& path) {
+  LV_TRY_ASSIGN(auto text, read_config_text(path));
   return parse_config(text, path);
 }
 

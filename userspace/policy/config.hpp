@@ -18,6 +18,9 @@ namespace levee {
 // The most levee reads of a file an operator gives it (a config file, a blocklist).
 inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;
 
+// The text of the config file `path`, at most kMaxInputFileBytes of it.
+Result<std::string> read_config_text(const std::string& path);
+
 // Parse and validate `path` (validate(policy, now) included). Errors are usage errors.
 // The policy's source is the path.
 Result<Policy> load_config(const std::string& path);

@@ -1,0 +1,89 @@
+// suggest_test.cpp - `levee suggest` against real traffic: three profiles of paced UDP
+// sources, each in a class of its own and within its limits, and the rate the command
+// learns for each class's typical source is the profile's within 20 %; with --config,
+// the diff of the file replaces each class's rate.
+#include "e2e.hpp"
+
+namespace lvt {
+namespace {
+
+using nlohmann::json;
+using Suggest = E2e;
+
+constexpr const char* kThreeClasses = R"([[class]]
+name = "slow"
+match.proto = "udp"
+match.port = 5001
+rate = 100
+burst = 50
+
+[[class]]
+name = "mid"
+match.proto = "udp"
+match.port = 5002
+rate = 500
+burst = 100
+
+[default]
+rate = "10k"
+burst = "1k"
+)";
+
+TEST_F(Suggest, RecoversEachProfilesRate) {
+  TempDir dir;
+  attach({"--config", dir.write("levee.toml", kThreeClasses)});
+  struct Profile {
+    const char* cls;
+    uint16_t port;
+    double pps;
+  };
+  // The same addresses in each class: a source's state is per class.
+  const Profile profiles[] = {{"slow", kPort, 20}, {"mid", kPort2, 100}, {"default", 5003, 300}};
+  constexpr size_t kSources = 5;
+  const uint64_t t0 = start_soon(100);
+  std::vector<std::unique_ptr<Sender>> senders;
+  for (const Profile& p : profiles)
+    for (size_t i = 0; i < kSources; ++i)
+      senders.push_back(std::make_unique<Sender>(Flow{.ns = sb().tx_ns(),
+                                                      .src = Addrs::src4()[i],
+                                                      .dst = Addrs::rx4,
+                                                      .port = p.port,
+                                                      .pps = p.pps,
+                                                      .seconds = 11},
+                                                 t0));
+  // A second for every source's state to exist, then a 6 s window of 1 s walks.
+  sleep_until_ns(t0 + 1'000'000'000ull);
+  RunResult r = sb().levee({"suggest", sb().rx_if(), "--window", "6s", "--min-sources", "3", "--json"});
+  // Then as text, with the change of the config file the filter was attached with: the
+  // rates it learns replace those of the file, which stays as it was.
+  const std::string config = dir.path() + "/levee.toml";
+  RunResult text = sb().levee({"suggest", sb().rx_if(), "--window", "2s", "--min-sources", "3", "--config", config});
+  for (auto& s : senders) s->join();
+  ASSERT_EQ(text.code, 0) << text.describe();
+  std::printf("%s", text.out.c_str());
+  EXPECT_NE(text.out.find("-rate = 100\n-burst = 50\n+rate = 30\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("+rate = 150\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("+rate = 450\n"), std::string::npos) << text.out;
+  ASSERT_EQ(r.code, 0) << r.describe();
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("walks"), 7);
+  for (const Profile& p : profiles) {
+    json c;
+    for (const json& k : j.at("classes"))
+      if (k.at("name") == p.cls) c = k;
+    ASSERT_FALSE(c.is_null()) << p.cls << ": " << r.out;
+    const double p50 = c.at("packets_per_s").at("p50").get<double>();
+    report(std::string(p.cls) + "_p50_pps", p50);
+    report(std::string(p.cls) + "_suggested_rate", c.at("suggest").at("rate").at("value").get<double>());
+    EXPECT_EQ(c.at("sources"), kSources) << p.cls << ": " << c.dump();
+    EXPECT_NEAR(p50, p.pps, 0.2 * p.pps) << p.cls << ": " << c.dump();
+    EXPECT_EQ(c.at("arrivals"), 0) << p.cls << ": every source was there before the window";
+    // A suggestion covers what was seen: p99 x 1.5, rounded up.
+    EXPECT_GE(c.at("suggest").at("rate").at("value").get<double>(), 1.5 * c.at("packets_per_s").at("p99").get<double>())
+        << c.dump();
+    EXPECT_EQ(c.at("suggest").at("rate").at("covers"), 1.0) << c.dump();
+  }
+}
+
+}  // namespace
+}  // namespace lvt
