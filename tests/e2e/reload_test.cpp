@@ -212,9 +212,12 @@ TEST_F(Reload, StreamUnderItsLimitLosesNothingAcrossTwenty) {
   const std::string s4 = Addrs::src4()[0], sf = Addrs::src4()[1], s6 = Addrs::src6()[0];
   const auto s0 = sb().stats();
   const uint64_t t0 = start_soon();
-  Sender stream({.ns = sb().tx_ns(), .src = s4, .dst = Addrs::rx4, .pps = 50, .seconds = 3}, t0);
-  Sender stream6({.ns = sb().tx_ns(), .src = s6, .dst = Addrs::rx6, .pps = 50, .seconds = 3}, t0);
-  Sender fast({.ns = sb().tx_ns(), .src = sf, .dst = Addrs::rx4, .port = kPort2, .pps = 500, .seconds = 3}, t0);
+  // The reloads are due from 0.3 s to 2.6 s; each takes tens of ms, more on a loaded
+  // machine (the last one ended at 3.1 s beside a parallel build). The streams outlast them.
+  constexpr double kStreamS = 4.5;
+  Sender stream({.ns = sb().tx_ns(), .src = s4, .dst = Addrs::rx4, .pps = 50, .seconds = kStreamS}, t0);
+  Sender stream6({.ns = sb().tx_ns(), .src = s6, .dst = Addrs::rx6, .pps = 50, .seconds = kStreamS}, t0);
+  Sender fast({.ns = sb().tx_ns(), .src = sf, .dst = Addrs::rx4, .port = kPort2, .pps = 500, .seconds = kStreamS}, t0);
   std::vector<RunResult> results;
   uint64_t first_reload = 0, last_reload = 0;
   for (int i = 0; i < 20; ++i) {
