@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstring>
 #include <span>
-#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -18,6 +16,7 @@
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
 #include "policy/class_ids.hpp"
+#include "policy/keys.hpp"
 #include "policy/policy.hpp"
 #include "rules.h"
 
@@ -28,14 +27,6 @@ namespace {
 // a state read idle is deleted a moment later.
 constexpr uint32_t kChunk = 4096;
 
-struct KeyHash {
-  size_t operator()(const lv_key& k) const {
-    return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(&k), sizeof k));
-  }
-};
-struct KeyEq {
-  bool operator()(const lv_key& a, const lv_key& b) const { return std::memcmp(&a, &b, sizeof a) == 0; }
-};
 using KeySet = std::unordered_set<lv_key, KeyHash, KeyEq>;
 
 // Signed difference: the datapath's times are compared this way (limiter.h).

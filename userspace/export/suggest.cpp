@@ -2,33 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <utility>
 
 namespace levee {
 namespace {
 
-// Counters are 32 bits and wrap. The difference of two readings is taken modulo 2^32;
-// a packet count that went back (by serial-number arithmetic, RFC 1982) means the state
-// was made again (evicted or pruned, then new), and all it holds now is new.
-struct Between {
+// What a source offered (passed + dropped) between two readings of its counters, by
+// top's rule (counts_since): modulo 2^32, or all of `now` if the state was remade.
+struct Offered {
   uint64_t packets = 0, bytes = 0;
-  bool recreated = false;
 };
-Between between(const SuggestSampler::Source& a, const lv_state& s) {
-  const uint32_t pp = LV_COUNT_PACKETS(s.passed), dp = LV_COUNT_PACKETS(s.dropped);
-  const uint32_t pb = LV_COUNT_BYTES(s.passed), db = LV_COUNT_BYTES(s.dropped);
-  const uint32_t dpp = pp - a.last_packets_passed, ddp = dp - a.last_packets_dropped;
-  if (dpp >= 0x8000'0000u || ddp >= 0x8000'0000u) return {uint64_t{pp} + dp, uint64_t{pb} + db, true};
-  return {uint64_t{dpp} + ddp,
-          uint64_t{static_cast<uint32_t>(pb - a.last_bytes_passed)} + static_cast<uint32_t>(db - a.last_bytes_dropped)};
-}
-
-void remember(SuggestSampler::Source& src, const lv_state& s) {
-  src.last_packets_passed = LV_COUNT_PACKETS(s.passed);
-  src.last_packets_dropped = LV_COUNT_PACKETS(s.dropped);
-  src.last_bytes_passed = LV_COUNT_BYTES(s.passed);
-  src.last_bytes_dropped = LV_COUNT_BYTES(s.dropped);
+Offered offered(const TopCounts& before, const TopCounts& now) {
+  const TopCounts d = counts_since(before, now);
+  return {uint64_t{d.passed_packets} + d.dropped_packets, uint64_t{d.passed_bytes} + d.dropped_bytes};
 }
 
 Spread spread_of(std::vector<double>& v) {
@@ -65,18 +51,6 @@ uint64_t round_up_2sig(double v) {
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(r - 1e-6)));
 }
 
-size_t SuggestSampler::KeyHash::operator()(const lv_key& k) const {
-  uint32_t w[5];
-  std::memcpy(w, &k, sizeof w);
-  uint64_t h = 0;
-  for (uint32_t x : w) h = (h ^ x) * 0x9E3779B97F4A7C15ULL;
-  return static_cast<size_t>(h >> 16);
-}
-
-bool SuggestSampler::KeyEq::operator()(const lv_key& a, const lv_key& b) const {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
 SuggestSampler::SuggestSampler(std::vector<SuggestClass> classes)
     : classes_(std::move(classes)), index_of_id_(LV_MAX_CLASSES, -1), arrivals_(classes_.size()) {
   for (size_t i = 0; i < classes_.size(); ++i) index_of_id_[classes_[i].id % LV_MAX_CLASSES] = static_cast<int>(i);
@@ -92,20 +66,18 @@ void SuggestSampler::add(std::span<const lv_key> keys, std::span<const lv_state>
     if (cls < 0 || classes_[static_cast<size_t>(cls)].epoch != k.epoch) continue;
     auto [it, added] = sources_.try_emplace(k);
     Source& src = it->second;
-    Between d;
+    const TopCounts now = TopCounts::of(states[i]);
     if (added) {
       src.cls = static_cast<size_t>(cls);
       src.since_s = first ? at_s : last_s_;
-      // Before the first walk nothing is known; after it, a new key is a new source
-      // whose every count is from this interval.
-      if (!first)
-        d = {uint64_t{LV_COUNT_PACKETS(states[i].passed)} + LV_COUNT_PACKETS(states[i].dropped),
-             uint64_t{LV_COUNT_BYTES(states[i].passed)} + LV_COUNT_BYTES(states[i].dropped), true};
-    } else {
-      d = between(src, states[i]);
+      // Before the first walk nothing is known: its counts are the baseline. After it, a
+      // new key is a new source whose every count is from this interval.
+      src.last = first ? now : TopCounts{};
     }
-    if (d.recreated) ++arrived[src.cls];
-    remember(src, states[i]);
+    const bool arrived_now = added ? !first : remade(src.last, now);
+    const Offered d = offered(src.last, now);
+    if (arrived_now) ++arrived[src.cls];
+    src.last = now;
     src.last_s = at_s;
     src.packets += d.packets;
     src.bytes += d.bytes;

@@ -15,7 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "export/top.hpp"
 #include "levee_abi.h"
+#include "policy/keys.hpp"
 
 namespace levee {
 
@@ -50,9 +52,8 @@ class SuggestSampler {
   void add(std::span<const lv_key> keys, std::span<const lv_state> states, double at_s);
 
   struct Source {
-    size_t cls = 0;  // index into classes()
-    uint32_t last_packets_passed = 0, last_packets_dropped = 0;
-    uint32_t last_bytes_passed = 0, last_bytes_dropped = 0;
+    size_t cls = 0;        // index into classes()
+    TopCounts last;        // its counters at the last walk it was in
     double since_s = 0;    // what the totals count from: the first walk, or the walk before it appeared
     double last_s = 0;     // the last walk it was in
     uint64_t packets = 0;  // offered (passed + dropped) since since_s
@@ -73,12 +74,6 @@ class SuggestSampler {
   double window_s() const { return walks_ ? last_s_ - first_s_ : 0; }
 
  private:
-  struct KeyHash {
-    size_t operator()(const lv_key& k) const;
-  };
-  struct KeyEq {
-    bool operator()(const lv_key& a, const lv_key& b) const;
-  };
   std::vector<SuggestClass> classes_;
   std::vector<int> index_of_id_;  // class id -> index into classes_, -1 if not sampled
   std::vector<Arrivals> arrivals_;

@@ -11,6 +11,7 @@
 #include "core/units.hpp"
 #include "export/render_show.hpp"
 #include "export/render_units.hpp"
+#include "policy/keys.hpp"
 
 namespace levee {
 namespace {
@@ -38,20 +39,19 @@ uint64_t top_score(const TopCounts& c, TopBy by) {
   return 0;
 }
 
+bool remade(const TopCounts& a, const TopCounts& b) {
+  return static_cast<uint32_t>(b.passed_packets - a.passed_packets) >= 0x8000'0000u ||
+         static_cast<uint32_t>(b.dropped_packets - a.dropped_packets) >= 0x8000'0000u;
+}
+
 TopCounts counts_since(const TopCounts& a, const TopCounts& b) {
-  if (b.passed_packets < a.passed_packets || b.dropped_packets < a.dropped_packets) return b;  // a new state
+  if (remade(a, b)) return b;
   // Unsigned 32-bit arithmetic: a byte count that wrapped comes out right.
   return {b.passed_packets - a.passed_packets, b.passed_bytes - a.passed_bytes, b.dropped_packets - a.dropped_packets,
           b.dropped_bytes - a.dropped_bytes};
 }
 
-size_t KeyedCounts::slot_of(const lv_key& k) const {
-  uint32_t w[5];
-  std::memcpy(w, &k, sizeof w);
-  uint64_t h = 0;
-  for (uint32_t x : w) h = (h ^ x) * 0x9E3779B97F4A7C15ULL;
-  return static_cast<size_t>(h >> 32) & mask_;
-}
+size_t KeyedCounts::slot_of(const lv_key& k) const { return static_cast<size_t>(key_hash(k) >> 32) & mask_; }
 
 void KeyedCounts::assign(std::span<const lv_key> keys, std::span<const lv_state> states) {
   size_t cap = 16;
@@ -61,7 +61,7 @@ void KeyedCounts::assign(std::span<const lv_key> keys, std::span<const lv_state>
   size_ = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     size_t at = slot_of(keys[i]);
-    while (slots_[at].key.family && std::memcmp(&slots_[at].key, &keys[i], sizeof keys[i]) != 0) at = (at + 1) & mask_;
+    while (slots_[at].key.family && !same_key(slots_[at].key, keys[i])) at = (at + 1) & mask_;
     if (!slots_[at].key.family) ++size_;
     slots_[at] = Slot{keys[i], TopCounts::of(states[i])};
   }
@@ -72,7 +72,7 @@ const TopCounts* KeyedCounts::find(const lv_key& k) const {
   for (size_t at = slot_of(k);; at = (at + 1) & mask_) {
     const Slot& s = slots_[at];
     if (!s.key.family) return nullptr;
-    if (std::memcmp(&s.key, &k, sizeof k) == 0) return &s.counts;
+    if (same_key(s.key, k)) return &s.counts;
   }
 }
 

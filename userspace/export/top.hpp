@@ -32,9 +32,13 @@ struct TopCounts {
 // bytes (passed + dropped bytes).
 uint64_t top_score(const TopCounts& c, TopBy by);
 
-// What a source did between two walks. Counters wrap at 2^32, so the difference is
-// taken modulo 2^32; a packet count that went down means the state was recreated
-// (evicted or pruned, then new) and what it has now is all new.
+// Was the state made again between readings a and b (evicted or pruned, then new)? A
+// packet count went back, by serial-number arithmetic (RFC 1982): a count that wrapped
+// at 2^32 did not go back.
+bool remade(const TopCounts& a, const TopCounts& b);
+
+// What a source did between two walks: the difference modulo 2^32, or all of b when the
+// state was remade.
 TopCounts counts_since(const TopCounts& a, const TopCounts& b);
 
 // Each key's counters from one walk, to compare the next walk with (--watch): an

@@ -3,6 +3,9 @@
 // the tests to find the state a packet left.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
 #include "levee_abi.h"
 #include "policy/cidr.hpp"
 
@@ -15,5 +18,24 @@ namespace levee {
 lv_key source_key(const Cidr& addr, const lv_class& c, unsigned id);
 lv_key network_key(const Cidr& addr, const lv_class& c, unsigned id);
 lv_key ban_all_key(const Cidr& addr, const lv_policy& p);
+
+// A 64-bit hash of a key's five words (multiplied through), for the controller's tables
+// of keys; take its high bits.
+inline uint64_t key_hash(const lv_key& k) {
+  uint32_t w[5];
+  std::memcpy(w, &k, sizeof w);
+  uint64_t h = 0;
+  for (uint32_t x : w) h = (h ^ x) * 0x9E3779B97F4A7C15ULL;
+  return h;
+}
+inline bool same_key(const lv_key& a, const lv_key& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// For std::unordered_map and std::unordered_set of keys.
+struct KeyHash {
+  size_t operator()(const lv_key& k) const { return static_cast<size_t>(key_hash(k) >> 16); }
+};
+struct KeyEq {
+  bool operator()(const lv_key& a, const lv_key& b) const { return same_key(a, b); }
+};
 
 }  // namespace levee
