@@ -48,6 +48,7 @@ static __always_inline void lv_ban_push(struct lv_ctx *c, struct lv_state *st, _
 {
 	__u64 *p = c->lim.pkt->cost ? &st->ready_ns : &st->ready_bytes_ns;
 
+	LV_CAS_LOOP
 	for (int i = 0; i < LV_CAS_TRIES; i++) {
 		__u64 old = LV_READ_ONCE(*p);
 

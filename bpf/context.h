@@ -21,11 +21,13 @@
 struct lv_limits {
 	const struct lv_limit *pkt;
 	const struct lv_limit *bytes;
-	__u32 flags;
 };
 
-/* One packet on its way through the limits (everything below is inlined: this lives
- * on the stack of the entry point). */
+/*
+ * One packet on its way through the limits. It lives on the stack of the entry point
+ * and of each global function (limit.h), whose frames a chain of calls adds up within
+ * 512 bytes: fields ordered so the struct has no padding.
+ */
 struct lv_ctx {
 	struct lv_percpu *pc;
 	const struct lv_policy *pol;
@@ -34,10 +36,14 @@ struct lv_ctx {
 	struct lv_shared *sh; /* the class's shared budgets (lv_shared) */
 	const struct lv_control *ctl;
 	struct lv_limits lim;
-	__u64 now;         /* the cached clock (lv_clock_cached()), read once per packet */
-	struct lv_key key; /* the source: address masked to the class's prefix */
+	__u64 now; /* the cached clock (lv_clock_cached()), read once per packet */
 	__u64 len;
+	struct lv_key key; /* the source: address masked to the class's prefix */
 	__u32 class_id;
+	__u32 lim_flags; /* enum lv_class_flags of c->lim (the class's or the override's) */
+	__u32 slot;      /* the policy slot (lv_control.active when the packet began) */
+	__u32 ovr;       /* the override whose limits apply (c->lim); LV_MAX_OVERRIDES: none */
+	__s32 seen;      /* what lv_seen says of the source (enum lv_seen_says); -1: not read yet */
 };
 
 /* The class of a packet: one byte of the compiled first-match table. */
@@ -58,12 +64,35 @@ static __always_inline void lv_ctx_init(struct lv_ctx *c, const struct lv_contro
 	const struct lv_class *cls;
 
 	c->pol = &ctl->slot[slot];
+	c->slot = slot;
 	c->ctl = ctl;
 	c->pkt = pkt;
 	c->class_id = lv_classify(c->pol, pkt);
 	c->cls = cls = &c->pol->classes[c->class_id];
 	lv_key_mask(&c->key, pkt->addr, pkt->family, cls->mask4, cls->mask6, c->class_id, 0, cls->epoch);
 	c->now = lv_clock_cached(&c->pc->clock);
+	c->seen = -1;
+}
+
+/* The limits that apply to the packet: its class's, or those of override `ovr` when it
+ * applies in the class (LV_MAX_OVERRIDES: none). */
+static __always_inline void lv_ctx_limits(struct lv_ctx *c, __u32 ovr)
+{
+	const struct lv_override *o;
+
+	c->ovr = LV_MAX_OVERRIDES;
+	c->lim.pkt = &c->cls->pkt;
+	c->lim.bytes = &c->cls->bytes;
+	c->lim_flags = c->cls->flags;
+	if (ovr >= LV_MAX_OVERRIDES)
+		return;
+	o = &c->pol->overrides[ovr];
+	if (!((o->classes >> c->class_id) & 1))
+		return;
+	c->ovr = ovr;
+	c->lim.pkt = &o->pkt;
+	c->lim.bytes = &o->bytes;
+	c->lim_flags = o->flags;
 }
 
 #endif /* LEVEE_CONTEXT_H */

@@ -16,43 +16,81 @@
 #include "context.h"
 #include "maps.h"
 
-/* Send an event about this packet's source, within the event rate (struct lv_event). */
-static __always_inline void lv_event(struct lv_ctx *c, __u8 type, __u32 reason, __u32 count, __u64 value)
-{
-	const struct lv_limit *l = &c->pol->events;
-	__u32 k = LV_MAX_CLASSES;
-	struct lv_event *e;
-	struct lv_shared *g;
-	__u64 now;
+/* An event on its way: staged in this CPU's scratch for lv_event_send(). */
+struct lv_event_stage {
+	struct lv_event e;
+	__u64 cost, tau; /* the event rate (lv_policy.events) */
+};
+_Static_assert(sizeof(struct lv_event_stage) <= 8 * (sizeof(struct lv_scratch) / 8 - LV_SCRATCH_EVENT),
+	       "lv_scratch holds an event");
 
-	if (!l->cost)
-		return;
+/*
+ * Send the staged event within the event rate shared by every CPU. A global function,
+ * verified once and called from everywhere an event is raised: events are rare, and
+ * inlined at each place they cost the pipeline stack and verification.
+ */
+__attribute__((noinline)) int lv_event_send(void)
+{
+	__u32 zero = 0, k = LV_MAX_CLASSES;
+	struct lv_event_stage *s;
+	struct lv_percpu *pc;
+	struct lv_shared *g;
+	struct lv_event *e;
+
+	pc = bpf_map_lookup_elem(&lv_percpu, &zero);
 	g = bpf_map_lookup_elem(&lv_shared, &k);
-	if (!g)
-		return;
-	now = c->now;
-	if (lv_gcra_take(&g->events_ready, LV_READ_ONCE(g->events_ready), now, l->cost, l->tau_ns, LV_R_RATE) !=
+	if (!pc || !g)
+		return 0;
+	s = (struct lv_event_stage *)&pc->scratch.words[LV_SCRATCH_EVENT];
+	if (lv_gcra_take(&g->events_ready, LV_READ_ONCE(g->events_ready), s->e.time_ns, s->cost, s->tau, LV_R_RATE) !=
 	    LV_R_CONFORMING) {
-		c->pc->events_suppressed++;
-		return;
+		pc->events_suppressed++;
+		return 0;
 	}
 	e = bpf_ringbuf_reserve(&lv_events, sizeof(*e), 0);
 	if (!e) { /* the reader is behind */
-		c->pc->events_suppressed++;
-		return;
+		pc->events_suppressed++;
+		return 0;
 	}
-	e->time_ns = now;
-	__builtin_memcpy(e->addr, c->key.addr, sizeof(e->addr));
-	e->type = type;
-	e->family = c->pkt->family;
-	e->class_id = c->class_id;
-	e->reason = reason;
-	e->pad[0] = e->pad[1] = e->pad[2] = 0;
-	e->count = count;
-	e->suppressed = c->pc->events_suppressed;
-	e->value = value;
-	c->pc->events_suppressed = 0;
+	*e = s->e;
+	e->suppressed = pc->events_suppressed;
+	pc->events_suppressed = 0;
 	bpf_ringbuf_submit(e, 0);
+	return 1;
+}
+
+/* Send an event about `addr` (as keyed: this packet's source, or a network; NULL: the
+ * class as a whole), within the event rate (struct lv_event). */
+static __always_inline void lv_event_of(struct lv_ctx *c, const __u32 *addr, __u8 type, __u32 reason, __u32 count,
+					__u64 value)
+{
+	const struct lv_limit *l = &c->pol->events;
+	struct lv_event_stage *s = (struct lv_event_stage *)&c->pc->scratch.words[LV_SCRATCH_EVENT];
+
+	if (!l->cost)
+		return;
+	s->cost = l->cost;
+	s->tau = l->tau_ns;
+	s->e.time_ns = c->now;
+	if (addr)
+		__builtin_memcpy(s->e.addr, addr, sizeof(s->e.addr));
+	else
+		__builtin_memset(s->e.addr, 0, sizeof(s->e.addr));
+	s->e.type = type;
+	s->e.family = c->pkt->family;
+	s->e.class_id = c->class_id;
+	s->e.reason = reason;
+	s->e.pad[0] = s->e.pad[1] = s->e.pad[2] = 0;
+	s->e.count = count;
+	s->e.suppressed = 0;
+	s->e.value = value;
+	lv_event_send();
+}
+
+/* An event about this packet's source. */
+static __always_inline void lv_event(struct lv_ctx *c, __u8 type, __u32 reason, __u32 count, __u64 value)
+{
+	lv_event_of(c, c->key.addr, type, reason, count, value);
 }
 
 /* A class-wide condition (budget spent, map full): one event a second per class at

@@ -33,7 +33,7 @@ static __always_inline __u32 lv_reject(struct lv_ctx *c, struct lv_state *st, __
 				       __u32 hot_reason)
 {
 	struct lv_hot *hot = &c->pc->hot;
-	int fast = c->lim.flags & LV_CLASS_FAST_REJECT;
+	int fast = c->lim_flags & LV_CLASS_FAST_REJECT;
 	__u64 n = 1;
 
 	/* Pending drops belong to the key (the source's state); the address only says

@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 5
+#define LV_ABI_VERSION 6
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -31,6 +31,7 @@
 #define LV_MAP_SHARED "lv_shared"
 #define LV_MAP_BANS "lv_bans"
 #define LV_MAP_SEEN "lv_seen"
+#define LV_MAP_GOOD "lv_good"
 #define LV_MAP_EVENTS "lv_events"
 #define LV_PIN_LINK "link"
 
@@ -73,8 +74,11 @@ enum lv_reason {
 	LV_R_ADMISSION = 17,   /* a new source over its class's new-source budget */
 	LV_R_NETWORK = 18,     /* over the limit of its enclosing network (/24, /48, ...) */
 	LV_R_CLASS_LIMIT = 19, /* over the limit of its class as a whole */
-	LV_R_DROP_END = 20,    /* one past the last drop reason: a new one takes it and moves this */
-	/* 20..23 reserved */
+	LV_R_NEWCOMER = 20,    /* a source admitted during an attack, over what such sources
+				* share while the class's autopilot is engaged (struct lv_guard) */
+	LV_R_ESCALATED = 21,   /* its network was escalated: over that network's limit (struct lv_watch) */
+	LV_R_DROP_END = 22,    /* one past the last drop reason: a new one takes it and moves this */
+	/* 22..23 reserved */
 	LV_REASON_MAX = 24,
 };
 
@@ -88,7 +92,8 @@ static inline int lv_reason_drops(unsigned int reason)
  * deny list only when the policy says so (LV_POL_MONITOR_DENY). */
 #define LV_MONITORABLE                                                                                                \
 	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | (1u << LV_R_BAN) | \
-	 (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT))
+	 (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT) | (1u << LV_R_NEWCOMER) |           \
+	 (1u << LV_R_ESCALATED))
 
 /* ---- per-source state: LRU hash lv_state ---------------------------------------- */
 
@@ -98,7 +103,25 @@ enum lv_family {
 	/* Or'ed into lv_key.family: the state of a whole network of a class (its network
 	 * limit, lv_class.net_*), kept in lv_state beside its sources. */
 	LV_KEY_NETWORK = 0x80,
+	/* ...a source admitted while its class was not calm (struct lv_guard): on
+	 * probation until the class is calm again, its packets looked up under this key. */
+	LV_KEY_PROBATION = 0x40,
+	/* ...a network the autopilot watches (struct lv_watch), not a source. */
+	LV_KEY_WATCH = 0x20,
+	LV_KEY_FLAGS = LV_KEY_NETWORK | LV_KEY_PROBATION | LV_KEY_WATCH,
 };
+
+/* The address family of a key, without its flags. */
+static inline __u8 lv_key_family(__u8 family)
+{
+	return family & ~LV_KEY_FLAGS;
+}
+
+/* Is a key of lv_state a source's (on probation or not), not a network's? */
+static inline int lv_key_is_source(__u8 family)
+{
+	return !(family & (LV_KEY_NETWORK | LV_KEY_WATCH));
+}
 
 /* lv_key.class_id of a ban record that applies in every class (lv_bans). */
 #define LV_ALL_CLASSES 0xffff
@@ -194,6 +217,50 @@ enum lv_class_flags {
 	LV_CLASS_TOTAL = 1u << 6,       /* total_pkt or total_bytes set */
 	LV_CLASS_MONITOR_OWN = 1u << 7, /* the class's own mode is monitor (LV_CLASS_MONITOR
 					 * is that or the interface's LV_POL_MONITOR) */
+	LV_CLASS_AUTO_ADMIT = 1u << 8,  /* the admission autopilot (struct lv_auto, lv_guard) */
+	LV_CLASS_ESCALATE = 1u << 9,    /* the network watch (struct lv_auto, lv_watch) */
+};
+
+/*
+ * The class's autopilot: what it takes as normal and how it reacts (the controller
+ * compiles it from [auto] and the class's new_sources and escalate; its state is in
+ * lv_shared, struct lv_guard, and in lv_state, struct lv_watch).
+ *
+ * Admission. A packet of a source with no state is an arrival. Arrivals are measured
+ * against a threshold: a GCRA of `margin` x the learned arrivals per second, never
+ * below the floor, with `burst_ns` of tolerance. While the class is calm, every
+ * arrival gets state, exactly as without an autopilot. An arrival over the threshold
+ * is abnormal: it still gets state, but on probation (LV_KEY_PROBATION), and the class
+ * is no longer calm. Abnormal arrivals for `sustain_ns` engage the class: from then on
+ * the threshold is a budget, and arrivals over it get nothing (admission), but those
+ * of known-good sources (lv_good); sources on probation share one allowance (the
+ * threshold's rate, in packets: newcomer). `release_ns` without an abnormal arrival
+ * makes the class calm: it releases, and sources on probation are promoted.
+ *
+ * Escalation. One passed packet in 2^sample_shift of a source known to the class is
+ * charged, 2^sample_shift times over, to its network's limit (`watch`, per
+ * watch_mask4/6). A network over it is escalated: from then on each of its packets is
+ * charged once, and refused over the limit (escalated), until `release_ns` passes
+ * without one refused.
+ */
+struct lv_auto {
+	__u64 floor_cost;      /* ns per arrival at the floor rate: the threshold is never stricter */
+	__u64 burst_ns;        /* the threshold's tolerance (its tau) */
+	__u64 sustain_ns;      /* abnormal this long: engage */
+	__u64 release_ns;      /* calm after this long without an abnormal arrival (or refused
+			      * packet of an escalated network) */
+	__u32 margin;          /* threshold = margin x learned arrivals/s */
+	__u32 sample_shift;    /* the watch charges one passed packet in 2^sample_shift */
+	struct lv_limit watch; /* a network's limit */
+	__u32 watch_mask4;     /* the watched networks' prefix masks, network byte order */
+	__u32 watch_mask6[4];
+	__u8 watch_prefix4; /* for display */
+	__u8 watch_prefix6;
+	__u8 pad[2];
+	__u32 floor;           /* the floor, new sources per second (for display) */
+	__u32 network_sources; /* `watch` is this many sources' worth of the class's per-source
+				* packet limit; 0: watch.rate as the operator gave it */
+	__u32 pad2;
 };
 
 struct lv_class {
@@ -220,6 +287,7 @@ struct lv_class {
 	__u8 epoch; /* bumped when the id is given to a new class (struct lv_key) */
 	__u8 pad[7];
 	char name[LV_NAME_LEN];
+	struct lv_auto autop; /* LV_CLASS_AUTO_ADMIT, LV_CLASS_ESCALATE */
 };
 
 /* Limits of a network of its own, replacing a class's for the classes in `classes`. */
@@ -313,6 +381,8 @@ struct lv_control {
 	struct lv_policy slot[2];
 	__u32 seen_active; /* 0 or 1: the half of lv_seen packets read */
 	__u32 seen_seed;   /* lv_seen_hash()'s seed, random per attach */
+	__u32 good_active; /* 0 or 1: the half of lv_good packets read */
+	__u32 pad;
 };
 
 enum lv_attach_mode {
@@ -380,12 +450,49 @@ struct lv_list_value {
 /* ---- state shared by every CPU of a class: lv_shared, an array by class id ------- */
 
 /*
- * The class's new-source budget and its total limit, as GCRA ready times (CAS). One
- * cache line per class. The admission budget is read by every packet of an unknown
- * source but written only when one is admitted; the total is drawn in leases of up to
- * lv_class.lease_ns per CPU (struct lv_lease), so neither bounces a line per packet.
- * Entry LV_MAX_CLASSES holds interface-wide counts. The controller zeroes a class's
- * entry when it gives the id to a new class.
+ * The admission autopilot's state for one class (struct lv_auto says what it does).
+ * The first line is read by arrivals (packets of sources with no state) and written
+ * rarely: an abnormal arrival writes last_over_ns at most once per LV_GUARD_NOTE_NS,
+ * a normal one adds to `arrivals`. The second is the learning and the counts. The
+ * controller reads it (status, metrics), releases a class the datapath has not
+ * released for want of an arrival, and zeroes it when it gives the id to a new class.
+ */
+struct lv_guard {
+	__u64 engaged_ns;         /* when the class engaged; 0: not engaged */
+	__u64 last_over_ns;       /* the last abnormal arrival; 0: none yet */
+	__u64 over_since_ns;      /* when the run of abnormal arrivals last_over_ns ends began */
+	__u64 cost;               /* the learned threshold, ns per arrival; 0: the floor's */
+	__u64 newcomer_ready;     /* the allowance sources on probation share while engaged */
+	__u64 escalated_until_ns; /* a network of the class may be escalated until then: its
+				   * packets are checked against their network's state */
+	__u64 period_ns;          /* when the current learning period began */
+	__u64 arrivals;           /* normal arrivals (calm), all time */
+	__u64 period_arrivals;    /* `arrivals` when the period began */
+	__u64 baseline;           /* learned normal arrivals per second << LV_GUARD_FP */
+	__u64 engagements;        /* times the class engaged */
+	__u64 escalations;        /* networks escalated */
+	__u64 good_admitted;      /* arrivals of known-good sources an engaged budget let past */
+	__u64 probation;          /* sources admitted on probation */
+	__u64 promoted;           /* sources on probation promoted once the class was calm */
+	__u64 reserved;
+};
+
+#define LV_GUARD_PERIOD_NS LV_NSEC_PER_SEC /* the learning period */
+#define LV_GUARD_FP 4                      /* baseline's fixed point: 1/16 arrival/s */
+#define LV_GUARD_EWMA_SHIFT \
+	6                           /* each calm period moves the baseline 1/64 of
+					    * the way to what it saw: about a minute */
+#define LV_GUARD_NOTE_NS 1000000ULL /* last_over_ns written at most once a ms */
+#define LV_GUARD_GAP_NS 50000000ULL /* abnormal arrivals further apart start a new run */
+
+/*
+ * The class's new-source budget and its total limit, as GCRA ready times (CAS); the
+ * admission budget is the autopilot's threshold in a class with LV_CLASS_AUTO_ADMIT.
+ * The admission budget is read by every packet of an unknown source but written only
+ * when one is admitted; the total is drawn in leases of up to lv_class.lease_ns per
+ * CPU (struct lv_lease), so neither bounces a line per packet. Entry LV_MAX_CLASSES
+ * holds interface-wide counts. The controller zeroes a class's entry when it gives the
+ * id to a new class.
  */
 struct lv_shared {
 	__u64 admit_ready;
@@ -397,6 +504,18 @@ struct lv_shared {
 	__u64 admit_event_ns; /* last LV_EV_ADMISSION of the class: one a second at most */
 	__u64 full_event_ns;  /* last LV_EV_MAP_FULL of the class */
 	__u64 events_ready;   /* entry LV_MAX_CLASSES: the event rate's GCRA */
+	struct lv_guard guard;
+};
+
+/*
+ * A network the autopilot watches (struct lv_auto), kept in lv_state under the key of
+ * the network (LV_KEY_WATCH) in place of a struct lv_state of the same size.
+ */
+struct lv_watch {
+	__u64 ready_ns;     /* the network's limit (lv_auto.watch), a GCRA */
+	__u64 escalated_ns; /* when it was escalated; 0: only watched */
+	__u64 last_over_ns; /* its last packet refused, or its escalation */
+	__u64 dropped;      /* refused while escalated: lo32 packets, hi32 bytes (display) */
 };
 
 /*
@@ -413,11 +532,17 @@ struct lv_shared {
 #define LV_EVENT_EVERY_NS LV_NSEC_PER_SEC
 
 enum lv_event_type {
-	LV_EV_LIMITED = 1,   /* a source's first drop since its state was created (reason) */
-	LV_EV_BANNED = 2,    /* a ban started: value = its duration in ns, count = offences */
-	LV_EV_ADMISSION = 3, /* the class's new-source budget refused a source */
-	LV_EV_MAP_FULL = 4,  /* no state could be created for a new source */
-	LV_EV_BAN_ENDED = 5, /* written by the controller: a ban ran out */
+	LV_EV_LIMITED = 1,     /* a source's first drop since its state was created (reason) */
+	LV_EV_BANNED = 2,      /* a ban started: value = its duration in ns, count = offences */
+	LV_EV_ADMISSION = 3,   /* the class's new-source budget refused a source */
+	LV_EV_MAP_FULL = 4,    /* no state could be created for a new source */
+	LV_EV_BAN_ENDED = 5,   /* written by the controller: a ban ran out */
+	LV_EV_ENGAGED = 6,     /* the class's autopilot engaged: value = its threshold, new
+			      * sources per second; count = engagements so far (no address) */
+	LV_EV_RELEASED = 7,    /* ...released: value = ns it was engaged (no address) */
+	LV_EV_ESCALATED = 8,   /* a network was escalated: the address is the network's,
+			      * value = its limit, packets per second */
+	LV_EV_DEESCALATED = 9, /* ...released: value = ns it was escalated */
 };
 
 struct lv_event {
@@ -467,11 +592,25 @@ struct lv_ban {
  * theirs set, and a filter that fills up only costs lookups again. Two halves, both
  * set on every creation: the controller may clear the inactive half, refill it from
  * the map and flip lv_control.seen_active to drop stale bits.
+ *
+ * Each word of sources with state sits beside the same word for sources on probation
+ * (LV_KEY_PROBATION, struct lv_auto), in one cache line: an engaged class refuses a
+ * source that is on probation, once their allowance is spent, on the same read.
+ * A source's bit is the same in both words, and the same as the first of its three
+ * bits in the known-good filter (lv_good), whose words are laid out as the known
+ * words: a refill ORs lv_good's words into the known ones, so every known-good source
+ * also reads as "may have state", and the refusal that reads only lv_seen never turns
+ * away a known-good source.
  */
 #define LV_SEEN_LOG2 23                          /* bits per half: 1 MB */
 #define LV_SEEN_WORDS (1u << (LV_SEEN_LOG2 - 6)) /* u64 words per half */
 
-static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
+struct lv_seen_pair {
+	__u64 known;     /* sources with state */
+	__u64 probation; /* sources on probation */
+};
+
+static inline __u64 lv_seen_hash64(const struct lv_key *k, __u32 seed)
 {
 	const __u32 *w = (const __u32 *)k;
 	__u64 h = seed;
@@ -483,7 +622,30 @@ static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
 	h = (h ^ w[2]) * 0x9E3779B97F4A7C15ULL;
 	h = (h ^ w[3]) * 0x9E3779B97F4A7C15ULL;
 	h = (h ^ w[4]) * 0x9E3779B97F4A7C15ULL;
-	return (__u32)(h >> (64 - LV_SEEN_LOG2));
+	return h;
+}
+
+/* A source's bit in lv_seen: word (h >> 6), bit (h & 63). */
+static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
+{
+	return (__u32)(lv_seen_hash64(k, seed) >> (64 - LV_SEEN_LOG2));
+}
+
+/*
+ * ---- lv_good: known-good sources, beyond the LRU ---------------------------------------
+ *
+ * Sources that behaved before an attack (the controller decides: docs/CONFIG.md,
+ * known_good_after) are remembered in a blocked Bloom filter: three bits in one word,
+ * the word and first bit those of lv_seen (lv_seen_hash()), the other two from lower
+ * bits of the same hash. Marking sets both halves; the controller clears the inactive
+ * half and flips lv_control.good_active every known_good_for, so a mark lasts between
+ * one and two of those periods unless it is renewed. Pinned: it survives restarts.
+ * False positives (measured by the unit tests, filters_test.cpp): 3e-6 at 10k marked
+ * sources, 1.4e-4 at 100k, 5.5 % at 1M.
+ */
+static inline __u64 lv_good_bits(__u64 h)
+{
+	return (1ULL << ((h >> (64 - LV_SEEN_LOG2)) & 63)) | (1ULL << ((h >> 32) & 63)) | (1ULL << ((h >> 26) & 63));
 }
 
 /* ---- per-CPU counters and scratch: lv_percpu, one per-CPU array entry ----------- */
@@ -553,14 +715,29 @@ struct lv_lease {
 	__u64 epoch;    /* lv_class.epoch it was taken for, + 1 (0: none) */
 };
 
+/*
+ * Per-CPU scratch of the datapath, its layout the datapath's own (the controller neither
+ * reads nor writes it): what the pipeline hands its global functions, which take no
+ * pointers (limit.h, lv_arrival(); events.h, lv_event_send()), kept off the 512 bytes
+ * of stack a chain of calls shares.
+ */
+#define LV_SCRATCH_REQ 0    /* words of the packet a global function is handed */
+#define LV_SCRATCH_EVENT 16 /* words of an event being sent */
+struct lv_scratch {
+	__u64 words[32];
+};
+
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 events_suppressed; /* since this CPU last sent an event */
+	__u64 watch_tick;        /* passed packets of watched classes: every 2^sample_shift-th
+				  * is charged to its network (struct lv_auto) */
 	struct lv_hot hot;
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
 	struct lv_lease lease[LV_MAX_CLASSES];
+	struct lv_scratch scratch;
 };
 
 #ifndef __bpf__
@@ -573,15 +750,19 @@ struct lv_percpu {
 LV_STATIC_ASSERT(sizeof(struct lv_key) == 20, "lv_key layout");
 LV_STATIC_ASSERT(sizeof(struct lv_state) == 32, "lv_state layout");
 LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
-LV_STATIC_ASSERT(sizeof(struct lv_class) == 344, "lv_class layout");
-LV_STATIC_ASSERT(sizeof(struct lv_shared) == 64, "lv_shared layout");
+LV_STATIC_ASSERT(sizeof(struct lv_class) == 344 + 112, "lv_class layout");
+LV_STATIC_ASSERT(sizeof(struct lv_auto) == 112, "lv_auto layout");
+LV_STATIC_ASSERT(sizeof(struct lv_guard) == 128, "lv_guard layout");
+LV_STATIC_ASSERT(sizeof(struct lv_watch) == sizeof(struct lv_state), "lv_watch layout");
+LV_STATIC_ASSERT(sizeof(struct lv_seen_pair) == 16, "lv_seen_pair layout");
+LV_STATIC_ASSERT(sizeof(struct lv_shared) == 192, "lv_shared layout");
 LV_STATIC_ASSERT(sizeof(struct lv_ban) == 48, "lv_ban layout");
 LV_STATIC_ASSERT(sizeof(struct lv_event) == 48, "lv_event layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 56, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 88 + 32 * LV_REASON_MAX + 64 * LV_MAX_CLASSES, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 96 + 32 * LV_REASON_MAX + 64 * LV_MAX_CLASSES + 256, "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

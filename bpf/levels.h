@@ -65,6 +65,7 @@ static __always_inline __u32 lv_network_take(struct lv_ctx *c, __u64 now, struct
  * this CPU's *credit, in one CAS. */
 static __always_inline __u32 lv_lease_take(__u64 *g, __u64 now, __u64 cost, __u64 tau, __u64 lease, __u64 *credit)
 {
+	LV_CAS_LOOP
 	for (int i = 0; i < LV_CAS_TRIES; i++) {
 		__u64 ready = LV_READ_ONCE(*g), take = cost + lease;
 

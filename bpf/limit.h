@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * limit.h - every level of limits for one packet of a limited class: its source
- * (packets and bytes, or its network's override), its network, the class as a whole,
- * and the admission of a source it has no state for yet.
+ * (packets and bytes, or its network's override), what sources on probation share,
+ * an escalated network, its network, the class as a whole. A source it has no state
+ * for yet is an arrival (arrival.h).
  */
 #ifndef LEVEE_LIMIT_H
 #define LEVEE_LIMIT_H
@@ -12,6 +13,7 @@
 
 #include "levee_abi.h"
 #include "limiter.h"
+#include "arrival.h"
 #include "bans.h"
 #include "cas.h"
 #include "clock.h"
@@ -19,141 +21,283 @@
 #include "hot.h"
 #include "levels.h"
 #include "maps.h"
-#include "seen.h"
 #include "state.h"
+#include "watch.h"
 
-/* ---- a source with no state yet ---------------------------------------------------- */
-
-/* Does the map refuse new sources (when_full = "refuse") and hold as many as it takes? */
-static __always_inline int lv_refuses_new(struct lv_ctx *c)
-{
-	__u32 k = LV_MAX_CLASSES;
-	struct lv_shared *g;
-
-	if (!(c->pol->flags & LV_POL_REFUSE_FULL))
-		return 0;
-	g = bpf_map_lookup_elem(&lv_shared, &k);
-	return g && LV_READ_ONCE(g->sources) >= c->pol->full_at;
-}
-
-/* Charge the class's admission budget, when it has one. *t: the fine clock, for the
- * levels after it. */
-static __always_inline __u32 lv_admit(struct lv_ctx *c, __u64 *t)
-{
-	const struct lv_class *cls = c->cls;
-	__u64 ready;
-
-	if (!(cls->flags & LV_CLASS_ADMIT)) {
-		*t = lv_clock_now(&c->pc->clock, c->now);
-		return LV_R_CONFORMING;
-	}
-	ready = LV_READ_ONCE(c->sh->admit_ready);
-	/* Refused on the cached clock (at most a tick early), so a flood that has
-	 * spent the budget costs no fine clock read and no write. */
-	if (!lv_gcra_conforms(ready, c->now))
-		return LV_R_ADMISSION;
-	*t = lv_clock_now(&c->pc->clock, c->now);
-	return lv_gcra_take(&c->sh->admit_ready, ready, *t, cls->admit.cost, cls->admit.tau_ns, LV_R_ADMISSION);
-}
-
-/* Give back what lv_admit() charged. */
-static __always_inline void lv_admit_refund(struct lv_ctx *c)
-{
-	if (c->cls->flags & LV_CLASS_ADMIT)
-		__sync_fetch_and_add(&c->sh->admit_ready, -c->cls->admit.cost);
-}
-
-/* The source's state, created with this packet passed, every level charged. Refused by
- * the map, or another CPU created the source meanwhile: nothing is charged for this
- * packet but what its source's own limits decide (*out: that CPU's state). */
-static __always_inline __u32 lv_new_state(struct lv_ctx *c, __u64 t, struct lv_state *net, struct lv_state **out)
-{
-	const struct lv_class *cls = c->cls;
-	int made = lv_create(c, &c->key, c->lim.pkt, c->lim.bytes, t);
-
-	if (made == 0) {
-		if (net)
-			net->passed += 1 | c->len << 32; /* display: networks count passes only */
-		if (cls->flags & LV_CLASS_ADMIT)
-			__sync_fetch_and_add(&c->sh->admitted, 1);
-		return LV_R_CONFORMING;
-	}
-	lv_refund_pair(net, &cls->net_pkt, &cls->net_bytes, c->len);
-	if (cls->flags & LV_CLASS_TOTAL)
-		lv_total_refund(c);
-	lv_admit_refund(c);
-	if (made != 1)
-		return made;
-	*out = bpf_map_lookup_elem(&lv_state, &c->key);
-	return *out ? LV_R_CONFORMING : LV_R_MAP_FULL;
-}
+/* ---- the packet as the pipeline hands it to a global function ---------------------- */
 
 /*
- * A source with no state yet. It gets state only if every level would pass this
- * packet: its network and the class total are checked read-only first (a flood that
- * has spent them never touches the admission budget), then the admission budget is
- * charged, then the network and the total, then the state is created. A level that
- * refuses gives back what the levels before it charged.
+ * Global functions are verified once, on their own, so that their branches do not
+ * multiply with those of the pipeline before them (the verifier refuses a program past
+ * 1M instructions processed), and their stack is not the caller's (a chain of calls
+ * shares 512 bytes). They take no pointers: the packet is staged in this CPU's scratch
+ * (struct lv_scratch), and they look up the per-CPU, policy and shared maps again
+ * (inlined array lookups).
  */
-static __always_inline __u32 lv_new_source(struct lv_ctx *c, struct lv_state **out)
+struct lv_req {
+	struct lv_packet pkt;
+	struct lv_key key;
+	__u32 slot;
+	__u32 class_id;
+	__u32 ovr;
+	__s32 seen;
+	__u64 now;
+	__u64 len;
+};
+
+/* What a global function is given besides the packet, and what it leaves the caller. */
+struct lv_call {
+	__u64 t;         /* the fine clock of the source's own limits (lv_arrival: out) */
+	__u64 hot_ready; /* out: the time the refusing level looks at */
+	__u32 probation; /* the source is on probation */
+	__u32 sample;    /* lv_watching: the watch samples this packet (struct lv_auto) */
+	__u32 charged;   /* lv_watching: lv_levels() charged the packet (refunded if refused) */
+	__u32 reason;    /* lv_banning: the source's own limit that refused */
+};
+
+#define LV_SCRATCH_CALL 10 /* words of struct lv_call, after struct lv_req's */
+_Static_assert(sizeof(struct lv_req) <= 8 * LV_SCRATCH_CALL, "lv_scratch holds a request");
+_Static_assert(LV_SCRATCH_CALL * 8 + sizeof(struct lv_call) <= 8 * LV_SCRATCH_EVENT, "lv_scratch holds a call");
+
+static __always_inline struct lv_call *lv_call_of(struct lv_ctx *c)
+{
+	return (struct lv_call *)&c->pc->scratch.words[LV_SCRATCH_CALL];
+}
+
+static __always_inline void lv_stage(struct lv_ctx *c)
+{
+	struct lv_req *q = (struct lv_req *)&c->pc->scratch.words[LV_SCRATCH_REQ];
+
+	q->pkt = *c->pkt;
+	q->key = c->key;
+	q->slot = c->slot;
+	q->class_id = c->class_id;
+	q->ovr = c->ovr;
+	q->seen = c->seen;
+	q->now = c->now;
+	q->len = c->len;
+}
+
+/* The context of a staged packet, in a global function. Returns 0 on success. */
+static __always_inline int lv_unstage(struct lv_ctx *c)
+{
+	const struct lv_req *q;
+	__u32 zero = 0;
+
+	c->pc = bpf_map_lookup_elem(&lv_percpu, &zero);
+	c->ctl = bpf_map_lookup_elem(&lv_policy, &zero);
+	if (!c->pc || !c->ctl) /* cannot happen: one-entry arrays */
+		return -1;
+	q = (const struct lv_req *)&c->pc->scratch.words[LV_SCRATCH_REQ];
+	c->slot = q->slot & 1;
+	c->pol = &c->ctl->slot[c->slot];
+	c->class_id = q->class_id & (LV_MAX_CLASSES - 1);
+	c->cls = &c->pol->classes[c->class_id];
+	c->pkt = &q->pkt;
+	c->key = q->key;
+	c->now = q->now;
+	c->len = q->len;
+	c->seen = q->seen;
+	lv_ctx_limits(c, q->ovr);
+	c->sh = bpf_map_lookup_elem(&lv_shared, &c->class_id);
+	return c->sh ? 0 : -1;
+}
+
+/* The state of the staged source (on probation or not), in a global function. */
+static __always_inline struct lv_state *lv_state_of(struct lv_ctx *c, int probation)
+{
+	struct lv_key k = c->key;
+
+	if (probation)
+		k.family |= LV_KEY_PROBATION;
+	return bpf_map_lookup_elem(&lv_state, &k);
+}
+
+/* Give back what lv_levels() charged: the allowance of sources on probation, the
+ * network, the class total. */
+static __always_inline void lv_levels_refund(struct lv_ctx *c, int probation)
+{
+	const struct lv_class *cls = c->cls;
+
+	if (probation && lv_guard_engaged(c))
+		__sync_fetch_and_add(&c->sh->guard.newcomer_ready, -lv_guard_cost_now(c));
+	if (cls->flags & LV_CLASS_NETWORK) {
+		struct lv_key k;
+
+		lv_net_key(c, &k);
+		lv_refund_pair(bpf_map_lookup_elem(&lv_state, &k), &cls->net_pkt, &cls->net_bytes, c->len);
+	}
+	if (cls->flags & LV_CLASS_TOTAL)
+		lv_total_refund(c);
+}
+
+/* ---- the global functions ----------------------------------------------------------- */
+
+/*
+ * The configured levels above a source, for a packet its own limits passed: what
+ * sources on probation share, its network, the class total. One that refuses gives
+ * back what the ones before it charged (the source's own charge is the caller's).
+ */
+__attribute__((noinline)) __u32 lv_levels(void)
 {
 	struct lv_state *net = NULL;
-	__u64 t, hot_ready = 0;
+	struct lv_ctx c = {};
+	struct lv_call *call;
+	__u64 hot_ready = 0;
 	__u32 r;
 
-	*out = NULL;
-	if (c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)) {
-		r = lv_levels_over(c);
-		if (r != LV_R_CONFORMING)
-			return r;
-	}
-	if (lv_refuses_new(c))
+	if (lv_unstage(&c))
 		return LV_R_MAP_FULL;
-	r = lv_admit(c, &t);
-	if (r != LV_R_CONFORMING)
-		return r;
-	r = lv_levels_take(c, t, &net, &hot_ready);
-	if (r != LV_R_CONFORMING) {
-		lv_admit_refund(c);
-		return lv_reject(c, NULL, hot_ready, r, r);
+	call = lv_call_of(&c);
+	if (call->probation) {
+		r = lv_newcomer_take(&c, call->t);
+		if (r != LV_R_CONFORMING) {
+			call->hot_ready = LV_READ_ONCE(c.sh->guard.newcomer_ready);
+			return r;
+		}
 	}
-	return lv_new_state(c, t, net, out);
+	r = lv_levels_take(&c, call->t, &net, &hot_ready);
+	if (r == LV_R_CONFORMING) {
+		if (net)
+			net->passed += 1 | c.len << 32; /* (a network's drops are not counted in it) */
+		return r;
+	}
+	if (call->probation && lv_guard_engaged(&c))
+		__sync_fetch_and_add(&c.sh->guard.newcomer_ready, -lv_guard_cost_now(&c));
+	call->hot_ready = hot_ready;
+	return r;
+}
+
+/* The autopilot's watch of the packet's network (watch.h), after every other level
+ * passed it; refused, what lv_levels() charged is given back. */
+__attribute__((noinline)) __u32 lv_watching(void)
+{
+	struct lv_ctx c = {};
+	struct lv_call *call;
+	__u64 hot_ready = 0;
+	__u32 r;
+
+	if (lv_unstage(&c))
+		return LV_R_MAP_FULL;
+	call = lv_call_of(&c);
+	r = lv_watch(&c, call->t, call->sample, &hot_ready);
+	if (r == LV_R_CONFORMING)
+		return r;
+	if (call->charged)
+		lv_levels_refund(&c, call->probation);
+	call->hot_ready = hot_ready;
+	return r;
+}
+
+/* A packet its source's own limits refused in a class with bans: the ban's decision
+ * (bans.h). */
+__attribute__((noinline)) __u32 lv_banning(void)
+{
+	struct lv_ctx c = {};
+	struct lv_call *call;
+	struct lv_state *st;
+
+	if (lv_unstage(&c))
+		return LV_R_MAP_FULL;
+	call = lv_call_of(&c);
+	st = lv_state_of(&c, call->probation);
+	if (!st) /* evicted this very moment: refused all the same */
+		return call->reason == LV_R_BYTES ? LV_R_BYTES : LV_R_RATE;
+	return lv_ban(&c, st, call->reason == LV_R_BYTES ? LV_R_BYTES : LV_R_RATE, call->t);
+}
+
+/* A packet whose source has no state under its key in its class: lv_new_source(). */
+__attribute__((noinline)) __u32 lv_arrival(void)
+{
+	struct lv_ctx c = {};
+	struct lv_call *call;
+
+	if (lv_unstage(&c))
+		return LV_R_MAP_FULL;
+	call = lv_call_of(&c);
+	return lv_new_source(&c, &call->t);
 }
 
 /* ---- every level ------------------------------------------------------------------- */
 
+/* The levels above the source, if the packet needs any: LV_R_CONFORMING, or the
+ * refusing reason with *hot_ready. Only a class with network or total limits or a
+ * source on probation calls lv_levels(); only the watch's sample (one passed packet in
+ * 2^sample_shift of a source not on probation) or an escalation in the class calls
+ * lv_watching(). */
+static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_probation, __u64 *hot_ready)
+{
+	const struct lv_class *cls = c->cls;
+	int levels = on_probation || (cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)), sample = 0, watch = 0;
+	struct lv_call *call;
+	__u32 r;
+
+	if (cls->flags & LV_CLASS_ESCALATE) {
+		__u64 mask = (1ULL << (cls->autop.sample_shift & 15)) - 1;
+
+		sample = !on_probation && !(++c->pc->watch_tick & mask);
+		watch = sample || !lv_gcra_conforms(LV_READ_ONCE(c->sh->guard.escalated_until_ns), t);
+	}
+	if (!levels && !watch)
+		return LV_R_CONFORMING;
+	lv_stage(c);
+	call = lv_call_of(c);
+	call->t = t;
+	call->probation = on_probation;
+	call->sample = sample;
+	call->charged = 0;
+	call->hot_ready = 0;
+	if (levels) {
+		r = lv_levels();
+		if (r != LV_R_CONFORMING) {
+			*hot_ready = call->hot_ready;
+			return r;
+		}
+		call->charged = 1;
+	}
+	if (!watch)
+		return LV_R_CONFORMING;
+	r = lv_watching();
+	*hot_ready = call->hot_ready;
+	return r;
+}
+
+/* The levels above a source whose own limits passed the packet at `t`: passed, or
+ * refused with the source's charge given back. `fresh`: the state was made with this
+ * packet (its display count has it already). */
+static __always_inline __u32 lv_limit_above(struct lv_ctx *c, struct lv_state *st, int on_probation, __u64 t, int fresh)
+{
+	const struct lv_limits *lim = &c->lim;
+	__u64 hot_ready = 0;
+	__u32 r = lv_levels_above(c, t, on_probation, &hot_ready);
+
+	if (r != LV_R_CONFORMING) {
+		lv_refund_pair(st, lim->pkt, lim->bytes, c->len);
+		if (fresh)
+			st->passed -= 1 | c->len << 32;
+		return lv_reject(c, st, hot_ready, r, r);
+	}
+	if (!fresh)
+		st->passed += 1 | c->len << 32; /* display counter: see lv_reject() */
+	return LV_R_CONFORMING;
+}
+
 /*
- * Every level of limits for one packet of a limited class: its source (packets and
- * bytes, or its network's override), its network, the class as a whole. A packet
- * passes only if every level passes it; one refused at a later level costs the
- * earlier ones nothing (their charge is given back).
+ * A packet of a source with state (`st`, on probation or not): its own limits, then the
+ * levels above it. A packet passes only if every level passes it; one refused at a
+ * later level costs the earlier ones nothing (their charge is given back). `fresh`: the
+ * state was just made with this packet charged to its own limits at lv_call.t.
  */
-static __always_inline __u32 lv_limit(struct lv_ctx *c)
+static __always_inline __u32 lv_limit_state(struct lv_ctx *c, struct lv_state *st, int on_probation, int fresh)
 {
 	const struct lv_class *cls = c->cls;
 	const struct lv_limits *lim = &c->lim;
-	const int fast = (lim->flags & LV_CLASS_FAST_REJECT) && !(cls->flags & LV_CLASS_BAN);
-	struct lv_state *st, *net = NULL;
+	const int fast = (c->lim_flags & LV_CLASS_FAST_REJECT) && !(cls->flags & LV_CLASS_BAN);
 	__u64 ready, ready_b, t, hot_ready = 0;
 	__u32 r;
 
-	if (!lim->pkt->cost && !lim->bytes->cost && !(cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)))
-		return LV_R_CONFORMING; /* a class without limits */
-
-	/* A spoofed flood past the admission budget: refused on the filter, without the
-	 * lookup that would miss (struct lv_seen). */
-	if ((cls->flags & LV_CLASS_ADMIT) && !lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now) &&
-	    lv_seen_never(c))
-		return LV_R_ADMISSION;
-
-	st = bpf_map_lookup_elem(&lv_state, &c->key);
-	if (!st) {
-		r = lv_new_source(c, &st);
-		if (!st)
-			return r;
-		/* another CPU created it: go through its state */
-	}
-
+	if (fresh)
+		return lv_limit_above(c, st, on_probation, lv_call_of(c)->t, 1);
 	ready = LV_READ_ONCE(st->ready_ns);
 	ready_b = LV_READ_ONCE(st->ready_bytes_ns);
 	if (fast) {
@@ -168,20 +312,58 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 	t = lv_clock_now(&c->pc->clock, c->now);
 
 	r = lv_take_pair(st, lim->pkt, lim->bytes, ready, ready_b, t, c->len, LV_R_RATE, LV_R_BYTES, &hot_ready);
-	if (r != LV_R_CONFORMING) {
-		if ((cls->flags & LV_CLASS_BAN) && (r == LV_R_RATE || r == LV_R_BYTES))
-			return lv_ban(c, st, r, t);
-		return lv_reject(c, st, hot_ready, r, r);
+	if (r == LV_R_CONFORMING)
+		return lv_limit_above(c, st, on_probation, t, 0);
+	if ((cls->flags & LV_CLASS_BAN) && (r == LV_R_RATE || r == LV_R_BYTES)) {
+		struct lv_call *call = lv_call_of(c);
+
+		lv_stage(c);
+		call->t = t;
+		call->probation = on_probation;
+		call->reason = r;
+		return lv_banning();
 	}
-	r = lv_levels_take(c, t, &net, &hot_ready);
-	if (r != LV_R_CONFORMING) {
-		lv_refund_pair(st, lim->pkt, lim->bytes, c->len);
-		return lv_reject(c, st, hot_ready, r, r);
+	return lv_reject(c, st, hot_ready, r, r);
+}
+
+/*
+ * Every level of limits for one packet of a limited class: its source, or its arrival,
+ * then the levels above it.
+ */
+static __always_inline __u32 lv_limit(struct lv_ctx *c)
+{
+	const struct lv_limits *lim = &c->lim;
+	int on_probation = 0, fresh = 0;
+	struct lv_state *st;
+	__u32 r;
+
+	if (!lim->pkt->cost && !lim->bytes->cost && !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)))
+		return LV_R_CONFORMING; /* a class without limits */
+
+	/* A spoofed flood past the admission budget: refused on the filter, without the
+	 * lookup that would miss (struct lv_seen_pair). */
+	r = lv_refuse_unseen(c);
+	if (r)
+		return r;
+
+	st = bpf_map_lookup_elem(&lv_state, &c->key);
+	if (!st) {
+		lv_stage(c);
+		r = lv_arrival();
+		if (r < LV_ARRIVED_FOUND)
+			return r;
+		on_probation = !!(r & LV_ARRIVED_PROBATION);
+		fresh = !!(r & LV_ARRIVED_CREATED);
+		/* Its key on probation is the packet's with a flag: set for the lookup only,
+		 * not copied (the stack is short). */
+		if (on_probation)
+			c->key.family |= LV_KEY_PROBATION;
+		st = bpf_map_lookup_elem(&lv_state, &c->key);
+		c->key.family &= ~LV_KEY_PROBATION;
+		if (!st) /* evicted this very moment */
+			return LV_R_MAP_FULL;
 	}
-	st->passed += 1 | c->len << 32; /* display counter: see lv_reject() */
-	if (net)
-		net->passed += 1 | c->len << 32; /* (a network's drops are not counted in it) */
-	return LV_R_CONFORMING;
+	return lv_limit_state(c, st, on_probation, fresh);
 }
 
 #endif /* LEVEE_LIMIT_H */

@@ -57,9 +57,7 @@ static __always_inline __u32 lv_lists(struct lv_ctx *c, __u32 slot)
 	const struct lv_list_value *entry;
 	struct lv_list_verdict d;
 
-	c->lim.pkt = &c->cls->pkt;
-	c->lim.bytes = &c->cls->bytes;
-	c->lim.flags = c->cls->flags;
+	lv_ctx_limits(c, LV_MAX_OVERRIDES);
 	entry = lv_list_lookup(slot, c->pol, c->pkt);
 	if (!entry)
 		return LV_R_CONFORMING;
@@ -69,15 +67,8 @@ static __always_inline __u32 lv_lists(struct lv_ctx *c, __u32 slot)
 		return LV_R_ALLOW;
 	if (d.kind == LV_LIST_DENY)
 		return LV_R_DENY;
-	if (d.kind == LV_LIST_OVERRIDE && d.override_id < LV_MAX_OVERRIDES) {
-		const struct lv_override *o = &c->pol->overrides[d.override_id];
-
-		if ((o->classes >> c->class_id) & 1) {
-			c->lim.pkt = &o->pkt;
-			c->lim.bytes = &o->bytes;
-			c->lim.flags = o->flags;
-		}
-	}
+	if (d.kind == LV_LIST_OVERRIDE)
+		lv_ctx_limits(c, d.override_id);
 	return LV_R_CONFORMING;
 }
 

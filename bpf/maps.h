@@ -51,15 +51,26 @@ struct {
 	__type(value, struct lv_ban);
 } lv_bans SEC(".maps");
 
-/* The known-source filter (lv_seen_hash()): two halves of LV_SEEN_WORDS words.
- * Mmapable so the controller can refill a half with atomic ORs beside the datapath's. */
+/* The known-source filter (lv_seen_hash()): two halves of LV_SEEN_WORDS word pairs
+ * (2 x 2 MB). Mmapable so the controller can refill a half with atomic ORs beside the
+ * datapath's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * LV_SEEN_WORDS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct lv_seen_pair);
+} lv_seen SEC(".maps");
+
+/* The known-good filter (lv_good_bits()): two halves of LV_SEEN_WORDS words (2 x 1 MB),
+ * the words of lv_seen's. Mmapable: the controller marks and ages it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2 * LV_SEEN_WORDS);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
-} lv_seen SEC(".maps");
+} lv_good SEC(".maps");
 
 /* State changes for the controller's event log (struct lv_event). */
 struct {

@@ -28,8 +28,22 @@ static __always_inline void lv_state_first(struct lv_state *s, const struct lv_l
 	s->dropped = 0;
 }
 
+/* One more entry in lv_state, for when_full = "refuse" (struct lv_shared.sources). */
+static __always_inline void lv_count_created(struct lv_ctx *c)
+{
+	struct lv_shared *g;
+	__u32 k = LV_MAX_CLASSES;
+
+	if (!(c->pol->flags & LV_POL_REFUSE_FULL))
+		return;
+	g = bpf_map_lookup_elem(&lv_shared, &k);
+	if (g)
+		__sync_fetch_and_add(&g->sources, 1);
+}
+
 /*
- * Create a state (a source, or a network: the key says) with this packet passed.
+ * Create a state (a source, on probation or not, or a network: the key says) with this
+ * packet passed.
  * BPF_NOEXIST so two CPUs racing on a new key cannot both install a full bucket: the
  * loser gets 1 and goes through the winner's state. Returns 0, 1 or LV_R_MAP_FULL.
  */
@@ -47,16 +61,10 @@ static __always_inline int lv_create(struct lv_ctx *c, const struct lv_key *key,
 		return 1;
 	if (err)
 		return LV_R_MAP_FULL; /* the LRU could not free a node */
-	if (!(key->family & LV_KEY_NETWORK))
-		lv_seen_set(c, key);
-	if (c->pol->flags & LV_POL_REFUSE_FULL) {
-		struct lv_shared *g;
-		__u32 k = LV_MAX_CLASSES;
-
-		g = bpf_map_lookup_elem(&lv_shared, &k);
-		if (g)
-			__sync_fetch_and_add(&g->sources, 1);
-	}
+	/* A source's bit, on probation or not, is that of its key as a source. */
+	if (!(key->family & (LV_KEY_NETWORK | LV_KEY_WATCH)))
+		lv_seen_set(c, &c->key, key->family & LV_KEY_PROBATION);
+	lv_count_created(c);
 	return 0;
 }
 

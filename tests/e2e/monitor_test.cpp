@@ -67,7 +67,8 @@ TEST_F(Monitor, DropsNothingAndWouldDropMatchesEnforce) {
   TempDir dir;
   const std::string enforce_cfg = dir.write("enforce.toml", kMonitorBase);
   const std::string monitor_cfg = dir.write("monitor.toml", std::string(kMonitorBase) + "mode = \"monitor\"\n");
-  const char* kReasons[] = {"rate", "ban", "admission", "network", "class_limit", "map_full", "contended", "bytes"};
+  const char* kReasons[] = {"rate",     "ban",       "admission", "network",  "class_limit",
+                            "map_full", "contended", "bytes",     "newcomer", "escalated"};
 
   attach({"--config", enforce_cfg});
   const Replay e = replay(sb());

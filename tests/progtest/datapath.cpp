@@ -176,15 +176,18 @@ std::optional<lv_state> Datapath::state(const lv_key& key) const {
 void Datapath::put_state(const lv_key& key, const lv_state& st) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_state), &key, &st, BPF_ANY))
     throw failure("write lv_state", errno);
-  // A source created from outside is marked known, as the datapath marks its own.
-  if (!(key.family & LV_KEY_NETWORK)) {
-    const uint32_t h = lv_seen_hash(&key, control().seen_seed);
+  // A source created from outside is marked known (or on probation), as the datapath
+  // marks its own: under its key as a source.
+  if (lv_key_is_source(key.family)) {
+    lv_key as_source = key;
+    as_source.family = lv_key_family(key.family);
+    const uint32_t h = lv_seen_hash(&as_source, control().seen_seed);
     for (uint32_t half = 0; half < 2; ++half) {
       const uint32_t w = (h >> 6) + half * LV_SEEN_WORDS;
-      uint64_t word = 0;
-      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &word);
-      word |= uint64_t{1} << (h & 63);
-      if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &word, BPF_ANY))
+      lv_seen_pair pair{};
+      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &pair);
+      ((key.family & LV_KEY_PROBATION) ? pair.probation : pair.known) |= uint64_t{1} << (h & 63);
+      if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_seen), &w, &pair, BPF_ANY))
         throw failure("write lv_seen", errno);
     }
   }
@@ -219,12 +222,13 @@ void Datapath::reset_state() {
       if (bpf_map_delete_elem(fd, &key)) throw failure("clear " + std::string(bpf_map__name(m)), errno);
   }
   for (uint32_t id = 0; id <= LV_MAX_CLASSES; ++id) put_shared(id, lv_shared{});
-  const int seen = bpf_map__fd(skel_->maps.lv_seen);
-  const size_t len = bpf_map__value_size(skel_->maps.lv_seen) * bpf_map__max_entries(skel_->maps.lv_seen);
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, seen, 0);
-  if (p == MAP_FAILED) throw failure("mmap lv_seen", errno);
-  std::memset(p, 0, len);
-  munmap(p, len);
+  for (bpf_map* m : {skel_->maps.lv_seen, skel_->maps.lv_good}) {
+    const size_t len = bpf_map__value_size(m) * bpf_map__max_entries(m);
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+    if (p == MAP_FAILED) throw failure("mmap " + std::string(bpf_map__name(m)), errno);
+    std::memset(p, 0, len);
+    munmap(p, len);
+  }
   put_percpu(lv_percpu{});
 }
 
@@ -300,6 +304,7 @@ Pinned Datapath::pinned(const std::string& iface) const {
   p.shared = dup_of(LV_MAP_SHARED);
   p.bans = dup_of(LV_MAP_BANS);
   p.seen = dup_of(LV_MAP_SEEN);
+  p.good = dup_of(LV_MAP_GOOD);
   p.events = dup_of(LV_MAP_EVENTS);
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) p.lists[slot][m] = dup_of(kListPins[slot][m]);
@@ -376,6 +381,9 @@ ClassSpec class_spec(std::string name, Match m, Rate packets, Rate bytes, unsign
   c.bytes = bytes;
   c.prefix4 = prefix4;
   c.prefix6 = prefix6;
+  // The limiter alone, as make_class(): the autopilot's tests turn it on themselves.
+  c.admission = Admission::Off;
+  c.escalate = false;
   return c;
 }
 
@@ -433,6 +441,8 @@ std::optional<uint64_t> kernel_jiffies() {
 lv_class make_class(uint64_t rate, uint64_t burst, unsigned prefix4, unsigned prefix6,
                     std::optional<bool> fast_reject) {
   lv_class c = compile_class(Limits{rate, burst, prefix4, prefix6}, clock_tick_ns());
+  // The limiter alone: the autopilot's tests turn it on themselves (autopilot_test.cpp).
+  c.flags &= ~uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE};
   if (fast_reject) {
     if (*fast_reject)
       c.flags |= LV_CLASS_FAST_REJECT;

@@ -183,7 +183,8 @@ uint64_t monotonic_ns();
 // The kernel's jiffies now (from /proc/timer_list), or nullopt if unreadable.
 std::optional<uint64_t> kernel_jiffies();
 
-// compile_class on this machine's tick; `fast_reject` forces the flag either way.
+// compile_class on this machine's tick, without the autopilot (LV_CLASS_AUTO_ADMIT,
+// LV_CLASS_ESCALATE): the limiter alone. `fast_reject` forces the flag either way.
 lv_class make_class(uint64_t rate, uint64_t burst, unsigned prefix4 = 32, unsigned prefix6 = 64,
                     std::optional<bool> fast_reject = std::nullopt);
 

@@ -17,7 +17,8 @@
 // decides the same anywhere in that window; when it would not (a byte limit's credit
 // ending inside the window), the model says so and the policy stops there, counted as
 // "undecidable", never as agreement. Not modelled (not generated): bans, class totals,
-// when_full = "refuse", expiring list entries, events.
+// when_full = "refuse", expiring list entries, events, the autopilot (time-driven:
+// autopilot_test.cpp covers it; a budget, new_sources, still wins over it).
 //
 // LEVEE_DIFF_SEED (default 1), LEVEE_DIFF_POLICIES (default 500), LEVEE_DIFF_FRAMES
 // (default 1,200,000, shared out over the policies: about 1M are decided and compared).
@@ -472,6 +473,8 @@ class Gen {
         if (p(0.4) || !c.network.packets.set()) c.network.bytes = Rate{n(100, 200), n(300, 3000)};
       }
       c.monitor = p(0.1);
+      c.admission = Admission::Off;
+      c.escalate = false;
       pol.classes.push_back(std::move(c));
     }
     pol.monitor = p(0.05);

@@ -1,8 +1,9 @@
 // compile_test.cpp - userspace/policy/policy: what compile() makes of a policy for the
-// datapath: each class's limits (admission, network and class totals, bans), their
-// flags and leases, the policy's flags and monitor modes, validation of what the command
-// line can get wrong, a class read back from the slot, and the keys levee show and
-// unban look up as the datapath builds them.
+// datapath: each class's limits (admission, network and class totals, bans), its
+// autopilot (lv_auto), their flags and leases, the policy's flags and monitor modes,
+// validation of what the command line can get wrong, a class read back from the slot
+// (its autopilot included), and the keys levee show and unban look up as the datapath
+// builds them.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
@@ -58,12 +59,15 @@ TEST(CompileLimits, AdmissionNetworkTotalAndTheirFlags) {
   EXPECT_EQ(bytes_of<16>(k.net_mask6),
             (std::array<uint8_t, 16>{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(bytes_of<4>(&k.mask4), (std::array<uint8_t, 4>{0xff, 0xff, 0xff, 0xff})) << "the source's own prefix";
-  const uint32_t want = LV_CLASS_ADMIT | LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_FAST_REJECT;
+  // An explicit budget: no admission autopilot; the network watch is on by default.
+  const uint32_t want = LV_CLASS_ADMIT | LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_FAST_REJECT | LV_CLASS_ESCALATE;
   EXPECT_EQ(k.flags, want);
   EXPECT_EQ(k.ban_ns, 0u);
 
   // Each kind alone sets its flag alone (a burst of one keeps the fast reject off).
   ClassSpec only = spec("o");
+  only.admission = Admission::Off;
+  only.escalate = false;
   only.packets = {1000, 1};
   only.new_sources = {10, 1};
   EXPECT_EQ(compile_class(only, kTick, 2).flags, uint32_t{LV_CLASS_ADMIT});
@@ -149,6 +153,176 @@ TEST(CompileLimits, Bans) {
   EXPECT_EQ(k.ban_max_ns, 60 * kSec);
   EXPECT_EQ(k.forget_ns, 10 * kSec);
   EXPECT_EQ(k.flags & (LV_CLASS_BAN | LV_CLASS_BAN_ALL), uint32_t{LV_CLASS_BAN | LV_CLASS_BAN_ALL});
+}
+
+// ---- the autopilot (struct lv_auto) ------------------------------------------------
+
+TEST(CompileAutopilot, OnByDefaultWithTheDefaultNumbers) {
+  const lv_class k = compile_class(spec("c"), kTick, 2);  // 1000 pps, burst 100, per /32 and /64
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE | LV_CLASS_ADMIT),
+            uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE});
+  EXPECT_TRUE(k.flags & LV_CLASS_FAST_REJECT);
+  EXPECT_EQ(k.admit.cost, 0u) << "no budget";
+  const lv_auto& a = k.autop;
+  EXPECT_EQ(a.floor, 1000u);
+  EXPECT_EQ(a.floor_cost, 1'000'000u) << "1e9 / 1000 new sources/s";
+  EXPECT_EQ(a.burst_ns, kSec);
+  EXPECT_EQ(a.sustain_ns, 250 * kMs);
+  EXPECT_EQ(a.release_ns, 30 * kSec);
+  EXPECT_EQ(a.margin, 4u);
+  EXPECT_EQ(a.sample_shift, kWatchSampleShift);
+  EXPECT_EQ(a.sample_shift, 4u) << "one passed packet in 16";
+  // A network: 64 sources' worth of the per-source limit, per /16 and /32.
+  EXPECT_EQ(a.network_sources, 64u);
+  const lv_limit w = compile_packet_limit({64'000, 6'400});
+  EXPECT_EQ(std::memcmp(&a.watch, &w, sizeof w), 0);
+  EXPECT_EQ(a.watch_prefix4, 16);
+  EXPECT_EQ(a.watch_prefix6, 32);
+  EXPECT_EQ(bytes_of<4>(&a.watch_mask4), (std::array<uint8_t, 4>{0xff, 0xff, 0, 0}));
+  EXPECT_EQ(bytes_of<16>(a.watch_mask6),
+            (std::array<uint8_t, 16>{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  // The floor's cost rounds up: never looser than the floor.
+  ClassSpec c = spec("c");
+  c.autop.floor = 3;
+  EXPECT_EQ(compile_class(c, kTick, 2).autop.floor_cost, 333'333'334u);
+}
+
+TEST(CompileAutopilot, OffABudgetAndEscalateOff) {
+  ClassSpec c = spec("c");
+  c.admission = Admission::Off;
+  lv_class k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT), 0u);
+  EXPECT_TRUE(k.flags & LV_CLASS_ESCALATE) << "escalation is a setting of its own";
+  EXPECT_EQ(k.autop.floor_cost, 0u) << "the threshold stays 0 without the flag";
+  EXPECT_EQ(k.autop.floor, 0u);
+  EXPECT_EQ(k.autop.burst_ns, 0u);
+  EXPECT_EQ(k.autop.margin, 0u);
+  EXPECT_EQ(k.autop.release_ns, 30 * kSec) << "release serves the escalation too";
+
+  // An explicit budget wins, whatever the mode.
+  c = spec("c");
+  c.new_sources = {500, 50};
+  ASSERT_EQ(c.admission, Admission::Auto);
+  EXPECT_EQ(c.admission_in_force(), Admission::Budget);
+  k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT | LV_CLASS_ESCALATE),
+            uint32_t{LV_CLASS_ADMIT | LV_CLASS_ESCALATE});
+  EXPECT_EQ(k.admit.rate, 500u);
+  EXPECT_EQ(k.autop.floor_cost, 0u);
+  // A budget taken away (`levee set --new-sources off`) leaves no admission at all.
+  c.admission = Admission::Budget;
+  c.new_sources = {};
+  EXPECT_EQ(c.admission_in_force(), Admission::Off);
+  EXPECT_EQ(compile_class(c, kTick, 2).flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT), 0u);
+
+  c = spec("c");
+  c.escalate = false;
+  k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE), uint32_t{LV_CLASS_AUTO_ADMIT});
+  EXPECT_EQ(k.autop.watch.cost, 0u);
+  EXPECT_EQ(k.autop.network_sources, 0u);
+  EXPECT_EQ(k.autop.watch_prefix4, 0);
+  EXPECT_EQ(k.autop.sample_shift, 0u);
+
+  c.admission = Admission::Off;  // neither: nothing of the autopilot is left
+  k = compile_class(c, kTick, 2);
+  const lv_auto none{};
+  EXPECT_EQ(std::memcmp(&k.autop, &none, sizeof none), 0);
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE | LV_CLASS_ADMIT), 0u);
+}
+
+TEST(CompileAutopilot, TheWatchIsNetworkSourcesOfThePacketLimitOrNetworkRate) {
+  ClassSpec c = spec("c");  // 1000 pps, burst 100
+  c.autop.network_sources = 10;
+  lv_class k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.autop.watch.rate, 10'000u);
+  EXPECT_EQ(k.autop.watch.burst, 1'000u);
+  EXPECT_EQ(k.autop.watch.cost, 100'000u);
+  EXPECT_EQ(k.autop.network_sources, 10u);
+  EXPECT_EQ(watch_rate(c), (Rate{10'000, 1'000}));
+
+  // An explicit network limit: network_sources does not apply.
+  c.autop.network_rate = Rate{5'000, 500};
+  k = compile_class(c, kTick, 2);
+  const lv_limit w = compile_packet_limit({5'000, 500});
+  EXPECT_EQ(std::memcmp(&k.autop.watch, &w, sizeof w), 0);
+  EXPECT_EQ(k.autop.network_sources, 0u);
+
+  // A rate past one packet a nanosecond is capped there.
+  c = spec("fast");
+  c.packets = {kMaxRatePps, 10};
+  c.autop.network_sources = 1'000;
+  EXPECT_EQ(watch_rate(c), (Rate{kMaxWatchRate, 10'000}));
+  EXPECT_EQ(compile_class(c, kTick, 2).autop.watch.cost, 1u);
+
+  // Bytes alone are no network's limit: no escalation, unless network_rate gives one.
+  c = spec("bytes");
+  c.packets = {};
+  c.bytes = {1'000'000, 100'000};
+  EXPECT_FALSE(c.escalates());
+  k = compile_class(c, kTick, 2);
+  EXPECT_FALSE(k.flags & LV_CLASS_ESCALATE);
+  EXPECT_EQ(k.autop.watch.cost, 0u);
+  EXPECT_EQ(k.autop.network_sources, 64u) << "the escalation it asks for, kept for class_of()";
+  EXPECT_TRUE(class_of(k).escalate);
+  c.autop.network_rate = Rate{20'000, 2'000};
+  k = compile_class(c, kTick, 2);
+  EXPECT_TRUE(k.flags & LV_CLASS_ESCALATE);
+  EXPECT_EQ(k.autop.watch.rate, 20'000u);
+}
+
+TEST(CompileAutopilot, ASampleFitsTheWatchsTolerance) {
+  // The datapath charges one sample 16 packets' cost at once: tau >= cost << 4.
+  ClassSpec c = spec("c");
+  c.autop.network_rate = Rate{1000, 1};
+  lv_class k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.autop.watch.burst, 17u) << "(1 << 4) + 1";
+  EXPECT_EQ(k.autop.watch.tau_ns, k.autop.watch.cost << 4);
+  c.autop.network_rate = {};
+  c.autop.network_sources = 1;
+  c.packets = {100, 1};
+  EXPECT_EQ(watch_rate(c), (Rate{100, 17}));
+  for (uint64_t rate : {uint64_t{1}, uint64_t{7}, uint64_t{1000}, uint64_t{123'457}, kMaxRatePps})
+    for (uint64_t burst : {uint64_t{1}, uint64_t{2}, uint64_t{16}, uint64_t{17}, uint64_t{1000}})
+      for (uint64_t sources : {uint64_t{1}, uint64_t{3}, uint64_t{64}, kMaxNetworkSources}) {
+        c.packets = {rate, burst};
+        c.autop.network_sources = sources;
+        k = compile_class(c, kTick, 2);
+        ASSERT_TRUE(k.flags & LV_CLASS_ESCALATE);
+        EXPECT_GE(k.autop.watch.tau_ns, k.autop.watch.cost << k.autop.sample_shift)
+            << rate << " pps, burst " << burst << ", " << sources << " sources";
+      }
+}
+
+TEST(CompileAutopilot, AWatchedNetworkIsNoNarrowerThanASource) {
+  ClassSpec c = spec("c");
+  c.prefix4 = 8;
+  c.prefix6 = 24;
+  lv_class k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.autop.watch_prefix4, 8);
+  EXPECT_EQ(k.autop.watch_prefix6, 24);
+  EXPECT_EQ(bytes_of<4>(&k.autop.watch_mask4), (std::array<uint8_t, 4>{0xff, 0, 0, 0}));
+  EXPECT_EQ(bytes_of<16>(k.autop.watch_mask6),
+            (std::array<uint8_t, 16>{0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  c = spec("c");
+  c.autop.network_prefix4 = 24;
+  c.autop.network_prefix6 = 56;
+  k = compile_class(c, kTick, 2);
+  EXPECT_EQ(k.autop.watch_prefix4, 24);
+  EXPECT_EQ(k.autop.watch_prefix6, 56);
+  EXPECT_EQ(bytes_of<4>(&k.autop.watch_mask4), (std::array<uint8_t, 4>{0xff, 0xff, 0xff, 0}));
+}
+
+TEST(CompileAutopilot, FastRejectNeedsTheAutopilotsTolerancesToCoverTwoTicks) {
+  ClassSpec c = spec("c");  // tau 99 ms; the watch's ~100 ms
+  c.autop.burst_ns = 10 * kMs;
+  EXPECT_TRUE(compile_class(c, 5 * kMs, 2).flags & LV_CLASS_FAST_REJECT);
+  EXPECT_FALSE(compile_class(c, 5 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT) << "sources on probation";
+  c.admission = Admission::Off;
+  EXPECT_TRUE(compile_class(c, 5 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT);
+  c.autop.network_rate = Rate{1000, 17};  // tau 16 ms
+  EXPECT_TRUE(compile_class(c, 8 * kMs, 2).flags & LV_CLASS_FAST_REJECT);
+  EXPECT_FALSE(compile_class(c, 8 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT) << "an escalated network";
 }
 
 Policy two_classes() {
@@ -282,6 +456,85 @@ TEST(CompilePolicy, ClassOfReadsEverythingBack) {
   lv_class switched = compile_class(spec("d"), kTick, 2);
   switched.flags |= LV_CLASS_MONITOR;
   EXPECT_FALSE(class_of(switched).monitor);
+}
+
+TEST(CompileAutopilot, ClassOfGivesTheAutopilotBack) {
+  // `levee set` recompiles a class from the slot: the autopilot must survive it.
+  ClassSpec custom = spec("custom");
+  custom.autop.floor = 50;
+  custom.autop.margin = 8;
+  custom.autop.burst_ns = 2 * kSec;
+  custom.autop.sustain_ns = 0;
+  custom.autop.release_ns = 300 * kSec;
+  custom.autop.network_prefix4 = 20;
+  custom.autop.network_prefix6 = 40;
+  custom.autop.network_sources = 16;
+  ClassSpec rate = spec("rate");
+  rate.autop.network_rate = Rate{7'000, 3};  // a burst under 17 is raised
+  ClassSpec off = spec("off");
+  off.admission = Admission::Off;
+  off.autop.release_ns = 5 * kSec;
+  ClassSpec budget = spec("budget");
+  budget.new_sources = {100, 10};
+  budget.escalate = false;
+  ClassSpec unlimited = spec("unlimited");  // escalation asked for, no packet limit to derive it from
+  unlimited.packets = {};
+  unlimited.total.packets = {1000, 100};
+  ClassSpec neither = spec("neither");
+  neither.admission = Admission::Off;
+  neither.escalate = false;
+  for (const ClassSpec& c : {spec("default"), custom, rate, off, budget, unlimited, neither}) {
+    SCOPED_TRACE(c.name);
+    const lv_class k = compile_class(c, kTick, 2);
+    const ClassSpec back = class_of(k);
+    const lv_class again = compile_class(back, kTick, 2);
+    EXPECT_EQ(std::memcmp(&k.autop, &again.autop, sizeof k.autop), 0);
+    EXPECT_EQ(std::memcmp(&k, &again, sizeof k), 0);
+    EXPECT_EQ(back.admission, c.admission_in_force());
+    EXPECT_EQ(back.escalate, c.escalate);
+  }
+  ClassSpec back = class_of(compile_class(custom, kTick, 2));
+  EXPECT_EQ(back.autop.floor, 50u);
+  EXPECT_EQ(back.autop.margin, 8u);
+  EXPECT_EQ(back.autop.burst_ns, 2 * kSec);
+  EXPECT_EQ(back.autop.sustain_ns, 0u);
+  EXPECT_EQ(back.autop.release_ns, 300 * kSec);
+  EXPECT_EQ(back.autop.network_prefix4, 20u);
+  EXPECT_EQ(back.autop.network_prefix6, 40u);
+  EXPECT_EQ(back.autop.network_sources, 16u);
+  EXPECT_FALSE(back.autop.network_rate);
+  back = class_of(compile_class(rate, kTick, 2));
+  EXPECT_EQ(back.autop.network_rate, (Rate{7'000, 17}));
+  EXPECT_EQ(class_of(compile_class(off, kTick, 2)).autop.release_ns, 5 * kSec);
+  EXPECT_EQ(class_of(compile_class(budget, kTick, 2)).new_sources, (Rate{100, 10}));
+  EXPECT_EQ(class_of(compile_class(budget, kTick, 2)).admission, Admission::Budget);
+}
+
+TEST(CompileAutopilot, ValidateChecksWhatAPolicyBuiltInCodeCanGetWrong) {
+  auto error_of = [](const AutoSpec& a, bool in_class) {
+    Policy p;
+    p.classes = {spec("default")};
+    (in_class ? p.classes[0].autop : p.autop) = a;
+    Status st = validate(p, kConfigNow);
+    return st.ok() ? std::string("(accepted)") : st.error().message();
+  };
+  for (bool in_class : {false, true}) {
+    AutoSpec a;
+    EXPECT_EQ(error_of(a, in_class), "(accepted)");
+    a.floor = 0;
+    EXPECT_EQ(error_of(a, in_class), "auto.floor: 0 is out of range; give 1 to 10M");
+    a = {};
+    a.release_ns = 2 * kSec;
+    a.sustain_ns = 3 * kSec;
+    EXPECT_EQ(error_of(a, in_class),
+              "auto.release: 2s is shorter than sustain, 3s; give release at least as long as sustain");
+    a = {};
+    a.network_rate = Rate{};
+    EXPECT_EQ(error_of(a, in_class), "auto.network_rate: 0 is out of range; give 1 to 10M, or leave network_rate out");
+    a = {};
+    a.known_good_for_ns = 366 * 24 * 3600 * kSec;
+    EXPECT_EQ(error_of(a, in_class), "auto.known_good_for: 366d is out of range; give 1s to 365d");
+  }
 }
 
 TEST(RefuseFull, JustUnderTheMapSize) {

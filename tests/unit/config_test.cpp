@@ -1,7 +1,7 @@
 // config_test.cpp - userspace/policy/config: the TOML config file into a validated
 // Policy: the shipped example, every key's effect (the limits per source, new-source
-// admission, network and class totals, bans, modes, [defaults], [interface]), and
-// every way to get a file wrong.
+// admission and the autopilot's [auto], network and class totals, bans, modes,
+// [defaults], [interface]), and every way to get a file wrong.
 #include "policy/config.hpp"
 #include "policy/compile.hpp"
 
@@ -58,6 +58,15 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   EXPECT_FALSE(p.deny_in_monitor);
   const ClassSpec& syn = p.classes[class_index(p, "web-syn")];
   EXPECT_EQ(syn.new_sources, (Rate{1'000, 200}));
+  EXPECT_EQ(syn.admission, Admission::Budget);
+  // Every other class has the autopilot, with [auto]'s defaults (the file's [auto] is a
+  // comment), and escalates.
+  EXPECT_TRUE(p.autop == AutoSpec{});
+  for (const ClassSpec& c : p.classes) {
+    EXPECT_EQ(c.admission, &c == &syn ? Admission::Budget : Admission::Auto) << c.name;
+    EXPECT_TRUE(c.escalate) << c.name;
+    EXPECT_TRUE(c.autop == AutoSpec{}) << c.name;
+  }
   EXPECT_EQ(syn.ban.ban_ns, 2 * kSec);
   EXPECT_EQ(syn.ban.max_ns, 600 * kSec);
   EXPECT_EQ(syn.ban.forget_ns, 3600 * kSec);
@@ -108,6 +117,22 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
             (uint64_t{1} << class_index(p, "web-syn")) | (uint64_t{1} << class_index(p, "web")));
   EXPECT_STREQ(c->slot.classes[ssh].name, "ssh-syn");
   EXPECT_EQ(c->slot.classes[ssh].pkt.rate, 2u);
+}
+
+TEST(ConfigExample, ItsCommentedAutoTableShowsTheDefaults) {
+  std::ifstream in(LEVEE_SOURCE_DIR "/examples/levee.toml");
+  std::string line, table;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "# [auto]") inside = true;
+    if (!inside) continue;
+    if (line.rfind("# ", 0) != 0) break;
+    table += line.substr(2) + "\n";
+  }
+  ASSERT_NE(table.find("known_good_for"), std::string::npos) << table;
+  Policy p = parse_ok(table + kDefault);
+  EXPECT_TRUE(p.autop == AutoSpec{}) << table;
+  EXPECT_EQ(p.autop.where.line, 1u) << "read, not left out";
 }
 
 // ---- every key's effect -----------------------------------------------------------
@@ -395,7 +420,185 @@ TEST(ConfigAdmission, NewSourcesWithTheirBurst) {
   // The burst defaults to a tenth of a second's worth, at least one.
   EXPECT_EQ(parse_ok("[default]\nrate = 10\nburst = 5\nnew_sources = 250\n").classes[0].new_sources, (Rate{250, 25}));
   EXPECT_EQ(parse_ok("[default]\nrate = 10\nburst = 5\nnew_sources = 5\n").classes[0].new_sources, (Rate{5, 1}));
+  EXPECT_EQ(p.classes[0].admission, Admission::Budget);
+  // Left out: no budget, the autopilot.
   EXPECT_FALSE(parse_ok(kDefault).classes[0].new_sources.set());
+  EXPECT_EQ(parse_ok(kDefault).classes[0].admission, Admission::Auto);
+}
+
+// ---- the autopilot: [auto], new_sources, escalate ------------------------------------
+
+TEST(ConfigAutopilot, OnByDefault) {
+  Policy p = parse_ok(kDefault);
+  const ClassSpec& c = p.classes[0];
+  EXPECT_EQ(c.admission, Admission::Auto);
+  EXPECT_TRUE(c.escalate);
+  const AutoSpec d;
+  EXPECT_TRUE(c.autop == d);
+  EXPECT_TRUE(p.autop == d);
+  EXPECT_EQ(d.floor, 1000u);
+  EXPECT_EQ(d.margin, 4u);
+  EXPECT_EQ(d.burst_ns, kSec);
+  EXPECT_EQ(d.sustain_ns, 250 * kMs);
+  EXPECT_EQ(d.release_ns, 30 * kSec);
+  EXPECT_EQ(d.network_prefix4, 16u);
+  EXPECT_EQ(d.network_prefix6, 32u);
+  EXPECT_EQ(d.network_sources, 64u);
+  EXPECT_FALSE(d.network_rate);
+  EXPECT_EQ(d.known_good_after_ns, 60 * kSec);
+  EXPECT_EQ(d.known_good_for_ns, 24 * 3600 * kSec);
+  const lv_class k = compile_class(c, kTick, 2);  // 100 pps, burst 10
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE | LV_CLASS_ADMIT),
+            uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE});
+  EXPECT_EQ(k.autop.floor_cost, 1'000'000u);
+  EXPECT_EQ(k.autop.watch.rate, 6'400u);
+  EXPECT_EQ(k.autop.watch.burst, 640u);
+}
+
+TEST(ConfigAutopilot, NewSourcesAutoOffOrANumberAndEscalate) {
+  Policy p = parse_ok(R"([defaults]
+new_sources = "off"
+escalate = "off"
+[[class]]
+name = "auto"
+match.port = 53
+rate = 1
+burst = 1
+new_sources = "auto"
+escalate = "auto"
+[[class]]
+name = "budget"
+match.port = 54
+rate = 1
+burst = 1
+new_sources = "2k"
+[[class]]
+name = "inherits"
+match.port = 55
+rate = 1
+burst = 1
+[default]
+rate = 1
+burst = 1
+new_sources = 100
+escalate = "auto"
+)");
+  const ClassSpec& a = named(p, "auto");
+  EXPECT_EQ(a.admission, Admission::Auto);
+  EXPECT_FALSE(a.new_sources.set());
+  EXPECT_TRUE(a.escalate);
+  const ClassSpec& b = named(p, "budget");
+  EXPECT_EQ(b.admission, Admission::Budget);
+  EXPECT_EQ(b.new_sources, (Rate{2'000, 200}));
+  EXPECT_FALSE(b.escalate) << "from [defaults]";
+  const ClassSpec& i = named(p, "inherits");
+  EXPECT_EQ(i.admission, Admission::Off);
+  EXPECT_FALSE(i.escalate);
+  const ClassSpec& d = named(p, "default");
+  EXPECT_EQ(d.admission, Admission::Budget);
+  EXPECT_EQ(d.new_sources, (Rate{100, 10}));
+  EXPECT_TRUE(d.escalate);
+
+  auto flags = [&](const char* name) {
+    return compile_class(named(p, name), kTick, 2).flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT | LV_CLASS_ESCALATE);
+  };
+  EXPECT_EQ(flags("auto"), uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE});
+  EXPECT_EQ(flags("budget"), uint32_t{LV_CLASS_ADMIT}) << "a number: no autopilot";
+  EXPECT_EQ(flags("inherits"), 0u);
+  EXPECT_EQ(flags("default"), uint32_t{LV_CLASS_ADMIT | LV_CLASS_ESCALATE}) << "a budget may still escalate";
+
+  // "off" alone.
+  Policy q = parse_ok("[default]\nrate = 1\nburst = 1\nnew_sources = \"off\"\n");
+  EXPECT_EQ(q.classes[0].admission, Admission::Off);
+  EXPECT_FALSE(compile_class(q.classes[0], kTick, 2).flags & LV_CLASS_AUTO_ADMIT);
+}
+
+TEST(ConfigAutopilot, TheAutoTableAppliesToEveryClass) {
+  Policy p = parse_ok(R"([auto]
+floor = "5k"
+margin = 8
+burst = "2s"
+sustain = "0s"
+release = "2m"
+network_prefix4 = 20
+network_prefix6 = 40
+network_sources = 16
+known_good_after = "5m"
+known_good_for = "7d"
+[[class]]
+name = "dns"
+match.port = 53
+rate = 100
+burst = 10
+prefix4 = 24
+[default]
+rate = 1000
+burst = 100
+)");
+  const AutoSpec& a = p.autop;
+  EXPECT_EQ(a.floor, 5'000u);
+  EXPECT_EQ(a.margin, 8u);
+  EXPECT_EQ(a.burst_ns, 2 * kSec);
+  EXPECT_EQ(a.sustain_ns, 0u) << "0s: engage at the first abnormal arrival";
+  EXPECT_EQ(a.release_ns, 120 * kSec);
+  EXPECT_EQ(a.network_prefix4, 20u);
+  EXPECT_EQ(a.network_prefix6, 40u);
+  EXPECT_EQ(a.network_sources, 16u);
+  EXPECT_FALSE(a.network_rate);
+  EXPECT_EQ(a.known_good_after_ns, 300 * kSec);
+  EXPECT_EQ(a.known_good_for_ns, 7 * 24 * 3600 * kSec);
+  EXPECT_EQ(a.where.key, "auto");
+  EXPECT_EQ(a.where.line, 1u);
+  for (const ClassSpec& c : p.classes) EXPECT_TRUE(c.autop == a) << c.name;
+
+  auto c = std::make_unique<CompiledPolicy>(compile(p, Clocks{kTick, kConfigNow, 1000 * kSec}));
+  const lv_auto& dns = c->slot.classes[0].autop;
+  EXPECT_EQ(dns.floor_cost, 200'000u) << "1e9 / 5000";
+  EXPECT_EQ(dns.margin, 8u);
+  EXPECT_EQ(dns.burst_ns, 2 * kSec);
+  EXPECT_EQ(dns.sustain_ns, 0u);
+  EXPECT_EQ(dns.release_ns, 120 * kSec);
+  EXPECT_EQ(dns.watch.rate, 1'600u) << "16 sources' worth";
+  EXPECT_EQ(dns.watch.burst, 160u);
+  EXPECT_EQ(dns.watch_prefix4, 20);
+  EXPECT_EQ(dns.watch_prefix6, 40);
+  const lv_auto& def = c->slot.classes[1].autop;
+  EXPECT_EQ(def.watch.rate, 16'000u);
+  EXPECT_EQ(def.floor_cost, 200'000u);
+
+  // An explicit network limit instead.
+  Policy q = parse_ok("[auto]\nnetwork_rate = \"50k\"\nnetwork_burst = \"5k\"\nnetwork_sources = 8\n" + kDefault);
+  EXPECT_EQ(q.autop.network_rate, (Rate{50'000, 5'000}));
+  const lv_class k = compile_class(q.classes[0], kTick, 2);
+  EXPECT_EQ(k.autop.watch.rate, 50'000u);
+  EXPECT_EQ(k.autop.watch.burst, 5'000u);
+  EXPECT_EQ(k.autop.network_sources, 0u) << "network_sources does not apply";
+  // ...which lets a class without a per-source packet limit escalate too.
+  Policy t = parse_ok("[auto]\nnetwork_rate = 500\nnetwork_burst = 50\n[default]\ntotal = { rate = 10, burst = 10 }\n");
+  EXPECT_TRUE(compile_class(t.classes[0], kTick, 2).flags & LV_CLASS_ESCALATE);
+  Policy u = parse_ok("[default]\ntotal = { rate = 10, burst = 10 }\n");
+  EXPECT_FALSE(compile_class(u.classes[0], kTick, 2).flags & LV_CLASS_ESCALATE)
+      << "escalate = \"auto\" without a network's limit: not an error, no escalation";
+}
+
+TEST(ConfigAutopilot, ARuleBetweenTwoKeysNamesTheOneGiven) {
+  auto msg = [](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? "(accepted)" : r.error().message();
+  };
+  EXPECT_EQ(msg("[auto]\nsustain = \"2s\"\nrelease = \"1s\"\n" + kDefault),
+            "t.toml:3: auto.release: 1s is shorter than sustain, 2s; give release at least as long as sustain");
+  EXPECT_EQ(msg("[auto]\nsustain = \"1h\"\n" + kDefault),
+            "t.toml:2: auto.sustain: 1h is longer than release, 30s; give release at least as long as sustain");
+  EXPECT_EQ(msg("[auto]\nknown_good_after = \"2d\"\n" + kDefault),
+            "t.toml:2: auto.known_good_after: 2d is longer than known_good_for, 1d; give known_good_for at least as "
+            "long as known_good_after");
+  EXPECT_EQ(msg("[auto]\nknown_good_for = \"30s\"\n" + kDefault),
+            "t.toml:2: auto.known_good_for: 30s is shorter than known_good_after, 1m; give known_good_for at least "
+            "as long as known_good_after");
+  EXPECT_EQ(msg("[auto]\nrelease = \"250ms\"\n" + kDefault),
+            "t.toml:2: auto.release: 250ms is out of range; give 1s to 1d");
+  EXPECT_EQ(msg("[auto]\nsustain = \"1s\"\nrelease = \"1s\"\n" + kDefault), "(accepted)") << "equal is enough";
 }
 
 TEST(ConfigNetwork, InlineTableWithDefaultPrefixes) {
@@ -636,7 +839,7 @@ std::vector<Broken> broken_files() {
       {"unknown key", kDefault + "ratelimit = 5 #<\n", "default.ratelimit",
        "unknown key; the keys here are name, rate, burst, bytes_rate, bytes_burst, prefix4, prefix6"},
       {"unknown top-level key", "ratelimit = 5 #<\n" + kDefault, "ratelimit",
-       "unknown key; the keys here are interface, defaults, class, default, lists, override"},
+       "unknown key; the keys here are interface, defaults, class, default, lists, override, auto"},
       {"unknown top-level table", kDefault + "[classes] #<\nname = \"x\"\n", "classes", "did you mean 'class'?"},
       {"unknown key inside a class", c + "match.port = 1\nrate = 1\nbursts = 10 #<\n" + kDefault, "class[0].bursts",
        "did you mean 'burst'?"},
@@ -767,7 +970,7 @@ std::vector<Broken> broken_files() {
       {"negative new_sources", "[default]\nrate = 1\nburst = 1\nnew_sources = -5\n", "default.new_sources",
        "-5 is negative", 4},
       {"zero new_sources", cls + "new_sources = 0\n" + kDefault, "class[0].new_sources",
-       "0 is out of range; give 1 to 10M (for no admission limit, leave out new_sources)", 6},
+       "0 is out of range; give 1 to 10M (for no admission control, give new_sources = \"off\")", 6},
       {"new_sources_burst 0", cls + "new_sources = 5\nnew_sources_burst = 0\n" + kDefault, "class[0].new_sources_burst",
        "out of range", 7},
       {"new_sources_burst alone", cls + "new_sources_burst = 10\n" + kDefault, "class[0].new_sources_burst",
@@ -838,6 +1041,65 @@ std::vector<Broken> broken_files() {
        "[[class]]\nname = \"a\"\nmatch.port = 1\nrate = 1\nburst = 1\nprefix6 = 48\n" +
            kDefault,
        "defaults.ban_scope", "class 'default' bans in every class", 3},
+      // The autopilot: [auto], new_sources, escalate.
+      {"unknown key in [auto]", "[auto]\nfloors = 10 #<\n" + kDefault, "auto.floors", "did you mean 'floor'?"},
+      {"[auto] not a table", "auto = 5 #<\n" + kDefault, "auto", "expected a table [auto]"},
+      {"floor 0", "[auto]\nfloor = 0 #<\n" + kDefault, "auto.floor", "0 is out of range; give 1 to 10M"},
+      {"floor too high", "[auto]\nfloor = \"20M\" #<\n" + kDefault, "auto.floor", "give 1 to 10M"},
+      {"margin 0", "[auto]\nmargin = 0 #<\n" + kDefault, "auto.margin", "0 is out of range; give 1 to 1k"},
+      {"margin 1001", "[auto]\nmargin = 1001 #<\n" + kDefault, "auto.margin", "give 1 to 1k"},
+      {"margin as a float", "[auto]\nmargin = 2.5 #<\n" + kDefault, "auto.margin", "expected a count, got a float"},
+      {"burst too short", "[auto]\nburst = \"5ms\" #<\n" + kDefault, "auto.burst",
+       "5ms is out of range; give 10ms to 1h"},
+      {"burst too long", "[auto]\nburst = \"2h\" #<\n" + kDefault, "auto.burst", "give 10ms to 1h"},
+      {"burst as a number", "[auto]\nburst = 1 #<\n" + kDefault, "auto.burst",
+       "expected a duration string, got an integer"},
+      {"sustain too long", "[auto]\nsustain = \"61m\"\nrelease = \"2h\" #<\n" + kDefault, "auto.sustain",
+       "1h1m is out of range; give 0s to 1h", 2},
+      {"release 0", "[auto]\nrelease = \"0s\" #<\n" + kDefault, "auto.release", "no time at all"},
+      {"release too long", "[auto]\nrelease = \"25h\" #<\n" + kDefault, "auto.release",
+       "1d1h is out of range; give 1s to 1d"},
+      {"release shorter than sustain", "[auto]\nsustain = \"10s\"\nrelease = \"5s\" #<\n" + kDefault, "auto.release",
+       "5s is shorter than sustain, 10s"},
+      {"network_prefix4 33", "[auto]\nnetwork_prefix4 = 33 #<\n" + kDefault, "auto.network_prefix4",
+       "/33 is out of range; give 1 to 32"},
+      {"network_prefix6 0", "[auto]\nnetwork_prefix6 = 0 #<\n" + kDefault, "auto.network_prefix6", "give 1 to 128"},
+      {"network_sources 0", "[auto]\nnetwork_sources = 0 #<\n" + kDefault, "auto.network_sources",
+       "0 is out of range; give 1 to 1M"},
+      {"network_sources too many", "[auto]\nnetwork_sources = \"2M\" #<\n" + kDefault, "auto.network_sources",
+       "give 1 to 1M"},
+      {"network_rate without network_burst", "[auto]\nnetwork_rate = \"10k\" #<\n" + kDefault, "auto.network_rate",
+       "given without network_burst"},
+      {"network_burst without network_rate", "[auto]\nnetwork_burst = 100 #<\n" + kDefault, "auto.network_burst",
+       "given without network_rate"},
+      {"network_rate 0", "[auto]\nnetwork_rate = 0 #<\nnetwork_burst = 5\n" + kDefault, "auto.network_rate",
+       "0 is out of range; give 1 to 10M"},
+      {"known_good_after too long", "[auto]\nknown_good_after = \"31d\" #<\nknown_good_for = \"60d\"\n" + kDefault,
+       "auto.known_good_after", "31d is out of range; give 1s to 30d"},
+      {"known_good_for over a year", "[auto]\nknown_good_for = \"366d\" #<\n" + kDefault, "auto.known_good_for",
+       "366d is out of range; give 1s to 365d"},
+      {"known_good_for shorter than known_good_after",
+       "[auto]\nknown_good_after = \"1h\"\nknown_good_for = \"10m\" #<\n" + kDefault, "auto.known_good_for",
+       "10m is shorter than known_good_after, 1h"},
+      {"new_sources neither auto, off nor a count", cls + "new_sources = \"sometimes\" #<\n" + kDefault,
+       "class[0].new_sources",
+       "'sometimes' is neither \"auto\", \"off\" nor a count; give \"auto\" (the autopilot), \"off\" or new sources "
+       "per second"},
+      {"new_sources a boolean", "[defaults]\nnew_sources = false #<\n" + kDefault, "defaults.new_sources",
+       "expected \"auto\", \"off\" or a count, got a boolean"},
+      {"new_sources_burst with new_sources auto",
+       cls + "new_sources = \"auto\"\nnew_sources_burst = 10 #<\n" + kDefault, "class[0].new_sources_burst",
+       "given with new_sources = \"auto\"; new_sources_burst is the burst of a number"},
+      {"new_sources_burst with new_sources off from [defaults]",
+       "[defaults]\nnew_sources = \"off\"\n" + cls + "new_sources_burst = 10 #<\n" + kDefault,
+       "class[0].new_sources_burst", "given with new_sources = \"off\""},
+      {"new_sources_burst with new_sources off in [defaults]",
+       "[defaults]\nnew_sources = \"off\"\nnew_sources_burst = 10 #<\n" + kDefault, "defaults.new_sources_burst",
+       "given with new_sources = \"off\""},
+      {"bad escalate", cls + "escalate = \"on\" #<\n" + kDefault, "class[0].escalate",
+       "'on' is not a valid escalate; give \"auto\" or \"off\""},
+      {"escalate as a boolean", "[defaults]\nescalate = false #<\n" + kDefault, "defaults.escalate",
+       "expected a string, got a boolean"},
       {"bad when_full", "[interface]\nwhen_full = \"drop\"\n" + kDefault, "interface.when_full",
        "give \"evict\" or \"refuse\"", 2},
       {"max_bans 0", "[interface]\nmax_bans = 0\n" + kDefault, "interface.max_bans", "give 1 to 100M", 2},

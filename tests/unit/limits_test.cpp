@@ -138,15 +138,34 @@ TEST(CompileClass, FastRejectIffTauCoversTwoTicks) {
   // The concurrency progtest's classes, on this machine's tick.
   const uint64_t tick = clock_tick_ns();
   EXPECT_EQ(bool(compile_class({100'000, 100, 32, 64}, tick).flags & LV_CLASS_FAST_REJECT), 99 * 10'000 >= 2 * tick);
-  // No other flag is ever set.
+  // No other flag is ever set but the autopilot's (on by default): the per-source limit
+  // alone decides it (the autopilot's tolerances are wider: a network's watch is 64
+  // sources' worth, the threshold's tolerance a second).
   std::mt19937_64 rng(2);
   for (int i = 0; i < 10'000; ++i) {
     const Limits l{std::uniform_int_distribution<uint64_t>(1, kMaxRatePps)(rng),
                    std::uniform_int_distribution<uint64_t>(1, 10'000)(rng), 32, 64};
     const uint64_t t = std::uniform_int_distribution<uint64_t>(1'000'000, 10'000'000)(rng);
     const lv_class k = compile_class(l, t);
-    ASSERT_EQ(k.flags, k.pkt.tau_ns >= 2 * t ? uint32_t{LV_CLASS_FAST_REJECT} : 0u);
+    ASSERT_EQ(k.flags,
+              (k.pkt.tau_ns >= 2 * t ? uint32_t{LV_CLASS_FAST_REJECT} : 0u) | LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE);
   }
+}
+
+TEST(CompileClass, TheShorthandProtectsByDefault) {
+  // levee attach IFACE --rate 500 --burst 100: the autopilot as a file's class has it.
+  const lv_class k = compile_class({500, 100, 32, 64}, kTick);
+  EXPECT_EQ(k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE | LV_CLASS_ADMIT),
+            uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE});
+  EXPECT_EQ(k.autop.floor_cost, 1'000'000u);
+  EXPECT_EQ(k.autop.release_ns, 30 * LV_NSEC_PER_SEC);
+  EXPECT_EQ(k.autop.watch.rate, 32'000u) << "64 sources' worth";
+  EXPECT_EQ(k.autop.watch.burst, 6'400u);
+  const Policy p = one_class_policy({500, 100, 32, 64});
+  EXPECT_EQ(p.classes[0].admission, Admission::Auto);
+  EXPECT_TRUE(p.classes[0].escalate);
+  EXPECT_TRUE(p.classes[0].autop == p.autop);
+  EXPECT_TRUE(validate(p, 0).ok());
 }
 
 TEST(CompileClass, ReservedFieldsAreZero) {

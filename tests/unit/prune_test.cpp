@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 #include <vector>
 
 #include "bpf/maps.hpp"
@@ -167,47 +165,6 @@ TEST(PruneBans, EveryClassRecordsUseTheLongestForgetOfTheClassesBanningEverywher
   EXPECT_TRUE(ban_forgettable(k, b, none, kNow));
   b.until_ns = kNow + kSec;
   EXPECT_FALSE(ban_forgettable(k, b, none, kNow));
-}
-
-// ---- the known-source filter --------------------------------------------------------
-
-TEST(SeenFilter, MarkSetsTheBitTheDatapathTests) {
-  std::vector<uint64_t> half(LV_SEEN_WORDS, ~uint64_t{0});
-  seen_clear(half.data());
-  EXPECT_TRUE(std::all_of(half.begin(), half.end(), [](uint64_t w) { return w == 0; }));
-  const uint32_t seed = 0x5eed;
-  const lv_key k = v4_key("198.18.0.7");
-  EXPECT_FALSE(seen_test(half.data(), k, seed));
-  seen_mark(half.data(), k, seed);
-  EXPECT_TRUE(seen_test(half.data(), k, seed));
-  const uint32_t h = lv_seen_hash(&k, seed);
-  EXPECT_EQ(half[h >> 6], uint64_t{1} << (h & 63));  // the datapath's word and bit
-  size_t set = 0;
-  for (uint64_t w : half) set += static_cast<size_t>(__builtin_popcountll(w));
-  EXPECT_EQ(set, 1u);
-}
-
-TEST(SeenFilter, MarkingLosesNoBitSetConcurrently) {
-  // The datapath ORs bits into the half being refilled; a plain store of a word would
-  // lose them. Two writers on the same words, every bit must survive.
-  std::vector<uint64_t> half(LV_SEEN_WORDS, 0);
-  std::vector<lv_key> ours, theirs;
-  for (unsigned i = 0; i < 20000; ++i) {
-    lv_key k = v4_key("198.18.0.0");
-    k.addr[3] = htonl(0xc6120000u + i);
-    (i % 2 ? theirs : ours).push_back(k);
-  }
-  const uint32_t seed = 7;
-  std::thread datapath([&] {
-    for (const lv_key& k : theirs) {
-      const uint32_t h = lv_seen_hash(&k, seed);
-      __atomic_fetch_or(&half[h >> 6], uint64_t{1} << (h & 63), __ATOMIC_RELAXED);
-    }
-  });
-  for (const lv_key& k : ours) seen_mark(half.data(), k, seed);
-  datapath.join();
-  for (const auto* v : {&ours, &theirs})
-    for (const lv_key& k : *v) ASSERT_TRUE(seen_test(half.data(), k, seed));
 }
 
 }  // namespace

@@ -190,6 +190,7 @@ std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link) {
                            PinObj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
                            PinObj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
                            PinObj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
+                           PinObj{bpf_map__fd(skel->maps.lv_good), LV_MAP_GOOD},
                            PinObj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
   const ListFds lists = list_fds_of(skel);
   for (unsigned slot = 0; slot < 2; ++slot)
@@ -279,7 +280,7 @@ Status repin(const Pinned& p) {
   std::vector<PinObj> objs{PinObj{p.link.get(), LV_PIN_LINK},     PinObj{p.state.get(), LV_MAP_STATE},
                            PinObj{p.policy.get(), LV_MAP_POLICY}, PinObj{p.percpu.get(), LV_MAP_PERCPU},
                            PinObj{p.shared.get(), LV_MAP_SHARED}, PinObj{p.bans.get(), LV_MAP_BANS},
-                           PinObj{p.seen.get(), LV_MAP_SEEN}};
+                           PinObj{p.seen.get(), LV_MAP_SEEN},     PinObj{p.good.get(), LV_MAP_GOOD}};
   if (p.events.valid()) objs.push_back(PinObj{p.events.get(), LV_MAP_EVENTS});
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{p.lists[slot][m].get(), kListPins[slot][m]});

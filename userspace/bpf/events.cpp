@@ -25,7 +25,7 @@ const lv_class* class_of_id(const lv_policy& p, unsigned id) {
 
 // The key's address with the prefix its class keys it by (a host when unknown).
 std::string address_of(const uint32_t (&addr)[4], uint8_t family, const lv_class* c) {
-  const bool v4 = (family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  const bool v4 = lv_key_family(family) == LV_AF_INET;
   unsigned prefix = v4 ? 32 : 128;
   if (c) prefix = v4 ? c->prefix4 : c->prefix6;
   return key_address(addr, family, prefix);
@@ -38,11 +38,24 @@ EventRecord decode_event(const lv_event& e, const lv_policy& p, const Clocks& cl
   r.type = e.type;
   r.time_unix_ns = clocks.to_unix(e.time_ns);
   r.iface = iface;
-  r.family = (e.family & ~LV_KEY_NETWORK) == LV_AF_INET ? 4 : 6;
+  r.family = lv_key_family(e.family) == LV_AF_INET ? 4 : 6;
   r.class_id = e.class_id;
   const lv_class* c = class_of_id(p, e.class_id);
   if (c) r.class_name = name_of(c->name);
   r.address = address_of(e.addr, e.family, c);
+  switch (e.type) {
+    case LV_EV_ENGAGED:
+    case LV_EV_RELEASED:
+      r.address.clear();  // the class as a whole
+      break;
+    case LV_EV_ESCALATED:
+    case LV_EV_DEESCALATED:
+      if (c) r.address = key_address(e.addr, e.family, r.family == 4 ? c->autop.watch_prefix4 : c->autop.watch_prefix6);
+      break;
+    default:
+      break;
+  }
+  if ((e.type == LV_EV_ENGAGED || e.type == LV_EV_ESCALATED) && c) r.monitor = c->flags & LV_CLASS_MONITOR;
   r.reason = e.reason;
   r.count = e.count;
   r.value = e.value;
@@ -57,7 +70,7 @@ EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Cl
   r.type = LV_EV_BAN_ENDED;
   r.time_unix_ns = clocks.to_unix(e.at_ns);
   r.iface = iface;
-  r.family = (e.key.family & ~LV_KEY_NETWORK) == LV_AF_INET ? 4 : 6;
+  r.family = lv_key_family(e.key.family) == LV_AF_INET ? 4 : 6;
   r.class_id = e.ban.class_id;  // the class that imposed it (the key of an every-class ban names none)
   const lv_class* c = class_of_id(p, e.ban.class_id);
   if (c) r.class_name = name_of(c->name);

@@ -37,16 +37,20 @@ struct EventRecord {
   unsigned type = 0;  // enum lv_event_type
   uint64_t time_unix_ns = 0;
   std::string iface;
-  std::string address;  // the key's address, as a prefix when the class keys a network
+  std::string address;  // the key's address, as a prefix when the class keys a network, or
+                        // the escalated network's; "" for an event of the class as a whole
   uint8_t family = 0;   // 4 or 6
   unsigned class_id = 0;
   std::string class_name;          // "" when the id is not a class of the policy now
   std::optional<unsigned> reason;  // enum lv_reason; none for ban_ended
-  uint32_t count = 0;              // banned, ban_ended: offences
-  uint64_t value = 0;              // banned, ban_ended: the ban's length in ns
+  uint32_t count = 0;              // banned, ban_ended: offences; engaged: the class's engagements so far
+  uint64_t value = 0;              // banned, ban_ended: the ban's length in ns; engaged: the threshold (new
+                                   // sources/s); escalated: the network's limit (packets/s); released,
+                                   // deescalated: how long it lasted, ns
   uint32_t suppressed = 0;         // events the sending CPU could not send before this one
   bool every_class = false;        // banned, ban_ended: the ban applies in every class
   bool lifted = false;             // ban_ended: its record went before its end (levee unban)
+  bool monitor = false;            // engaged, escalated: the class monitors (nothing is refused)
 };
 
 // An event of the datapath, decoded at `clocks`.

@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "bpf/kernel.hpp"
 #include "bpf/list_entries.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/clock.hpp"
 #include "core/quote.hpp"
+#include "guard.h"
 #include "policy/class_ids.hpp"
 #include "policy/keys.hpp"
 #include "policy/policy.hpp"
@@ -58,10 +60,20 @@ Status read_policy(const Pinned& p, IfaceStatus& s) {
 
 // What only a walk of lv_state and lv_bans tells.
 Status walk_maps(const Pinned& p, IfaceStatus& s) {
-  LV_TRY_ASSIGN(auto n, count_state(p.state.get()));
+  const uint64_t now = Clocks::read().now_mono_ns;
+  StateCounts n;
+  LV_TRY(for_each_source(p.state.get(), [&](const lv_key& k, const lv_state& st) {
+    count_key(n, k, st);
+    if (!(k.family & LV_KEY_WATCH) || k.class_id >= LV_MAX_CLASSES) return;
+    const lv_watch w = std::bit_cast<lv_watch>(st);
+    for (size_t i = 0; i < s.class_ids.size(); ++i)
+      if (s.class_ids[i] == k.class_id && lv_watch_escalated(&w, now, s.classes[i].autop.release_ns))
+        s.escalated.push_back({k, w});
+  }));
   s.sources = n.sources;
   s.networks = n.networks;
-  const uint64_t now = Clocks::read().now_mono_ns;
+  s.probation = n.probation;
+  s.watched = n.watched;
   return for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
     ++s.ban_records;
     if (b.until_ns > now) ++s.bans_active;
@@ -79,7 +91,11 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   s.max_bans = map_max_entries(p.bans.get());
   if (walk) LV_TRY(walk_maps(p, s));
   LV_TRY_ASSIGN(auto shared, SharedMap::map(p.shared.get()));
-  for (uint8_t id : s.class_ids) s.admitted.push_back(shared.admitted(id));
+  s.now_ns = Clocks::read().now_mono_ns;
+  for (uint8_t id : s.class_ids) {
+    s.admitted.push_back(shared.admitted(id));
+    s.guards.push_back(shared.guard(id));
+  }
   return s;
 }
 

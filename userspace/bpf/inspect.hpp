@@ -41,6 +41,16 @@ struct IfaceStatus {
   uint64_t bans_active = 0;        // ban records banning now
   uint64_t ban_records = 0;        // every record, active or remembered for its offences
   std::vector<uint64_t> admitted;  // per class (in first-match order): new sources admitted
+  std::vector<lv_guard> guards;    // per class (in first-match order): its autopilot
+  uint64_t now_ns = 0;             // CLOCK_MONOTONIC when the guards were read
+  // From the walk: sources on probation, networks the autopilot watches, and those of
+  // them escalated and not yet calm.
+  uint64_t probation = 0, watched = 0;
+  struct Escalation {
+    lv_key key;  // the network (LV_KEY_WATCH), masked to its class's watch prefix
+    lv_watch watch;
+  };
+  std::vector<Escalation> escalated;
 };
 
 // walk = false skips what needs a walk of lv_state and lv_bans (sources, networks,

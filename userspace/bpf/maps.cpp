@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <utility>
 #include <vector>
@@ -96,6 +97,7 @@ Result<StateWalk> walk_state(int state_fd, bool networks, size_t hint) {
                               [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
                                 for (size_t i = 0; i < keys.size(); ++i) {
                                   const bool net = keys[i].family & LV_KEY_NETWORK;
+                                  if (keys[i].family & LV_KEY_WATCH) continue;  // not a limiter state
                                   ++(net ? w.networks : w.sources);
                                   if (net && !networks) continue;
                                   w.keys.push_back(keys[i]);
@@ -132,7 +134,7 @@ Status for_each_ban(int bans_fd, const std::function<void(const lv_key&, const l
 
 std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned prefix) {
   char buf[INET6_ADDRSTRLEN] = {};
-  const bool v4 = (family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  const bool v4 = lv_key_family(family) == LV_AF_INET;
   if (v4)
     inet_ntop(AF_INET, &addr[3], buf, sizeof buf);
   else
@@ -142,10 +144,19 @@ std::string key_address(const uint32_t (&addr)[4], uint8_t family, unsigned pref
   return fmt::format("{}/{}", buf, prefix);
 }
 
+void count_key(StateCounts& n, const lv_key& k, const lv_state& s) {
+  if (k.family & LV_KEY_WATCH) {
+    ++n.watched;
+    n.escalated += std::bit_cast<lv_watch>(s).escalated_ns != 0;
+    return;
+  }
+  ++((k.family & LV_KEY_NETWORK) ? n.networks : n.sources);
+  n.probation += (k.family & LV_KEY_PROBATION) != 0;
+}
+
 Result<StateCounts> count_state(int state_fd) {
   StateCounts n;
-  LV_TRY(for_each_source(
-      state_fd, [&](const lv_key& k, const lv_state&) { ++((k.family & LV_KEY_NETWORK) ? n.networks : n.sources); }));
+  LV_TRY(for_each_source(state_fd, [&](const lv_key& k, const lv_state& s) { count_key(n, k, s); }));
   return n;
 }
 
@@ -161,6 +172,24 @@ void SharedMap::reset_class(unsigned id) {
   // long past: the budget is full.
   for (__u64* w : {&e.admit_ready, &e.total_ready, &e.total_ready_bytes, &e.sources, &e.admitted})
     std::atomic_ref(*w).store(0, std::memory_order_relaxed);
+  // The autopilot starts over: nothing learnt, not engaged.
+  auto* g = reinterpret_cast<__u64*>(&e.guard);
+  for (size_t w = 0; w < sizeof e.guard / sizeof(__u64); ++w) std::atomic_ref(g[w]).store(0, std::memory_order_relaxed);
+}
+
+lv_guard SharedMap::guard(unsigned id) const {
+  lv_guard out{};
+  auto* from = reinterpret_cast<__u64*>(&p_[id % LV_MAX_CLASSES].guard);
+  auto* to = reinterpret_cast<__u64*>(&out);
+  for (size_t w = 0; w < sizeof out / sizeof(__u64); ++w)
+    to[w] = std::atomic_ref(from[w]).load(std::memory_order_relaxed);
+  return out;
+}
+
+bool SharedMap::release_guard(unsigned id, uint64_t since) {
+  __u64 expected = since;
+  return since && std::atomic_ref(p_[id % LV_MAX_CLASSES].guard.engaged_ns)
+                      .compare_exchange_strong(expected, 0, std::memory_order_relaxed);
 }
 
 void SharedMap::set_sources(uint64_t n) {
@@ -192,25 +221,6 @@ bool SharedMap::take_event(const lv_limit& rate, uint64_t now) {
   } while (
       !ready.compare_exchange_weak(seen, lv_gcra_after(seen, now, rate.cost, rate.tau_ns), std::memory_order_relaxed));
   return true;
-}
-
-Result<SeenMap> SeenMap::map(int fd) {
-  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(uint64_t) * 2 * LV_SEEN_WORDS, LV_MAP_SEEN));
-  return SeenMap(std::move(m));
-}
-
-void seen_clear(uint64_t* half) {
-  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) std::atomic_ref(half[w]).store(0, std::memory_order_relaxed);
-}
-
-void seen_mark(uint64_t* half, const lv_key& k, uint32_t seed) {
-  const uint32_t h = lv_seen_hash(&k, seed);
-  std::atomic_ref(half[h >> 6]).fetch_or(uint64_t{1} << (h & 63), std::memory_order_relaxed);
-}
-
-bool seen_test(const uint64_t* half, const lv_key& k, uint32_t seed) {
-  const uint32_t h = lv_seen_hash(&k, seed);
-  return (std::atomic_ref(const_cast<uint64_t&>(half[h >> 6])).load(std::memory_order_relaxed) >> (h & 63)) & 1;
 }
 
 Result<uint64_t> count_sources(int state_fd) {

@@ -71,10 +71,15 @@ Result<uint64_t> count_sources(int state_fd);
 // lv_state's entries: sources, and networks (the state of a class's network limit,
 // LV_KEY_NETWORK in the key's family). Both take room in the map.
 struct StateCounts {
-  uint64_t sources = 0;
-  uint64_t networks = 0;
-  uint64_t total() const { return sources + networks; }
+  uint64_t sources = 0;    // on probation or not
+  uint64_t networks = 0;   // a class's network level (LV_KEY_NETWORK)
+  uint64_t probation = 0;  // of the sources, on probation (LV_KEY_PROBATION)
+  uint64_t watched = 0;    // networks the autopilot watches (LV_KEY_WATCH)
+  uint64_t escalated = 0;  // of those, marked escalated (some may be calm, not yet released)
+  uint64_t total() const { return sources + networks + watched; }
 };
+// Count one entry of lv_state where it belongs.
+void count_key(StateCounts& n, const lv_key& k, const lv_state& s);
 Result<StateCounts> count_state(int state_fd);
 
 // Visit lv_state a batch at a time (BPF_MAP_LOOKUP_BATCH of up to `chunk` entries): for
@@ -118,6 +123,12 @@ class SharedMap {
   uint64_t sources() const;
   // New sources the class admitted (LV_CLASS_ADMIT), since the id was given to it.
   uint64_t admitted(unsigned id) const;
+  // The class's autopilot (struct lv_guard), word by word as the datapath leaves it.
+  lv_guard guard(unsigned id) const;
+  // Release a class the datapath has not released for want of an arrival: clears
+  // engaged_ns if it still holds `since` (a CAS, so only one of the controller and the
+  // datapath says it released). True if this call released it.
+  bool release_guard(unsigned id, uint64_t since);
   // States removed by the controller: taken off the count with an atomic read-modify-
   // write (the datapath adds to it meanwhile), never below 0. Returns the new count.
   uint64_t subtract_sources(uint64_t n);
@@ -132,26 +143,5 @@ class SharedMap {
   MappedArray m_;
   lv_shared* p_;
 };
-
-// lv_seen, mapped: two halves of LV_SEEN_WORDS words (struct lv_control.seen_active
-// says which one packets read). The datapath sets bits in both halves with atomic ORs
-// whenever it creates a source's state.
-class SeenMap {
- public:
-  static Result<SeenMap> map(int seen_fd);
-  uint64_t* half(unsigned h) { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
-
- private:
-  explicit SeenMap(MappedArray m) : m_(std::move(m)), p_(m_.as<uint64_t>()) {}
-  MappedArray m_;
-  uint64_t* p_;
-};
-
-// One half of the filter (LV_SEEN_WORDS words), as the datapath hashes keys. Clearing
-// stores zeros word by word; marking ORs atomically, so a bit the datapath sets at the
-// same moment is never lost (a plain store of a word could undo it).
-void seen_clear(uint64_t* half);
-void seen_mark(uint64_t* half, const lv_key& k, uint32_t seed);
-bool seen_test(const uint64_t* half, const lv_key& k, uint32_t seed);
 
 }  // namespace levee

@@ -7,6 +7,7 @@
 //   /sys/fs/bpf/levee/<iface>/lv_shared  per-class budgets shared by every CPU
 //   /sys/fs/bpf/levee/<iface>/lv_bans    ban records (LRU hash)
 //   /sys/fs/bpf/levee/<iface>/lv_seen    the known-source filter
+//   /sys/fs/bpf/levee/<iface>/lv_good    the known-good filter
 //   /sys/fs/bpf/levee/<iface>/lv_events  the datapath's events (ring buffer)
 //   /sys/fs/bpf/levee/<iface>/lv_list{4,6}_{0,1}  list tries, per family and slot
 //   /sys/fs/bpf/levee/<iface>/lv_host{4,6}_{0,1}  list host hashes, per family and slot
@@ -59,7 +60,7 @@ size_t remove_leftovers(const std::string& iface);
 // The objects of one attached interface, opened from their pins.
 struct Pinned {
   std::string iface;
-  Fd link, state, policy, percpu, shared, bans, seen;
+  Fd link, state, policy, percpu, shared, bans, seen, good;
   // Invalid when the attachment predates the event ring (same state layout, one pin
   // fewer): everything but `levee events` works on it.
   Fd events;

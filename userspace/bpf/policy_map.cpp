@@ -282,14 +282,22 @@ Status PolicyMap::init(const lv_policy& p, const Lists& lists, unsigned ifindex,
 void PolicyMap::seed_filter(uint32_t seed) {
   ctl_->seen_seed = seed;
   ctl_->seen_active = 0;
+  ctl_->good_active = 0;
 }
 
-uint32_t PolicyMap::flip_seen() {
-  std::atomic_ref active(ctl_->seen_active);
+namespace {
+
+uint32_t flip(__u32& half) {
+  std::atomic_ref active(half);
   const uint32_t next = (active.load(std::memory_order_acquire) & 1) ^ 1;
   active.store(next, std::memory_order_release);
   return next;
 }
+
+}  // namespace
+
+uint32_t PolicyMap::flip_seen() { return flip(ctl_->seen_active); }
+uint32_t PolicyMap::flip_good() { return flip(ctl_->good_active); }
 
 Status PolicyMap::publish(lv_policy next, const Lists& lists) {
   // The inactive slot may have been active until the previous publish, possibly a

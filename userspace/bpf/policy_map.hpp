@@ -88,6 +88,9 @@ class PolicyMap {
   // Make packets read the other half of lv_seen (lv_control.seen_active): one atomic
   // store, after the controller refilled that half. Returns the half now read.
   uint32_t flip_seen();
+  // The same for lv_good (lv_control.good_active), after the controller cleared the half
+  // it flips away from's counterpart (known_good.hpp).
+  uint32_t flip_good();
   // Replace the policy and its lists atomically with respect to packets. Sets the
   // generation (one above the active one) and the list counts.
   Status publish(lv_policy next, const Lists& lists);

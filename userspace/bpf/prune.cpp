@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <span>
 #include <unordered_map>
@@ -11,10 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "bpf/filters.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/policy_map.hpp"
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
+#include "guard.h"
 #include "policy/class_ids.hpp"
 #include "policy/keys.hpp"
 #include "policy/policy.hpp"
@@ -45,7 +48,7 @@ void widen(lv_limit& into, const lv_limit& l) {
 // rest zero: what two keys of different prefixes are compared on.
 lv_key masked(const lv_key& k, uint32_t mask4, const uint32_t (&mask6)[4]) {
   lv_key out{};
-  lv_key_mask(&out, k.addr, k.family & ~LV_KEY_NETWORK, mask4, mask6, 0, 0, 0);
+  lv_key_mask(&out, k.addr, lv_key_family(k.family), mask4, mask6, 0, 0, 0);
   return out;
 }
 
@@ -81,6 +84,7 @@ class BanAllIndex {
 }  // namespace
 
 bool state_idle(const lv_key& k, const lv_state& s, const lv_class& c, uint64_t now_ns, uint64_t idle_ns) {
+  if (k.family & LV_KEY_WATCH) return watch_idle(std::bit_cast<lv_watch>(s), c, now_ns, idle_ns);
   const bool network = k.family & LV_KEY_NETWORK;
   const lv_limit& pkt = network ? c.net_pkt : c.pkt;
   const lv_limit& bytes = network ? c.net_bytes : c.bytes;
@@ -90,6 +94,13 @@ bool state_idle(const lv_key& k, const lv_state& s, const lv_class& c, uint64_t 
   if (pkt.cost && !full_since(s.ready_ns, pkt, horizon)) return false;
   if (bytes.cost && !full_since(s.ready_bytes_ns, bytes, horizon)) return false;
   return true;
+}
+
+bool watch_idle(const lv_watch& w, const lv_class& c, uint64_t now_ns, uint64_t idle_ns) {
+  if (!(c.flags & LV_CLASS_ESCALATE)) return true;  // nothing watches it any more
+  if (lv_watch_escalated(&w, now_ns, c.autop.release_ns)) return false;
+  if (idle_ns > now_ns) return false;
+  return full_since(w.ready_ns, c.autop.watch, now_ns - idle_ns);
 }
 
 bool key_current(const lv_key& k, const lv_policy& p) {
@@ -160,8 +171,8 @@ Result<BannedNow> prune_bans(int bans_fd, const lv_policy& pol, uint64_t now, Pr
 // sources marked in the half of the known-source filter being refilled.
 class StateSweep {
  public:
-  StateSweep(Session& sess, const lv_policy& pol, BannedNow banned, uint64_t* refill, uint64_t now, uint64_t idle_ns,
-             PruneResult& r)
+  StateSweep(Session& sess, const lv_policy& pol, BannedNow banned, lv_seen_pair* refill, uint64_t now,
+             uint64_t idle_ns, PruneResult& r)
       : sess_(sess),
         pol_(pol),
         banned_(std::move(banned.in_class)),
@@ -181,7 +192,7 @@ class StateSweep {
     networks_.clear();
     for (size_t i = 0; i < keys.size(); ++i) {
       const lv_key& k = keys[i];
-      const bool network = k.family & LV_KEY_NETWORK;
+      const bool network = k.family & (LV_KEY_NETWORK | LV_KEY_WATCH);
       if (idle(k, states[i])) {
         (network ? networks_ : sources_).push_back(k);
         continue;
@@ -208,7 +219,7 @@ class StateSweep {
   bool idle(const lv_key& k, const lv_state& s) {
     if (!key_current(k, pol_)) return true;
     const bool idle = state_idle(k, s, judged_[k.class_id], now_, idle_ns_);
-    if (!idle || (k.family & LV_KEY_NETWORK)) return idle;
+    if (!idle || (k.family & (LV_KEY_NETWORK | LV_KEY_WATCH))) return idle;
     return !banned_.contains(k) && !banned_everywhere_.covers(k);
   }
 
@@ -217,7 +228,7 @@ class StateSweep {
   KeySet banned_;
   BanAllIndex banned_everywhere_;
   std::array<lv_class, LV_MAX_CLASSES> judged_{};
-  uint64_t* refill_;
+  lv_seen_pair* refill_;
   uint32_t seed_;
   uint64_t now_, idle_ns_;
   PruneResult& r_;
@@ -230,6 +241,7 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
   const auto t0 = std::chrono::steady_clock::now();
   LV_TRY_ASSIGN(auto sess, Session::open(iface, "prune"));
   LV_TRY_ASSIGN(auto seen, SeenMap::map(sess.pins.seen.get()));
+  LV_TRY_ASSIGN(auto good, GoodMap::map(sess.pins.good.get()));
 
   // Policies change only under the lock we hold: this one stays active throughout.
   const lv_policy& pol = sess.policy.active();
@@ -241,9 +253,13 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
 
   // The inactive half of the filter: packets that read it before the last flip (an
   // earlier prune, perhaps a moment ago) have left the program after a grace period.
-  uint64_t* refill = seen.half((sess.policy.control().seen_active & 1) ^ 1);
+  lv_seen_pair* refill = seen.half((sess.policy.control().seen_active & 1) ^ 1);
   LV_TRY(wait_for_datapath_readers());
   seen_clear(refill);
+  // Known-good sources read as "may have state" whatever the map holds (struct
+  // lv_seen_pair): both halves, the one packets read and the one marks go to first.
+  seen_cover(refill, good.half(0));
+  seen_cover(refill, good.half(1));
 
   StateSweep sweep(sess, pol, std::move(banned), refill, now, idle_ns, r);
   LV_TRY(for_each_state_chunk(

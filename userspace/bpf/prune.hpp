@@ -38,6 +38,9 @@ inline constexpr uint64_t kDefaultIdleNs = 10ull * 60 * LV_NSEC_PER_SEC;  // --i
 // in without paying the budget again; such states are kept. Ban records are not looked
 // at here.
 bool state_idle(const lv_key& k, const lv_state& s, const lv_class& c, uint64_t now_ns, uint64_t idle_ns);
+// A watched network (LV_KEY_WATCH, struct lv_watch) is idle when its class no longer
+// watches, or when it is not escalated and its limit has been full for `idle`.
+bool watch_idle(const lv_watch& w, const lv_class& c, uint64_t now_ns, uint64_t idle_ns);
 
 // Does the key belong to a class of this policy (its id in use, with that class's epoch)?
 bool key_current(const lv_key& k, const lv_policy& p);

@@ -37,7 +37,7 @@ namespace {
 const lv_override* override_for(const Pinned& p, const lv_control& ctl, const lv_policy& pol, const lv_key& k,
                                 uint64_t now) {
   const unsigned slot = ctl.active & 1;
-  const bool v4 = (k.family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  const bool v4 = lv_key_family(k.family) == LV_AF_INET;
   lv_list_value v{};
   bool found = false;
   if (v4) {
@@ -83,7 +83,7 @@ TopRow make_row(const Pinned& p, const lv_control& ctl, const lv_policy& pol, co
   row.key = k;
   row.network = k.family & LV_KEY_NETWORK;
   row.counts = TopCounts::of(s);
-  const bool v4 = (k.family & ~LV_KEY_NETWORK) == LV_AF_INET;
+  const bool v4 = lv_key_family(k.family) == LV_AF_INET;
   const unsigned host = v4 ? 32 : 128;
   if (!key_current(k, pol)) {
     row.class_name = "(gone)";  // left by a class a reload removed: never read again

@@ -30,9 +30,13 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_BYTES, "bytes", "over its source's byte rate limit"},
     ReasonInfo{LV_R_EXT_DEPTH, "ext_depth", "more IPv6 extension headers than levee walks"},
     ReasonInfo{LV_R_BAN, "ban", "its source is banned for going over its limit"},
-    ReasonInfo{LV_R_ADMISSION, "admission", "a new source over its class's new-source budget"},
+    ReasonInfo{LV_R_ADMISSION, "admission",
+               "a new source over its class's new-source budget (its own, or the autopilot's)"},
     ReasonInfo{LV_R_NETWORK, "network", "over the limit of its enclosing network (/24, /48, ...)"},
     ReasonInfo{LV_R_CLASS_LIMIT, "class_limit", "over the limit of its class as a whole"},
+    ReasonInfo{LV_R_NEWCOMER, "newcomer",
+               "a source admitted during an attack, over what such sources share while its class is engaged"},
+    ReasonInfo{LV_R_ESCALATED, "escalated", "its network was escalated by the autopilot: over that network's limit"},
 };
 
 // Whether monitor mode counts this reason as a would-be drop instead of dropping.

@@ -5,6 +5,7 @@
 #include "core/clock.hpp"
 #include "core/reasons.hpp"
 #include "core/units.hpp"
+#include "export/render_units.hpp"
 
 namespace levee {
 
@@ -20,6 +21,14 @@ const char* event_type_name(unsigned type) {
       return "map_full";
     case LV_EV_BAN_ENDED:
       return "ban_ended";
+    case LV_EV_ENGAGED:
+      return "engaged";
+    case LV_EV_RELEASED:
+      return "released";
+    case LV_EV_ESCALATED:
+      return "escalated";
+    case LV_EV_DEESCALATED:
+      return "deescalated";
     default:
       return "unknown";
   }
@@ -36,7 +45,7 @@ nlohmann::json event_json(const EventRecord& r) {
   json j{{"time", format_time(r.time_unix_ns, TimeDigits::Millis)},
          {"iface", r.iface},
          {"type", event_type_name(r.type)},
-         {"address", r.address},
+         {"address", r.address.empty() ? json(nullptr) : json(r.address)},
          {"class", r.class_name.empty() ? json(nullptr) : json(r.class_name)},
          {"reason", r.reason ? json(reason_name(*r.reason)) : json(nullptr)},
          {"suppressed", r.suppressed}};
@@ -46,12 +55,20 @@ nlohmann::json event_json(const EventRecord& r) {
     j["scope"] = r.every_class ? "all" : "class";
   }
   if (r.type == LV_EV_BAN_ENDED) j["lifted"] = r.lifted;
+  if (r.type == LV_EV_ENGAGED) {
+    j["threshold"] = r.value;
+    j["engagements"] = r.count;
+  }
+  if (r.type == LV_EV_ESCALATED) j["limit_pps"] = r.value;
+  if (r.type == LV_EV_ENGAGED || r.type == LV_EV_ESCALATED) j["monitor"] = r.monitor;
+  if (r.type == LV_EV_RELEASED || r.type == LV_EV_DEESCALATED) j["duration_ms"] = r.value / 1'000'000;
   return j;
 }
 
 std::string event_text(const EventRecord& r) {
-  std::string out = fmt::format("{} {} {} {}", format_time(r.time_unix_ns, TimeDigits::Millis), r.iface,
-                                event_type_name(r.type), r.address);
+  std::string out =
+      fmt::format("{} {} {}", format_time(r.time_unix_ns, TimeDigits::Millis), r.iface, event_type_name(r.type));
+  if (!r.address.empty()) out += " " + r.address;
   out += r.class_name.empty() ? fmt::format(" class #{}", r.class_id) : fmt::format(" class {}", r.class_name);
   if (r.reason) out += fmt::format(" reason {}", reason_name(*r.reason));
   const std::string offences = fmt::format("{} offence{}", r.count, r.count == 1 ? "" : "s");
@@ -69,6 +86,21 @@ std::string event_text(const EventRecord& r) {
       break;
     case LV_EV_MAP_FULL:
       out += ": no room for a new source";
+      break;
+    case LV_EV_ENGAGED:
+      out += fmt::format(": the autopilot {} new sources over {}/s (engagement {}{})",
+                         r.monitor ? "would refuse" : "refuses", group_digits(r.value), r.count,
+                         r.monitor ? ", monitor mode" : "");
+      break;
+    case LV_EV_RELEASED:
+      out += fmt::format(": the autopilot released after {}", format_duration(r.value / 1'000'000 * 1'000'000));
+      break;
+    case LV_EV_ESCALATED:
+      out += fmt::format(": network {} to {} packets/s as a whole{}", r.monitor ? "would be limited" : "limited",
+                         group_digits(r.value), r.monitor ? " (monitor mode)" : "");
+      break;
+    case LV_EV_DEESCALATED:
+      out += fmt::format(": network released after {}", format_duration(r.value / 1'000'000 * 1'000'000));
       break;
     default:
       break;

@@ -105,7 +105,7 @@ double per_second(uint32_t n, double seconds) { return seconds > 0 ? n / seconds
 json top_json(const TopView& v) {
   json rows = json::array();
   for (const TopRow& r : v.rows) {
-    const bool v4 = (r.key.family & ~LV_KEY_NETWORK) == LV_AF_INET;
+    const bool v4 = lv_key_family(r.key.family) == LV_AF_INET;
     json rates = nullptr;
     if (r.delta && v.interval) {
       const double s = *v.interval;

@@ -58,6 +58,67 @@ void mask6_of(unsigned prefix, uint32_t (&out)[4]) {
   }
 }
 
+// The class's autopilot (struct lv_auto). Admission "auto" without a budget: the
+// threshold's settings and LV_CLASS_AUTO_ADMIT; they stay 0 otherwise (the datapath
+// gives an arrival's charge back at the threshold's cost in a class with neither kind of
+// admission: 0). Escalation wanted: the watched networks' prefixes and network_sources
+// (0 with an explicit network_rate); in force (a network's limit to enforce): `watch`
+// and LV_CLASS_ESCALATE. A class that wants it and has no packet limit yet keeps
+// network_sources without the flag, so class_of() gives its escalate back and a packet
+// limit given by `levee set` turns the watch on.
+void compile_autopilot(const ClassSpec& c, lv_class& k) {
+  const AutoSpec& a = c.autop;
+  lv_auto& o = k.autop;
+  const bool admit = c.admission_in_force() == Admission::Auto;
+  if (admit) {
+    const uint64_t floor = std::max<uint64_t>(a.floor, 1);
+    k.flags |= LV_CLASS_AUTO_ADMIT;
+    o.floor = static_cast<uint32_t>(floor);
+    o.floor_cost = (LV_NSEC_PER_SEC + floor - 1) / floor;  // round up: never looser than the floor
+    o.burst_ns = a.burst_ns;
+    o.sustain_ns = a.sustain_ns;
+    o.margin = static_cast<uint32_t>(a.margin);
+  }
+  if (c.escalate) {
+    o.watch_prefix4 = static_cast<uint8_t>(std::min(a.network_prefix4, c.prefix4));
+    o.watch_prefix6 = static_cast<uint8_t>(std::min(a.network_prefix6, c.prefix6));
+    o.watch_mask4 = mask4_of(o.watch_prefix4);
+    mask6_of(o.watch_prefix6, o.watch_mask6);
+    o.network_sources = a.network_rate_set() ? 0 : static_cast<uint32_t>(a.network_sources);
+    o.sample_shift = kWatchSampleShift;
+  }
+  if (c.escalates()) {
+    k.flags |= LV_CLASS_ESCALATE;
+    o.watch = compile_packet_limit(watch_rate(c));
+  }
+  if (admit || c.escalate) o.release_ns = a.release_ns;  // serves both
+}
+
+// The autopilot of a compiled class, back into `s` (compile_autopilot's inverse).
+void autopilot_of(const lv_class& k, ClassSpec& s) {
+  const lv_auto& o = k.autop;
+  AutoSpec& a = s.autop;
+  s.admission = (k.flags & LV_CLASS_AUTO_ADMIT) ? Admission::Auto
+                : (k.flags & LV_CLASS_ADMIT)    ? Admission::Budget
+                                                : Admission::Off;
+  if (k.flags & LV_CLASS_AUTO_ADMIT) {
+    a.floor = o.floor;
+    a.margin = o.margin;
+    a.burst_ns = o.burst_ns;
+    a.sustain_ns = o.sustain_ns;
+  }
+  s.escalate = (k.flags & LV_CLASS_ESCALATE) || o.network_sources;
+  if (s.escalate) {
+    a.network_prefix4 = o.watch_prefix4;
+    a.network_prefix6 = o.watch_prefix6;
+    if (o.network_sources)
+      a.network_sources = o.network_sources;
+    else
+      a.network_rate = Rate{o.watch.rate, o.watch.burst};
+  }
+  if (o.release_ns) a.release_ns = o.release_ns;
+}
+
 // Each class under its id, in first-match order; the ids. With `prior`, a class that
 // keeps its id keeps its epoch and counter baseline, and one given another id moves to
 // the next epoch (listed in new_ids).
@@ -143,6 +204,17 @@ lv_limit compile_packet_limit(const Rate& r) {
   return {.cost = cost, .tau_ns = (r.burst - 1) * cost, .rate = r.rate, .burst = r.burst};
 }
 
+Rate watch_rate(const ClassSpec& c) {
+  if (!c.escalates()) return {};
+  const AutoSpec& a = c.autop;
+  Rate r = a.network_rate_set()
+               ? *a.network_rate
+               : Rate{std::min(a.network_sources * c.packets.rate, kMaxWatchRate), a.network_sources * c.packets.burst};
+  // The datapath charges a sample 2^shift packets' cost at once: within the tolerance.
+  r.burst = std::max<uint64_t>(r.burst, (uint64_t{1} << kWatchSampleShift) + 1);
+  return r;
+}
+
 lv_limit compile_byte_limit(const Rate& r) {
   if (!r.set()) return {};
   // ns per byte in fixed point (LV_BYTE_SHIFT), rounded up likewise.
@@ -210,11 +282,16 @@ lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus) {
     k.flags |= LV_CLASS_BAN | (c.ban.all_classes ? LV_CLASS_BAN_ALL : 0);
   }
   if (c.monitor) k.flags |= LV_CLASS_MONITOR_OWN | LV_CLASS_MONITOR;
+  compile_autopilot(c, k);
 
-  // The cached clock may be a tick stale for any limit the datapath checks on it.
+  // The cached clock may be a tick stale for any limit the datapath checks on it. The
+  // autopilot's refusals are remembered in the hot entry too: an escalated network's
+  // (watch) and the allowance of sources on probation (tolerance burst_ns).
   bool fast = true;
-  for (const lv_limit* l : {&k.pkt, &k.bytes, &k.admit, &k.net_pkt, &k.net_bytes, &k.total_pkt, &k.total_bytes})
+  for (const lv_limit* l :
+       {&k.pkt, &k.bytes, &k.admit, &k.net_pkt, &k.net_bytes, &k.total_pkt, &k.total_bytes, &k.autop.watch})
     fast = fast && limit_tau_ok(*l, tick_ns);
+  if (k.flags & LV_CLASS_AUTO_ADMIT) fast = fast && k.autop.burst_ns >= 2 * tick_ns;
   if (fast) k.flags |= LV_CLASS_FAST_REJECT;
   copy_name(k.name, c.name);
   return k;
@@ -283,6 +360,7 @@ ClassSpec class_of(const lv_class& c) {
     s.ban.all_classes = c.flags & LV_CLASS_BAN_ALL;
   }
   s.monitor = c.flags & LV_CLASS_MONITOR_OWN;
+  autopilot_of(c, s);
   return s;
 }
 

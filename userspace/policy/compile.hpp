@@ -26,9 +26,10 @@ struct CompiledPolicy {
 // found) and its baseline is left for the caller to take from the live counters.
 CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prior = nullptr);
 
-// Compile one class: limits, prefix masks, ban times, its own mode, and the
-// fast-reject flag when the tau of every limit covers two ticks of the cached clock's
-// staleness. `cpus` (possible CPUs, 0: ask libbpf) sizes the lease of a class total.
+// Compile one class: limits, prefix masks, ban times, its own mode, its autopilot
+// (lv_auto: LV_CLASS_AUTO_ADMIT for admission "auto" without a budget, LV_CLASS_ESCALATE
+// when it escalates), and the fast-reject flag when the tau of every limit covers two
+// ticks of the cached clock's staleness. `cpus` (possible CPUs, 0: ask libbpf) sizes the lease of a class total.
 // LV_CLASS_MONITOR is the class's own mode here; apply_interface() folds in the
 // interface's switch.
 lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus = 0);
@@ -55,11 +56,30 @@ unsigned possible_cpus();
 lv_limit compile_packet_limit(const Rate& r);
 lv_limit compile_byte_limit(const Rate& r);
 
+// The network watch charges one passed packet in 2^kWatchSampleShift (one in 16) of a
+// class's known sources, 16 times over (lv_auto.sample_shift): a watched network costs
+// a map lookup per 16 packets, not per packet. Not configurable.
+inline constexpr uint32_t kWatchSampleShift = 4;
+
+// The most an escalated network's limit allows, packets per second: one a nanosecond,
+// the finest cost the GCRA expresses (network_sources x a fast class's rate gets there).
+inline constexpr uint64_t kMaxWatchRate = LV_NSEC_PER_SEC;
+
+// The limit of an escalated network of the class (lv_auto.watch): [auto]'s network_rate,
+// or network_sources times the class's per-source packet limit, its rate at most
+// kMaxWatchRate. Its burst is at least 2^kWatchSampleShift + 1, so that a sample,
+// charged 16 packets' cost at once, fits the tolerance. Rate{} when the class does not
+// escalate (ClassSpec::escalates()).
+Rate watch_rate(const ClassSpec& c);
+
 // The class table alone (exposed for tests): first match wins, default last. `ids`
 // gives each class's id (default: its position).
 void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, const std::vector<uint8_t>& ids = {});
 
-// A compiled class read back (status, show, set): its operator-facing view.
+// A compiled class read back (status, show, set): its operator-facing view, its
+// admission mode, escalation and the [auto] settings it was compiled with included
+// (known_good_* are not compiled: [auto]'s defaults), so that compile_class(class_of(c))
+// is c.
 ClassSpec class_of(const lv_class& c);
 
 }  // namespace levee

@@ -1,6 +1,6 @@
 // config.cpp - the TOML config file (docs/CONFIG.md) into a validated Policy: the file
-// read, the document parsed, and its top-level tables ([interface], [defaults], the
-// classes, [lists], [[override]]) handed to the readers of policy/config_reader.hpp.
+// read, the document parsed, and its top-level tables ([interface], [auto], [defaults],
+// the classes, [lists], [[override]]) handed to the readers of policy/config_reader.hpp.
 #include "policy/config.hpp"
 
 #include <fmt/format.h>
@@ -29,16 +29,16 @@ constexpr uint64_t kMaxBans = 100'000'000;
 Result<Policy> Reader::read(const toml::table& root) {
   Policy p;
   p.source = file_;
-  known(root, "", {"interface", "defaults", "class", "default", "lists", "override"});
+  known(root, "", {"interface", "defaults", "class", "default", "lists", "override", "auto"});
   if (const toml::table* t = table(root, "interface")) interface(*t, p.iface);
+  if (const toml::table* t = table(root, "auto")) autopilot(*t, p.autop);
   if (const toml::table* t = table(root, "defaults")) {
     known(*t, "defaults", with_inheritable({"prefix4", "prefix6"}));
     prefix4_ = prefix(*t, "defaults", "prefix4", 32).value_or(32);
     prefix6_ = prefix(*t, "defaults", "prefix6", 128).value_or(64);
     defaults_ = inheritable(*t, "defaults");
-    if (defaults_.new_sources_burst && !defaults_.new_sources)
-      fail(defaults_.new_sources_burst.where.line, defaults_.new_sources_burst.where.key, "given without new_sources",
-           "add new_sources: the new sources per second a class admits");
+    if (!defaults_.new_sources || defaults_.new_sources->admission != Admission::Budget)
+      burst_without_budget(defaults_.new_sources_burst, defaults_.new_sources);
   }
   if (const toml::node* n = root.get("class"))
     for (const auto& [t, path] : tables(*n, "class", LV_MAX_CLASSES - 1, "levee holds 64 classes, [default] included"))
@@ -48,6 +48,7 @@ Result<Policy> Reader::read(const toml::table& root) {
   else if (!root.get("default"))
     fail(1, "default", "there is no [default] table",
          R"(add [default] with the limits of everything no [[class]] matches, e.g. rate = "10k" and burst = "1k")");
+  for (ClassSpec& c : p.classes) c.autop = p.autop;  // [auto] is the interface's: every class has it
   if (const toml::table* t = table(root, "lists")) {
     known(*t, "lists", {"allow", "deny", "deny_in_monitor"});
     if (const toml::node* n = t->get("allow")) list(*n, "lists.allow", LV_LIST_ALLOW, p);
@@ -92,6 +93,40 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
   }
   if (const toml::node* n = t.get("max_sources"))
     if (auto v = count(*n, "interface.max_sources", 1, kMaxSources)) s.max_sources = static_cast<uint32_t>(*v);
+}
+
+void Reader::autopilot(const toml::table& t, AutoSpec& a) {
+  known(t, "auto",
+        {"floor", "margin", "burst", "sustain", "release", "network_prefix4", "network_prefix6", "network_sources",
+         "network_rate", "network_burst", "known_good_after", "known_good_for"});
+  a.where = where(t, "auto");
+  struct Count {
+    const char* key;
+    uint64_t hi, AutoSpec::*field;
+  };
+  for (Count k : {Count{"floor", kMaxAutoFloor, &AutoSpec::floor}, Count{"margin", kMaxAutoMargin, &AutoSpec::margin},
+                  Count{"network_sources", kMaxNetworkSources, &AutoSpec::network_sources}})
+    if (const toml::node* n = t.get(k.key))
+      if (auto v = count(*n, join("auto", k.key), 1, k.hi)) a.*k.field = *v;
+  struct Span {
+    const char* key;
+    uint64_t AutoSpec::*field;
+  };
+  for (Span k : {Span{"burst", &AutoSpec::burst_ns}, Span{"sustain", &AutoSpec::sustain_ns},
+                 Span{"release", &AutoSpec::release_ns}, Span{"known_good_after", &AutoSpec::known_good_after_ns},
+                 Span{"known_good_for", &AutoSpec::known_good_for_ns}})
+    if (const toml::node* n = t.get(k.key))
+      if (auto v = duration(*n, join("auto", k.key), k.field == &AutoSpec::sustain_ns)) a.*k.field = *v;
+  a.network_prefix4 = prefix(t, "auto", "network_prefix4", 32).value_or(a.network_prefix4);
+  a.network_prefix6 = prefix(t, "auto", "network_prefix6", 128).value_or(a.network_prefix6);
+  if (Rate r = pair(t, "auto", "network_rate", "network_burst", kMaxRatePps, kMaxBurst); r.set()) a.network_rate = r;
+  if (error_) return;
+  // What no single key shows (release shorter than sustain): at the key the file gave.
+  Status st = check_auto(a, [&](std::string_view key) {
+    const toml::node* n = t.get(key);
+    return Where{file_, n ? line_of(*n) : 0, join("auto", key)};
+  });
+  if (!st) error_ = st.error();
 }
 
 void Reader::list(const toml::node& n, const std::string& key, lv_list_kind kind, Policy& p) {

@@ -44,8 +44,7 @@ Inheritable Reader::inheritable(const toml::table& t, const std::string& path) {
     const toml::node* n = t.get(key);
     return {n, n ? where(*n, join(path, key)) : Where{}};
   };
-  if (auto [n, w] = given("new_sources"); n)
-    in.new_sources = {count(*n, w.key, 1, kMaxRatePps, " (for no admission limit, leave out new_sources)"), w};
+  if (auto [n, w] = given("new_sources"); n) in.new_sources = {new_sources(*n, w.key), w};
   if (auto [n, w] = given("new_sources_burst"); n) in.new_sources_burst = {count(*n, w.key, 1, kMaxBurst), w};
   if (auto [n, w] = given("ban"); n) in.ban = {duration(*n, w.key), w};
   if (auto [n, w] = given("ban_max"); n) in.ban_max = {duration(*n, w.key), w};
@@ -54,24 +53,55 @@ Inheritable Reader::inheritable(const toml::table& t, const std::string& path) {
     if (auto v = choice(*n, w.key, {"class", "all"})) in.ban_all = {*v == "all", w};
   if (auto [n, w] = given("mode"); n)
     if (auto v = choice(*n, w.key, {"enforce", "monitor"})) in.monitor = {*v == "monitor", w};
+  if (auto [n, w] = given("escalate"); n)
+    if (auto v = choice(*n, w.key, {"auto", "off"})) in.escalate = {*v == "auto", w};
   return in;
+}
+
+std::optional<NewSources> Reader::new_sources(const toml::node& n, const std::string& key) {
+  constexpr const char* hint = R"(give "auto" (the autopilot), "off" or new sources per second, e.g. 500 or "10k")";
+  if (const auto* s = n.as_string()) {
+    if (s->get() == "auto" || s->get() == "off")
+      return NewSources{s->get() == "auto" ? Admission::Auto : Admission::Off, 0};
+    if (!parse_count(s->get()))
+      return fail(n, key, fmt::format(R"({} is neither "auto", "off" nor a count)", quote_value(s->get())), hint),
+             std::nullopt;
+  } else if (!n.is_integer()) {
+    return wrong_type(n, key, R"("auto", "off" or a count)", hint), std::nullopt;
+  }
+  auto v = count(n, key, 1, kMaxRatePps, " (for no admission control, give new_sources = \"off\")");
+  if (!v) return std::nullopt;
+  return NewSources{Admission::Budget, *v};
+}
+
+void Reader::inherit_admission(const Inheritable& own, ClassSpec& c) {
+  const Inheritable& d = defaults_;
+  const Given<NewSources>& ns = own.new_sources ? own.new_sources : d.new_sources;
+  if (ns) c.admission = ns->admission;
+  if (!ns || ns->admission != Admission::Budget) return burst_without_budget(own.new_sources_burst, ns);
+  uint64_t burst = default_new_sources_burst(ns->rate);
+  if (own.new_sources_burst)
+    burst = *own.new_sources_burst;
+  else if (!own.new_sources && d.new_sources_burst)
+    burst = *d.new_sources_burst;
+  c.new_sources = {ns->rate, burst};
+}
+
+void Reader::burst_without_budget(const Given<uint64_t>& burst, const Given<NewSources>& ns) {
+  if (!burst) return;
+  if (!ns)
+    return fail(burst.where.line, burst.where.key, "given without new_sources",
+                "add new_sources: the new sources per second the class admits");
+  fail(burst.where.line, burst.where.key, fmt::format("given with new_sources = \"{}\"", admission_name(ns->admission)),
+       "new_sources_burst is the burst of a number of new sources per second: give new_sources one, or leave "
+       "new_sources_burst out");
 }
 
 void Reader::inherit(const toml::table& t, const std::string& path, const Inheritable& own, ClassSpec& c) {
   const Inheritable& d = defaults_;
   auto pick = [](const auto& mine, const auto& theirs) -> const auto& { return mine ? mine : theirs; };
-  const auto& rate = pick(own.new_sources, d.new_sources);
-  if (rate) {
-    uint64_t burst = default_new_sources_burst(*rate);
-    if (own.new_sources_burst)
-      burst = *own.new_sources_burst;
-    else if (!own.new_sources && d.new_sources_burst)
-      burst = *d.new_sources_burst;
-    c.new_sources = {*rate, burst};
-  } else if (own.new_sources_burst) {
-    fail(own.new_sources_burst.where.line, own.new_sources_burst.where.key, "given without new_sources",
-         "add new_sources: the new sources per second the class admits");
-  }
+  inherit_admission(own, c);
+  if (const auto& e = pick(own.escalate, d.escalate)) c.escalate = *e;
   const auto& ban = pick(own.ban, d.ban);
   for (const Given<uint64_t>* g : {&own.ban_max, &own.forget_after})
     if (*g && !ban)

@@ -46,14 +46,21 @@ struct Given {
   Where where;
   explicit operator bool() const { return value.has_value(); }
   const T& operator*() const { return *value; }
+  const T* operator->() const { return &*value; }
+};
+// new_sources: "auto", "off", or a number (Budget, with the rate).
+struct NewSources {
+  Admission admission = Admission::Auto;
+  uint64_t rate = 0;
 };
 struct Inheritable {
-  Given<uint64_t> new_sources, new_sources_burst;
+  Given<NewSources> new_sources;
+  Given<uint64_t> new_sources_burst;
   Given<uint64_t> ban, ban_max, forget_after;
-  Given<bool> ban_all, monitor;
+  Given<bool> ban_all, monitor, escalate;
 };
-inline constexpr std::array<std::string_view, 7> kInheritableKeys = {
-    "new_sources", "new_sources_burst", "ban", "ban_max", "forget_after", "ban_scope", "mode"};
+inline constexpr std::array<std::string_view, 8> kInheritableKeys = {
+    "new_sources", "new_sources_burst", "ban", "ban_max", "forget_after", "ban_scope", "mode", "escalate"};
 
 class Reader {
  public:
@@ -101,8 +108,8 @@ class Reader {
   std::optional<std::string> choice(const toml::node& n, const std::string& key,
                                     std::initializer_list<std::string_view> options);
 
-  // A positive duration as a string ("500ms", "2s", "1h30m"): ns.
-  std::optional<uint64_t> duration(const toml::node& n, const std::string& key);
+  // A positive duration as a string ("500ms", "2s", "1h30m"): ns. `zero_ok`: "0s" too.
+  std::optional<uint64_t> duration(const toml::node& n, const std::string& key, bool zero_ok = false);
 
   // A duration from now ("2h") or a date-time, as a TOML date-time or a string: Unix ns, 0
   // after an error. The same rule as --expires (parse_expiry).
@@ -115,6 +122,7 @@ class Reader {
 
   // ---- the top-level tables (config.cpp) ----
   void interface(const toml::table& t, InterfaceSettings& s);
+  void autopilot(const toml::table& t, AutoSpec& a);  // [auto]
   void list(const toml::node& n, const std::string& key, lv_list_kind kind, Policy& p);
   void override_(const toml::table& t, const std::string& path, Policy& p);
 
@@ -130,6 +138,13 @@ class Reader {
 
   // A class's own settings over [defaults]'.
   void inherit(const toml::table& t, const std::string& path, const Inheritable& own, ClassSpec& c);
+  void inherit_admission(const Inheritable& own, ClassSpec& c);  // new_sources, new_sources_burst
+
+  // new_sources: "auto", "off" or a count.
+  std::optional<NewSources> new_sources(const toml::node& n, const std::string& key);
+
+  // new_sources_burst given where new_sources is not a number (`ns`: the one in force).
+  void burst_without_budget(const Given<uint64_t>& burst, const Given<NewSources>& ns);
 
   // network = { prefix4, prefix6, rate, burst, bytes_rate, bytes_burst }
   void network(const toml::node& n, const std::string& path, ClassSpec& c);

@@ -176,13 +176,13 @@ std::optional<std::string> Reader::choice(const toml::node& n, const std::string
   return v;
 }
 
-std::optional<uint64_t> Reader::duration(const toml::node& n, const std::string& key) {
+std::optional<uint64_t> Reader::duration(const toml::node& n, const std::string& key, bool zero_ok) {
   const auto* str = n.as_string();
   if (!str) return wrong_type(n, key, "a duration string", kDurationHint), std::nullopt;
   auto ns = parse_duration_ns(str->get());
   if (!ns)
     return fail(n, key, fmt::format("{} is not a duration", quote_value(str->get())), kDurationHint), std::nullopt;
-  if (*ns == 0)
+  if (*ns == 0 && !zero_ok)
     return fail(n, key, fmt::format("{} is no time at all", quote_value(str->get())), "give a positive duration"),
            std::nullopt;
   return ns;

@@ -11,6 +11,8 @@ constexpr Named<lv_list_kind> kListKinds[] = {
     {LV_LIST_ALLOW, "allow"}, {LV_LIST_DENY, "deny"}, {LV_LIST_OVERRIDE, "override"}};
 constexpr Named<lv_list_origin> kListOrigins[] = {
     {LV_ORIGIN_CONFIG, "config"}, {LV_ORIGIN_CLI, "cli"}, {LV_ORIGIN_IMPORT, "import"}};
+constexpr Named<Admission> kAdmissions[] = {
+    {Admission::Auto, "auto"}, {Admission::Off, "off"}, {Admission::Budget, "budget"}};
 constexpr Named<Proto> kProtos[] = {
     {Proto::Tcp, "tcp"}, {Proto::Udp, "udp"}, {Proto::Icmp, "icmp"}, {Proto::Icmp6, "icmpv6"}, {Proto::Other, "other"}};
 
@@ -18,6 +20,14 @@ constexpr Named<Proto> kProtos[] = {
 
 const char* list_kind_name(lv_list_kind k) { return name_in(kListKinds, k, "none"); }
 const char* list_origin_name(lv_list_origin o) { return name_in(kListOrigins, o, "unknown"); }
+const char* admission_name(Admission a) { return name_in(kAdmissions, a, "?"); }
+
+bool AutoSpec::operator==(const AutoSpec& o) const {
+  return floor == o.floor && margin == o.margin && burst_ns == o.burst_ns && sustain_ns == o.sustain_ns &&
+         release_ns == o.release_ns && network_prefix4 == o.network_prefix4 && network_prefix6 == o.network_prefix6 &&
+         network_sources == o.network_sources && network_rate == o.network_rate &&
+         known_good_after_ns == o.known_good_after_ns && known_good_for_ns == o.known_good_for_ns;
+}
 
 std::string Where::describe() const {
   std::string s = file;
@@ -40,7 +50,7 @@ Policy one_class_policy(const Limits& l) {
   c.packets = {l.rate, l.burst};
   c.prefix4 = l.prefix4;
   c.prefix6 = l.prefix6;
-  p.classes.push_back(c);
+  p.classes.push_back(c);  // the autopilot on, with [auto]'s defaults, as in a file
   p.source = "command line";
   return p;
 }

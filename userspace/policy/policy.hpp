@@ -103,6 +103,61 @@ struct BanSpec {
 // The default burst of new sources: a tenth of a second's worth, at least one.
 inline uint64_t default_new_sources_burst(uint64_t rate) { return std::max<uint64_t>(1, rate / 10); }
 
+inline constexpr uint64_t kSecondNs = LV_NSEC_PER_SEC;
+inline constexpr uint64_t kDayNs = 24 * kHourNs;
+
+// The bounds of [auto]'s counts (validate.cpp has those of its durations).
+inline constexpr uint64_t kMaxAutoFloor = 10'000'000;  // as new_sources
+inline constexpr uint64_t kMaxAutoMargin = 1'000;
+inline constexpr uint64_t kMaxNetworkSources = 1'000'000;
+
+// The autopilot's settings ([auto]), one set for the whole interface (struct lv_auto
+// says what the datapath does with them; docs/CONFIG.md, "Autopilot", why). Every class
+// carries a copy (ClassSpec::autop), so a class compiles and reads back on its own.
+struct AutoSpec {
+  // New sources per second the threshold never goes below, however quiet the class
+  // was: a class that learnt 2 arrivals/s must not find its tenth client in a second
+  // abnormal. 1000/s is more than most servers see arrive, little for a flood.
+  uint64_t floor = 1000;
+  // The threshold is this many times the learnt arrivals per second: 4x takes a busy
+  // hour's or a deploy's reconnections in its stride without engaging.
+  uint64_t margin = 4;
+  // The threshold's tolerance: 1 s of its rate, so that a second's worth of arrivals
+  // at once (clients reconnecting after a blip) is still normal.
+  uint64_t burst_ns = kSecondNs;
+  // Abnormal arrivals this long engage the class: long enough that a spike stays on
+  // probation, short enough that a flood is refused within a quarter of a second.
+  uint64_t sustain_ns = 250 * kNsPerMs;
+  // Calm again after this long without an abnormal arrival (or, for an escalated
+  // network, a refused packet): 30 s outlasts the pauses of a pulsed flood.
+  uint64_t release_ns = 30 * kSecondNs;
+  // A source's network, as the escalation watches it: a /16 (IPv4) or /32 (IPv6), what
+  // one provider or one hosting customer commonly holds. At most the class's prefix.
+  unsigned network_prefix4 = 16;
+  unsigned network_prefix6 = 32;
+  // A network's limit: this many sources' worth of the class's per-source packet limit
+  // (rate x 64, burst x 64). 64 busy clients behind one network pass; a flood spread
+  // over a network's addresses, each within its own limit, does not.
+  uint64_t network_sources = 64;
+  // An explicit network limit instead (network_rate, network_burst): network_sources
+  // does not apply then, and a class without a packet limit may escalate too.
+  std::optional<Rate> network_rate;
+  // For the daemon (not compiled into the class): a source that behaved this long is
+  // marked known-good, and the mark lasts this long. A minute is longer than a spoofed
+  // packet's life; a day covers a client's daily return.
+  uint64_t known_good_after_ns = 60 * kSecondNs;
+  uint64_t known_good_for_ns = kDayNs;
+  Where where;  // the [auto] table, for errors
+
+  bool operator==(const AutoSpec& o) const;  // the settings, not where they were given
+  bool network_rate_set() const { return network_rate && network_rate->set(); }
+};
+
+// A class's admission of new sources (new_sources): the autopilot ("auto", the
+// default), none ("off"), or an operator's budget (a number: ClassSpec::new_sources).
+enum class Admission : uint8_t { Auto, Off, Budget };
+const char* admission_name(Admission a);  // "auto", "off", "budget"
+
 struct ClassSpec {
   std::string name;
   Match match;
@@ -117,8 +172,27 @@ struct ClassSpec {
   BanSpec ban;
   bool monitor = false;  // the class's own mode: count would-be drops, drop nothing
 
+  // The autopilot: how the class admits new sources (new_sources), whether it escalates
+  // networks that flood (escalate), and the interface's [auto] settings it does it with.
+  Admission admission = Admission::Auto;  // Budget: new_sources is the budget
+  bool escalate = true;                   // escalate = "auto"
+  AutoSpec autop;
+
   // A limit on each source's packets or bytes (what a ban needs to be triggered).
   bool per_source_limited() const { return packets.set() || bytes.set(); }
+
+  // The admission the class gets: a budget whenever new_sources is set (an explicit
+  // budget wins over the mode), none for Budget without one (`levee set --new-sources
+  // off`).
+  Admission admission_in_force() const {
+    if (new_sources.set()) return Admission::Budget;
+    return admission == Admission::Auto ? Admission::Auto : Admission::Off;
+  }
+
+  // Is the network watch in force? It needs a network's limit: the class's per-source
+  // packet limit (network_sources of it) or an explicit network_rate. A class with
+  // escalate on and neither compiles without it; that is not an error.
+  bool escalates() const { return escalate && (packets.set() || autop.network_rate_set()); }
 };
 
 const char* list_kind_name(lv_list_kind k);      // "allow", "deny", "override"
@@ -174,6 +248,7 @@ struct Policy {
   bool monitor = false;          // the interface's switch: every class monitors (attach --monitor)
   bool deny_in_monitor = false;  // the deny list drops even in monitor mode ([lists] deny_in_monitor)
   std::string source;            // the config file, or "command line"
+  AutoSpec autop;                // [auto] as the file gave it (also in every class), for the daemon
 };
 
 // The --rate/--burst shorthand: one default class.

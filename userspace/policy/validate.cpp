@@ -45,8 +45,26 @@ Status check_match(const ClassSpec& c) {
   return {};
 }
 
+// [auto]'s keys as validate() reports them: at the [auto] table.
+std::function<Where(std::string_view)> in_auto_table(const AutoSpec& a) {
+  return [&a](std::string_view key) { return Where{a.where.file, a.where.line, fmt::format("auto.{}", key)}; };
+}
+
+// Two durations of [auto] where `longer` must be at least `shorter`, reported at the
+// key the file gave (the longer one when it gave both).
+Status check_order(const std::function<Where(std::string_view)>& where_of, const char* longer, uint64_t l,
+                   const char* shorter, uint64_t s) {
+  if (l >= s) return {};
+  const std::string hint = fmt::format("give {} at least as long as {}", longer, shorter);
+  if (const Where w = where_of(longer); w.line || !where_of(shorter).line)
+    return at(w, fmt::format("{} is shorter than {}, {}", format_duration(l), shorter, format_duration(s)), hint);
+  return at(where_of(shorter), fmt::format("{} is longer than {}, {}", format_duration(s), longer, format_duration(l)),
+            hint);
+}
+
 Status check_class_extras(const ClassSpec& c) {
   LV_TRY(check_rate(c.new_sources, c.where, "new-source", kMaxRatePps, kMaxBurst));
+  LV_TRY(check_auto(c.autop, in_auto_table(c.autop)));
   const NetworkLimit& n = c.network;
   if (n.set() || n.packets.burst || n.bytes.burst) {
     const Where& w = or_class(n.where, c);
@@ -170,9 +188,42 @@ bool valid_name(std::string_view n) {
   });
 }
 
+Status check_auto(const AutoSpec& a, const std::function<Where(std::string_view key)>& where_of) {
+  struct Count {
+    const char* key;
+    uint64_t v, lo, hi;
+    const char* unit;
+  };
+  for (Count n : {Count{"floor", a.floor, 1, kMaxAutoFloor, ""}, Count{"margin", a.margin, 1, kMaxAutoMargin, ""},
+                  Count{"network_prefix4", a.network_prefix4, 1, 32, "/"},
+                  Count{"network_prefix6", a.network_prefix6, 1, 128, "/"},
+                  Count{"network_sources", a.network_sources, 1, kMaxNetworkSources, ""}})
+    if (n.v < n.lo || n.v > n.hi)
+      return at(where_of(n.key), fmt::format("{}{} is out of range", n.unit, n.v),
+                fmt::format("give {} to {}", n.lo, format_count(n.hi)));
+  struct Span {
+    const char* key;
+    uint64_t v, lo, hi;
+  };
+  for (Span d : {Span{"burst", a.burst_ns, 10 * kNsPerMs, kHourNs}, Span{"sustain", a.sustain_ns, 0, kHourNs},
+                 Span{"release", a.release_ns, kSecondNs, kDayNs},
+                 Span{"known_good_after", a.known_good_after_ns, kSecondNs, 30 * kDayNs},
+                 Span{"known_good_for", a.known_good_for_ns, kSecondNs, 365 * kDayNs}})
+    if (d.v < d.lo || d.v > d.hi)
+      return at(where_of(d.key), fmt::format("{} is out of range", format_duration(d.v)),
+                fmt::format("give {} to {}", format_duration(d.lo), format_duration(d.hi)));
+  if (a.network_rate && !a.network_rate->set())
+    return at(where_of("network_rate"), "0 is out of range",
+              fmt::format("give 1 to {}, or leave network_rate out", format_count(kMaxRatePps)));
+  if (a.network_rate) LV_TRY(check_rate(*a.network_rate, where_of("network_rate"), "network", kMaxRatePps, kMaxBurst));
+  LV_TRY(check_order(where_of, "release", a.release_ns, "sustain", a.sustain_ns));
+  return check_order(where_of, "known_good_for", a.known_good_for_ns, "known_good_after", a.known_good_after_ns);
+}
+
 Status validate(const Policy& p, uint64_t now_unix_ns) {
   (void)now_unix_ns;
   std::set<std::string> class_names, override_names;
+  LV_TRY(check_auto(p.autop, in_auto_table(p.autop)));
   LV_TRY(check_classes(p.classes, class_names));
   LV_TRY(check_overrides(p.overrides, class_names, override_names));
   return check_lists(p.lists, override_names);

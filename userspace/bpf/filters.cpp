@@ -1,0 +1,80 @@
+#include "bpf/filters.hpp"
+
+#include <atomic>
+
+namespace levee {
+namespace {
+
+__u64 load(const __u64& w) { return std::atomic_ref(const_cast<__u64&>(w)).load(std::memory_order_relaxed); }
+void store_zero(__u64& w) { std::atomic_ref(w).store(0, std::memory_order_relaxed); }
+void set_bits(__u64& w, __u64 bits) { std::atomic_ref(w).fetch_or(bits, std::memory_order_relaxed); }
+
+// The word of a key in either filter, and its bit in lv_seen.
+struct Place {
+  uint32_t word;
+  __u64 bit;
+  __u64 good_bits;
+};
+
+Place place_of(const lv_key& k, uint32_t seed) {
+  const lv_key key = filter_key(k);
+  const uint64_t h = lv_seen_hash64(&key, seed);
+  const uint32_t s = static_cast<uint32_t>(h >> (64 - LV_SEEN_LOG2));
+  return {s >> 6, uint64_t{1} << (s & 63), lv_good_bits(h)};
+}
+
+}  // namespace
+
+lv_key filter_key(const lv_key& k) {
+  lv_key out = k;
+  out.family = lv_key_family(k.family);
+  return out;
+}
+
+Result<SeenMap> SeenMap::map(int fd) {
+  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(lv_seen_pair) * 2 * LV_SEEN_WORDS, LV_MAP_SEEN));
+  return SeenMap(std::move(m));
+}
+
+void seen_clear(lv_seen_pair* half) {
+  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) {
+    store_zero(half[w].known);
+    store_zero(half[w].probation);
+  }
+}
+
+void seen_mark(lv_seen_pair* half, const lv_key& k, uint32_t seed) {
+  const Place p = place_of(k, seed);
+  set_bits((k.family & LV_KEY_PROBATION) ? half[p.word].probation : half[p.word].known, p.bit);
+}
+
+bool seen_test(const lv_seen_pair* half, const lv_key& k, uint32_t seed) {
+  const Place p = place_of(k, seed);
+  return load((k.family & LV_KEY_PROBATION) ? half[p.word].probation : half[p.word].known) & p.bit;
+}
+
+void seen_cover(lv_seen_pair* half, const __u64* good_half) {
+  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w)
+    if (const __u64 g = load(good_half[w])) set_bits(half[w].known, g);
+}
+
+Result<GoodMap> GoodMap::map(int fd) {
+  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(__u64) * 2 * LV_SEEN_WORDS, LV_MAP_GOOD));
+  return GoodMap(std::move(m));
+}
+
+void good_clear(__u64* half) {
+  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) store_zero(half[w]);
+}
+
+void good_mark(__u64* half, const lv_key& k, uint32_t seed) {
+  const Place p = place_of(k, seed);
+  set_bits(half[p.word], p.good_bits);
+}
+
+bool good_test(const __u64* half, const lv_key& k, uint32_t seed) {
+  const Place p = place_of(k, seed);
+  return (load(half[p.word]) & p.good_bits) == p.good_bits;
+}
+
+}  // namespace levee

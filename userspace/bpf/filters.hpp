@@ -1,0 +1,62 @@
+// filters.hpp - the datapath's two filters of source keys, mapped into the controller:
+// lv_seen (which sources may have state, or be on probation) and lv_good (which are
+// known-good). Both hash a source's key with lv_seen_hash64() under the attachment's
+// seed; their layouts are in levee_abi.h.
+//
+// The datapath sets bits with atomic ORs; the controller clears only a half packets do
+// not read (after a grace period) and ORs, never stores, so a bit set at the same
+// moment is never lost.
+#pragma once
+
+#include <cstdint>
+
+#include "bpf/mapped.hpp"
+#include "core/result.hpp"
+#include "levee_abi.h"
+
+namespace levee {
+
+// lv_seen, mapped: two halves of LV_SEEN_WORDS word pairs (lv_control.seen_active says
+// which one packets read).
+class SeenMap {
+ public:
+  static Result<SeenMap> map(int seen_fd);
+  lv_seen_pair* half(unsigned h) { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
+
+ private:
+  explicit SeenMap(MappedArray m) : m_(std::move(m)), p_(m_.as<lv_seen_pair>()) {}
+  MappedArray m_;
+  lv_seen_pair* p_;
+};
+
+// One half of lv_seen (LV_SEEN_WORDS pairs). A key is marked under its key as a source:
+// a key on probation (LV_KEY_PROBATION) sets the probation bit of that key.
+void seen_clear(lv_seen_pair* half);
+void seen_mark(lv_seen_pair* half, const lv_key& k, uint32_t seed);
+bool seen_test(const lv_seen_pair* half, const lv_key& k, uint32_t seed);
+// OR a known-good half's words into a seen half's known words: every known-good source
+// then reads as "may have state", which the datapath's refusal on lv_seen relies on.
+void seen_cover(lv_seen_pair* half, const __u64* good_half);
+
+// lv_good, mapped: two halves of LV_SEEN_WORDS words (lv_control.good_active).
+class GoodMap {
+ public:
+  static Result<GoodMap> map(int good_fd);
+  __u64* half(unsigned h) { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
+  const __u64* half(unsigned h) const { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
+
+ private:
+  explicit GoodMap(MappedArray m) : m_(std::move(m)), p_(m_.as<__u64>()) {}
+  MappedArray m_;
+  __u64* p_;
+};
+
+// One half of lv_good: the source's three bits (lv_good_bits()).
+void good_clear(__u64* half);
+void good_mark(__u64* half, const lv_key& k, uint32_t seed);
+bool good_test(const __u64* half, const lv_key& k, uint32_t seed);
+
+// The key a filter hashes for a source's key: its key as a source (no flags).
+lv_key filter_key(const lv_key& k);
+
+}  // namespace levee
