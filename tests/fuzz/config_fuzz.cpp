@@ -3,10 +3,14 @@
 //
 // Properties: a refusal names the file; a config that is accepted validates again and
 // compiles; the compiled classes read back (class_of) as the classes the file gave, in
-// its order, each under its own id; no limit's tolerance wraps around in 64 bits;
-// compiling again over the compiled slot keeps every class's id, as a reload does.
+// its order, each under its own id, their autopilot included (every class has [auto],
+// and a class compiled again from what it reads back has the same autopilot); no
+// limit's tolerance wraps around in 64 bits, and a network watch's takes a sample (16
+// packets' cost); compiling again over the compiled slot keeps every class's id, as a
+// reload does.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -35,6 +39,25 @@ void check_limit(const lv_limit& l, const char* what, const std::string& cls) {
               l.rate, l.burst, l.tau_ns, static_cast<double>(tau));
 }
 
+// The autopilot as the class asked for it, read back, and compiled again the same.
+void check_autopilot(const ClassSpec& want, const lv_class& k, const ClassSpec& got) {
+  LV_PROPERTY(got.admission == want.admission_in_force() && got.escalate == want.escalate,
+              "class {}: admission {} escalate {} read back as {} {}", want.name,
+              admission_name(want.admission_in_force()), want.escalate, admission_name(got.admission), got.escalate);
+  LV_PROPERTY(bool(k.flags & LV_CLASS_AUTO_ADMIT) == (want.admission_in_force() == Admission::Auto) &&
+                  bool(k.flags & LV_CLASS_ESCALATE) == want.escalates(),
+              "class {}: flags {:#x} for admission {}, escalates {}", want.name, k.flags,
+              admission_name(want.admission_in_force()), want.escalates());
+  const lv_auto& a = k.autop;
+  LV_PROPERTY(!(k.flags & LV_CLASS_ESCALATE) || a.watch.tau_ns >= a.watch.cost << a.sample_shift,
+              "class {}: the network watch's tau {} ns takes no sample of 2^{} x {} ns", want.name, a.watch.tau_ns,
+              a.sample_shift, a.watch.cost);
+  const lv_class again = compile_class(got, kClocks.tick_ns, 2);
+  constexpr uint32_t kAutoFlags = LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE | LV_CLASS_ADMIT;
+  LV_PROPERTY(std::memcmp(&again.autop, &a, sizeof a) == 0 && (again.flags & kAutoFlags) == (k.flags & kAutoFlags),
+              "class {}: its autopilot compiles otherwise from what it reads back", want.name);
+}
+
 void check_class(const ClassSpec& want, const lv_class& k) {
   const ClassSpec got = class_of(k);
   LV_PROPERTY(got.name == want.name, "class {} compiled as {}", want.name, got.name);
@@ -49,13 +72,15 @@ void check_class(const ClassSpec& want, const lv_class& k) {
   LV_PROPERTY(got.ban.set() == want.ban.set() && got.ban.ban_ns == want.ban.ban_ns &&
                   got.ban.all_classes == want.ban.all_classes && got.monitor == want.monitor,
               "class {}: its ban or mode reads back otherwise", want.name);
+  check_autopilot(want, k, got);
   for (auto [l, what] : {std::pair{&k.pkt, "packets"},
                          {&k.bytes, "bytes"},
                          {&k.admit, "new_sources"},
                          {&k.net_pkt, "network packets"},
                          {&k.net_bytes, "network bytes"},
                          {&k.total_pkt, "total packets"},
-                         {&k.total_bytes, "total bytes"}})
+                         {&k.total_bytes, "total bytes"},
+                         {&k.autop.watch, "network watch"}})
     check_limit(*l, what, want.name);
 }
 
@@ -69,6 +94,8 @@ void check(const std::string& text) {
   const Status again = validate(*p, kNow);
   LV_PROPERTY(again.ok(), "accepted, then refused by validate(): {}", again.ok() ? "" : again.error().message());
   LV_PROPERTY(!p->classes.empty() && p->classes.size() <= LV_MAX_CLASSES, "{} classes accepted", p->classes.size());
+  for (const ClassSpec& c : p->classes)
+    LV_PROPERTY(c.autop == p->autop, "class {} has other [auto] settings than the file's", c.name);
 
   const auto c = std::make_unique<CompiledPolicy>(compile(*p, kClocks));
   const lv_policy& s = c->slot;
