@@ -257,6 +257,8 @@ when_full = "refuse"
 [default]
 rate = "5k"
 burst = "1k"
+new_sources = "off"  # the map's own refusal, not the autopilot's
+escalate = "off"     # (a watched network is an entry of the map too)
 )")});
   ScenarioSpec spec = random_flood(kIpv6, 5);
   spec.web = false;

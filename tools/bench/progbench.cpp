@@ -83,6 +83,9 @@ struct SkelPtr {
   }
 };
 
+// The limiter alone: the autopilot (on by default) off.
+void autopilot_off(lv_class& c) { c.flags &= ~uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE}; }
+
 // One class, no lists: written whole with one map update (nothing runs the program yet).
 // One class of `l`; `extra` adds what a Limits cannot say (admission, network, total).
 void set_policy(int policy_fd, const Limits& l, const std::function<void(lv_class&)>& extra = {}) {
@@ -173,6 +176,10 @@ void run_all(Bench& b) {
   };
   levee_case("levee_pass", "known source under its limit (cached-clock check, fine clock, CAS)",
              Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS);
+  // What the autopilot (on by default) costs the pass path: the watch's count of passed
+  // packets, one in 16 charged to its network (bpf/watch.h).
+  levee_case("levee_pass_no_autopilot", "levee_pass with the autopilot off (new_sources, escalate = \"off\")",
+             Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS, autopilot_off);
   levee_case("levee_drop", "known source over its limit, rate 100 burst 100 (fast reject on cached clock)",
              Limits{100, 100, 32, 64}, XDP_DROP);
   levee_case("levee_drop_fine", "known source over its limit, rate 100 burst 1 (fine clock every packet)",
@@ -227,19 +234,20 @@ void run_all(Bench& b) {
   policy_case("levee_drop_32c_100k", "levee_drop with 32 classes and 100k deny entries", levee::Rate{100, 100},
               XDP_DROP);
 
-  // New source every packet: levee's code after a source rewrite (bench object).
+  // New source every packet: levee's code after a source rewrite (bench object). The map
+  // is filled with the autopilot off; `extra` then says what the class does.
   auto newsrc_case = [&](const std::string& name, const std::string& what, uint32_t entries, uint64_t prefill,
-                         uint64_t repeat, const std::function<void(lv_class&)>& extra = {},
+                         uint64_t repeat, const std::function<void(lv_class&)>& extra = autopilot_off,
                          uint32_t verdict = XDP_PASS) {
     SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
     if (!sk.s) throw std::runtime_error("open progbench object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, entries);
     if (progbench__load(sk.s)) throw std::runtime_error("load progbench object");
-    set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64});
+    set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64}, autopilot_off);
     int fd = bpf_program__fd(sk.s->progs.bench_levee_newsrc);
     if (prefill) test_run(fd, frame, prefill, XDP_PASS);
     if (extra) set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64}, extra);
-    if (verdict != XDP_PASS) test_run(fd, frame, 1000, verdict);  // spend what the budget has
+    if (verdict != XDP_PASS) test_run(fd, frame, 5000, verdict);  // spend what the budget has
     b.add(name, what, repeat, [&] { return test_run(fd, frame, repeat, verdict); });
   };
   // Inserts without eviction: the map holds every source of all runs.
@@ -258,10 +266,18 @@ void run_all(Bench& b) {
                   levee::format_count(o.full_entries)),
       o.full_entries, 100'000, o.repeat,
       [](lv_class& c) {
+        autopilot_off(c);
         c.admit = levee::compile_packet_limit(levee::Rate{1, 1});
         c.flags |= LV_CLASS_ADMIT;
       },
       XDP_DROP);
+  // The same flood with nothing configured: the autopilot engaged (its defaults, but
+  // engaging at the first abnormal arrival rather than after 250 ms of them).
+  newsrc_case(
+      "levee_new_source_refused_auto",
+      fmt::format("new source every packet, the autopilot engaged, {}-entry map holding 100k sources",
+                  levee::format_count(o.full_entries)),
+      o.full_entries, 100'000, o.repeat, [](lv_class& c) { c.autop.sustain_ns = 0; }, XDP_DROP);
 }
 
 }  // namespace

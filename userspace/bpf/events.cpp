@@ -82,6 +82,24 @@ EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Cl
   return r;
 }
 
+EventRecord decode_release(const Released& e, const lv_policy& p, const Clocks& clocks, const std::string& iface) {
+  EventRecord r;
+  r.type = e.type;
+  r.time_unix_ns = clocks.to_unix(clocks.now_mono_ns);
+  r.iface = iface;
+  r.class_id = e.class_id;
+  const lv_class* c = class_of_id(p, e.class_id);
+  if (c) r.class_name = name_of(c->name);
+  if (e.type == LV_EV_DEESCALATED) {
+    r.family = lv_key_family(e.key.family) == LV_AF_INET ? 4 : 6;
+    r.address = key_address(e.key.addr, e.key.family,
+                            c ? (r.family == 4 ? c->autop.watch_prefix4 : c->autop.watch_prefix6) : 0);
+  }
+  r.reason = e.type == LV_EV_RELEASED ? LV_R_ADMISSION : LV_R_ESCALATED;
+  r.value = clocks.now_mono_ns - e.since_ns;
+  return r;
+}
+
 bool BanEnds::Less::operator()(const lv_key& a, const lv_key& b) const { return std::memcmp(&a, &b, sizeof a) < 0; }
 
 std::vector<BanEnds::Ended> BanEnds::update(const std::vector<std::pair<lv_key, lv_ban>>& records, uint64_t now) {
@@ -150,6 +168,15 @@ int EventSource::on_sample(void* ctx, void* data, size_t size) {
   lv_event e{};
   std::memcpy(&e, data, std::min(size, sizeof e));
   ++self->handed_;
+  if (e.type == LV_EV_ESCALATED && self->releasing_) {
+    const lv_policy& p = self->policy_->active();
+    lv_key k{};
+    std::memcpy(k.addr, e.addr, sizeof k.addr);
+    k.class_id = e.class_id;
+    k.family = static_cast<uint8_t>(lv_key_family(e.family) | LV_KEY_WATCH);
+    k.epoch = e.class_id < LV_MAX_CLASSES ? p.classes[e.class_id].epoch : 0;
+    self->releases_.track(k);
+  }
   if (self->sink_ && !(*self->sink_)(decode_event(e, self->policy_->active(), self->clocks_, self->iface_))) {
     // Stop here: this sample is consumed, the ones after it stay in the ring.
     self->stop_ = true;
@@ -164,19 +191,31 @@ Status EventSource::poll_bans(uint64_t now, const Sink& fn) {
   // Ban ends are events too, and a flood of banned sources must not become a flood of
   // ban ends: they spend the interface's event rate ([interface] events_per_second)
   // from the one budget the datapath's events take from (lv_shared), and carry what
-  // they suppressed like the datapath's do.
-  const lv_limit& rate = policy_->active().events;
+  // they suppressed like the datapath's do (send_own).
   for (const BanEnds::Ended& e : bans_.update(records, now)) {
     if (stop_) break;  // the rest are lost: a caller that stops wants no more
-    if (!shared_->take_event(rate, now)) {
-      ++ban_suppressed_;
-      continue;
-    }
-    EventRecord r = decode_ban_end(e, policy_->active(), clocks_, iface_);
-    r.suppressed = static_cast<uint32_t>(std::min<uint64_t>(ban_suppressed_, UINT32_MAX));
-    ban_suppressed_ = 0;
-    ++handed_;
-    stop_ = !fn(r);
+    send_own(decode_ban_end(e, policy_->active(), clocks_, iface_), now, fn);
+  }
+  return {};
+}
+
+bool EventSource::send_own(EventRecord r, uint64_t now, const Sink& fn) {
+  if (!shared_->take_event(policy_->active().events, now)) {
+    ++own_suppressed_;
+    return false;
+  }
+  r.suppressed = static_cast<uint32_t>(std::min<uint64_t>(own_suppressed_, UINT32_MAX));
+  own_suppressed_ = 0;
+  ++handed_;
+  stop_ = !fn(r);
+  return true;
+}
+
+Status EventSource::poll_releases(uint64_t now, const Sink& fn) {
+  LV_TRY_ASSIGN(auto released, releases_.poll(pins_, *shared_, policy_->active(), now));
+  for (const Released& e : released) {
+    if (stop_) break;
+    send_own(decode_release(e, policy_->active(), clocks_, iface_), now, fn);
   }
   return {};
 }
@@ -210,6 +249,7 @@ Result<size_t> EventSource::poll(std::chrono::milliseconds timeout, const Sink& 
     if (clock::now() >= next_ban_poll_) {
       clocks_ = clock_source_();
       LV_TRY(poll_bans(clocks_.now_mono_ns, fn));
+      if (releasing_) LV_TRY(poll_releases(clocks_.now_mono_ns, fn));
       next_ban_poll_ = clock::now() + kBanPollEvery;
     }
     if (clock::now() >= until) break;

@@ -26,6 +26,7 @@
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
+#include "bpf/releases.hpp"
 #include "core/clock.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
@@ -82,6 +83,8 @@ class BanEnds {
 
 // A ban end as an event (type LV_EV_BAN_ENDED).
 EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Clocks& clocks, const std::string& iface);
+// A release by the controller (bpf/releases.hpp) as an event, at `clocks`' time.
+EventRecord decode_release(const Released& r, const lv_policy& p, const Clocks& clocks, const std::string& iface);
 
 // Reads one interface's events: the ring buffer, and lv_bans once a second for ban ends
 // (within the interface's event rate, shared with the datapath's; their "suppressed" counts
@@ -96,6 +99,12 @@ class EventSource {
   static Result<std::unique_ptr<EventSource>> open(const std::string& iface, ClockSource clocks = Clocks::read);
   // The same on maps already open (`pins.iface` names them in messages and events).
   static Result<std::unique_ptr<EventSource>> open(Pinned pins, ClockSource clocks = Clocks::read);
+  // Also release, once a second, what the datapath's autopilot has not for want of a
+  // packet (bpf/releases.hpp), and say so among the events: `levee run` does, a reader
+  // such as `levee events` does not.
+  void release_autopilot() { releasing_ = true; }
+  // A network a walk found escalated (its key in lv_state), for the releases.
+  void track_escalated(const lv_key& watch_key) { releases_.track(watch_key); }
   ~EventSource();
   EventSource(const EventSource&) = delete;
   EventSource& operator=(const EventSource&) = delete;
@@ -110,6 +119,9 @@ class EventSource {
   EventSource() = default;
   static int on_sample(void* ctx, void* data, size_t size);
   Status poll_bans(uint64_t now_ns, const Sink& fn);
+  Status poll_releases(uint64_t now_ns, const Sink& fn);
+  // An event through the event rate the datapath's take from, with what it suppressed.
+  bool send_own(EventRecord r, uint64_t now_ns, const Sink& fn);
 
   std::string iface_;
   Pinned pins_;
@@ -118,8 +130,10 @@ class EventSource {
   ClockSource clock_source_;
   Clocks clocks_;  // at the current poll
   BanEnds bans_;
+  AutopilotReleases releases_;
+  bool releasing_ = false;
   std::optional<SharedMap> shared_;  // the event rate's GCRA
-  uint64_t ban_suppressed_ = 0;      // ban ends over the event rate since the last one sent
+  uint64_t own_suppressed_ = 0;      // its own events (ban ends, releases) over the event rate since the last one sent
   std::chrono::steady_clock::time_point next_ban_poll_;
   const Sink* sink_ = nullptr;  // during poll()
   size_t handed_ = 0;

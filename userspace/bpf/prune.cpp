@@ -237,7 +237,7 @@ class StateSweep {
 
 }  // namespace
 
-Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
+Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns, const StateChunkFn& visit) {
   const auto t0 = std::chrono::steady_clock::now();
   LV_TRY_ASSIGN(auto sess, Session::open(iface, "prune"));
   LV_TRY_ASSIGN(auto seen, SeenMap::map(sess.pins.seen.get()));
@@ -264,7 +264,10 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns) {
   StateSweep sweep(sess, pol, std::move(banned), refill, now, idle_ns, r);
   LV_TRY(for_each_state_chunk(
       sess.pins.state.get(), kChunk,
-      [&](std::span<const lv_key> keys, std::span<const lv_state> states) { return sweep.batch(keys, states); }));
+      [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
+        if (visit) LV_TRY(visit(keys, states));
+        return sweep.batch(keys, states);
+      }));
   if (r.refuse && !r.count) r.count = sess.shared.sources();  // an empty map
   sess.policy.flip_seen();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

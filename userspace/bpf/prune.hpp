@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "bpf/maps.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
 
@@ -68,7 +69,9 @@ struct PruneResult {
   double seconds = 0;             // wall time of the whole prune
 };
 
-// Prune one interface under its lock (as every changing command).
-Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns);
+// Prune one interface under its lock (as every changing command). `visit`, if given,
+// sees every entry of lv_state the walk reads, a batch at a time, before the idle ones
+// are deleted (`levee run` judges known-good sources on the same walk).
+Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns, const StateChunkFn& visit = {});
 
 }  // namespace levee

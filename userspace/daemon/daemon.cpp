@@ -13,6 +13,7 @@
 #include "bpf/events.hpp"
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
+#include "bpf/known_good.hpp"
 #include "bpf/live.hpp"
 #include "bpf/pins.hpp"
 #include "core/lock.hpp"
@@ -21,6 +22,7 @@
 #include "daemon/attachment.hpp"
 #include "daemon/event_lines.hpp"
 #include "daemon/health.hpp"
+#include "daemon/known_good.hpp"
 #include "daemon/log.hpp"
 #include "daemon/maintenance.hpp"
 #include "daemon/metrics_server.hpp"
@@ -48,6 +50,8 @@ class Daemon {
   void hangup();
   Status open_events_file();
   void open_events();
+  void open_known_good();
+  void walk();
   bool write_event(const EventRecord& r);
 
   const DaemonOptions& o_;
@@ -57,6 +61,12 @@ class Daemon {
   std::unique_ptr<EventSource> events_;
   FILE* events_out_ = stdout;
   daemon::EventLines event_lines_;
+  // The known-good filter: the walk's judge of who behaved, the marks, their ageing.
+  AutoSpec autop_;
+  daemon::GoodJudge judge_{AutoSpec{}.known_good_after_ns};
+  std::optional<PolicyMap> good_policy_;  // mapped for good_, which refers to it
+  std::optional<KnownGood> good_;
+  Clock::time_point next_age_;
   std::optional<daemon::MetricsServer> server_;  // last: stopped before what its scrapes read
 };
 
@@ -85,6 +95,9 @@ Status Daemon::start() {
   LV_TRY(preflight("run"));
   // Everything that can fail without touching the kernel, first.
   LV_TRY_ASSIGN(auto p, load_config(o_.config, iface));
+  autop_ = p.autop;
+  judge_.set_after(autop_.known_good_after_ns);
+  next_age_ = Clock::now() + std::chrono::nanoseconds(autop_.known_good_for_ns);
   LV_TRY_ASSIGN(lock_, IfaceLock::daemon(iface));
   LV_TRY(open_events_file());
   if (o_.metrics) {
@@ -98,6 +111,7 @@ Status Daemon::start() {
   LV_TRY(attachment_.open());
   if (server_) server_->ready();
   open_events();
+  open_known_good();
   if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
   return {};
 }
@@ -107,15 +121,47 @@ Status Daemon::start() {
 // found then must not leave the events going to the rotated file.
 void Daemon::hangup() {
   if (auto e = open_events_file(); !e) say(o_.iface, "{}", e.error().message());
-  daemon::reload_config(o_, health_);
+  if (daemon::reload_config(o_, health_, &autop_)) judge_.set_after(autop_.known_good_after_ns);
 }
 
 void Daemon::open_events() {
   events_.reset();
-  if (auto ev = EventSource::open(o_.iface))
+  if (auto ev = EventSource::open(o_.iface)) {
     events_ = std::move(ev.value());
-  else
+    events_->release_autopilot();
+  } else {
     say(o_.iface, "no events: {}", ev.error().message());
+  }
+}
+
+void Daemon::open_known_good() {
+  good_.reset();
+  good_policy_.reset();
+  auto pm = map_pinned_policy(attachment_.pins());
+  if (pm) {
+    good_policy_.emplace(std::move(pm.value()));
+    auto g = KnownGood::open(attachment_.pins(), *good_policy_);
+    if (g) {
+      good_.emplace(std::move(g.value()));
+      return;
+    }
+    say(o_.iface, "no known-good sources: {}", g.error().message());
+    return;
+  }
+  say(o_.iface, "no known-good sources: {}", pm.error().message());
+}
+
+// The maintenance walk: prune, count, judge who behaved; and the known-good filter aged
+// every known_good_for.
+void Daemon::walk() {
+  daemon::WalkUse use{&judge_, good_ ? &*good_ : nullptr, [this](const lv_key& k) {
+                        if (events_) events_->track_escalated(k);
+                      }};
+  if (auto w = daemon::maintenance_walk(o_, attachment_.pins(), use)) health_.walked(*w);
+  if (good_ && Clock::now() >= next_age_) {
+    if (auto st = good_->age(); !st) say(o_.iface, "ageing the known-good sources failed: {}", st.error().message());
+    next_age_ = Clock::now() + std::chrono::nanoseconds(autop_.known_good_for_ns);
+  }
 }
 
 bool Daemon::loop() {
@@ -125,9 +171,12 @@ bool Daemon::loop() {
   while (!Signals::stopped()) {
     if (Signals::take_hangup()) hangup();
     if (!attachment_.check()) return true;
-    if (attachment_.take_replaced()) open_events();  // attached again: a new event ring
+    if (attachment_.take_replaced()) {  // attached again: new maps
+      open_events();
+      open_known_good();
+    }
     if (Clock::now() >= next_walk && attachment_.whole()) {
-      if (auto w = daemon::maintenance_walk(o_, attachment_.pins())) health_.walked(*w);
+      walk();
       next_walk = Clock::now() + every;
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -146,6 +195,8 @@ Status Daemon::stop(bool detached_by_other) {
   const std::string& iface = o_.iface;
   if (server_) server_->stop();
   events_.reset();
+  good_.reset();
+  good_policy_.reset();
   const bool stays = attachment_.close();
   if (events_out_ != stdout) std::fclose(events_out_);
   events_out_ = stdout;

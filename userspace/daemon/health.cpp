@@ -52,6 +52,7 @@ void Health::repinned() {
 void Health::walked(const WalkCounts& w) {
   std::lock_guard g(mu_);
   walk_ = w;
+  health_.known_good_marked += w.marked;
 }
 
 void Health::read(MetricsSnapshot& s) const {

@@ -57,7 +57,7 @@ Status start_filter(const DaemonOptions& o, Policy p) {
   return {};
 }
 
-bool reload_config(const DaemonOptions& o, Health& health) {
+bool reload_config(const DaemonOptions& o, Health& health, AutoSpec* autop) {
   auto p = load_config(o.config, o.iface);
   Result<ReloadResult> r = p ? levee::reload(o.iface, *p) : Result<ReloadResult>(p.error());
   health.reloaded(r.ok());
@@ -67,6 +67,7 @@ bool reload_config(const DaemonOptions& o, Health& health) {
   }
   say(o.iface, "reloaded {}: policy generation {}, {} classes, {} list entries", o.config, r->generation, r->classes,
       group_digits(r->list_entries));
+  if (autop) *autop = p->autop;
   say_reload_notes(o.iface, *r);
   return true;
 }

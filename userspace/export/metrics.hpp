@@ -6,6 +6,10 @@
 // link's info. The gauges that need a walk of the per-source map (sources, bans) come
 // from the daemon's periodic maintenance walk, with the time it ran beside them.
 //
+// Each class with the autopilot has its series (levee_autopilot_*): its state and counts
+// as lv_guard holds them, read at every scrape; the sources on probation and the
+// networks watched and escalated come from the walk.
+//
 // Counters are kept by the datapath per reason and per class, not per (class, reason):
 // so packets by reason and packets by class are two families, each summing to every
 // packet seen (levee_packets_total) or every packet that reached a class
@@ -30,6 +34,10 @@ struct WalkCounts {
   uint64_t bans_active = 0, ban_records = 0;
   uint64_t at_unix_ns = 0;  // when it finished
   double seconds = 0;       // how long it took
+  uint64_t probation = 0;   // sources on probation (the autopilot)
+  uint64_t watched = 0;     // networks the autopilot watches
+  uint64_t escalated = 0;   // of those, escalated and not calm
+  uint64_t marked = 0;      // sources marked known-good by this walk
 };
 
 // The daemon's own health.
@@ -45,6 +53,7 @@ struct DaemonHealth {
   // interface is gone) and pinned in bpffs (false while only levee run holds it open).
   bool attached = true, pinned = true;
   uint64_t reattaches = 0, repins = 0;  // recoveries from each
+  uint64_t known_good_marked = 0;       // sources the walks marked known-good (WalkCounts.marked, summed)
 };
 
 struct MetricsSnapshot {
