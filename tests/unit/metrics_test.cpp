@@ -9,11 +9,47 @@
 
 #include "core/reasons.hpp"
 #include "daemon/daemon.hpp"
+#include "daemon/health.hpp"
 #include "export/metrics.hpp"
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
 
 namespace levee {
 namespace {
+
+constexpr uint64_t kSecNs = 1'000'000'000;
+constexpr uint64_t kNowMono = 5'000 * kSecNs;
+const char* const kDnsName = "dns \"quoted\"\\x\n";
+
+// The policy's classes as the status reads them: dns with the autopilot (admission and
+// escalation), engaged; default with neither.
+void autopilot_classes(IfaceStatus& st) {
+  ClassSpec dns;
+  dns.name = kDnsName;
+  dns.packets = {100, 10};
+  ClassSpec def;
+  def.name = "default";
+  def.packets = {1000, 100};
+  def.admission = Admission::Off;
+  def.escalate = false;
+  st.classes = {compile_class(dns, 4'000'000, 2), compile_class(def, 4'000'000, 2)};
+  st.class_ids = {1, 0};
+  st.now_ns = kNowMono;
+  lv_guard g{};
+  g.engaged_ns = kNowMono - 5 * kSecNs;
+  g.last_over_ns = kNowMono - kSecNs;  // within release (30 s): not calm
+  g.cost = 250'000;                    // 4,000 new sources/s, over the floor's 1,000
+  g.baseline = (1000u << LV_GUARD_FP) + 8;
+  g.engagements = 3;
+  g.arrivals = 12'345;
+  g.probation = 67;
+  g.promoted = 60;
+  g.good_admitted = 9;
+  g.escalations = 2;
+  lv_guard quiet{};
+  quiet.arrivals = 99;  // a class without the autopilot: nothing of it is exported
+  st.guards = {g, quiet};
+}
 
 // A snapshot with every part present: two classes, a walk, a daemon.
 MetricsSnapshot full_snapshot() {
@@ -30,13 +66,25 @@ MetricsSnapshot full_snapshot() {
   s.counters.by_reason[LV_R_CONFORMING] = {100, 6400};
   s.counters.by_reason[LV_R_RATE] = {30, 1920};
   s.counters.would[LV_R_RATE] = {3, 192};
-  ClassCounters dns{"dns \"quoted\"\\x\n", 1, {}, false};
+  ClassCounters dns{kDnsName, 1, {}, false};
   dns.counters.passed = {60, 3840};
   dns.counters.dropped = {30, 1920};
   ClassCounters def{"default", 0, {}, true};
   def.counters.passed = {40, 2560};
   s.classes = {dns, def};
-  s.walk = WalkCounts{250, 10, 3, 4, 1'700'000'000'500'000'000ull, 0.25};
+  autopilot_classes(s.status);
+  WalkCounts w;  // by name: the order of its fields is not the point
+  w.sources = 250;
+  w.networks = 10;
+  w.bans_active = 3;
+  w.ban_records = 4;
+  w.probation = 7;
+  w.watched = 12;
+  w.escalated = 2;
+  w.marked = 5;
+  w.at_unix_ns = 1'700'000'000'500'000'000ull;
+  w.seconds = 0.25;
+  s.walk = w;
   DaemonHealth d;
   d.start_unix_ns = 1'700'000'000'000'000'000ull;
   d.reloads_ok = 2;
@@ -45,6 +93,7 @@ MetricsSnapshot full_snapshot() {
   d.last_success_unix_ns = 1'700'000'100'000'000'000ull;
   d.events = {{"banned", 4}, {"limited", 6}};
   d.events_suppressed = 1234;
+  d.known_good_marked = 42;
   s.daemon = d;
   return s;
 }
@@ -174,6 +223,82 @@ TEST(Metrics, WithoutAWalkOrADaemonTheirFamiliesAreLeftOut) {
   EXPECT_EQ(fams.count("levee_reloads_total"), 0u);
   EXPECT_EQ(fams.count("levee_packets_total"), 1u);
   EXPECT_EQ(fams.count("levee_sources_max"), 1u);
+}
+
+TEST(Metrics, TheAutopilotOfEachClassThatHasIt) {
+  const std::string text = render_metrics(full_snapshot());
+  const std::string dns = "{iface=\"eth0\",class=\"dns \\\"quoted\\\"\\\\x\\n\"} ";
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"levee_autopilot_engaged", "1"},
+                                                        {"levee_autopilot_threshold_sources_per_second", "4000"},
+                                                        {"levee_autopilot_baseline_sources_per_second", "1000.5"},
+                                                        {"levee_autopilot_engagements_total", "3"},
+                                                        {"levee_autopilot_arrivals_total", "12345"},
+                                                        {"levee_autopilot_probation_total", "67"},
+                                                        {"levee_autopilot_promoted_total", "60"},
+                                                        {"levee_autopilot_known_good_admitted_total", "9"},
+                                                        {"levee_autopilot_escalations_total", "2"}}) {
+    EXPECT_NE(text.find(name + dns + value + "\n"), std::string::npos) << name << "\n" << text;
+    // The class without the autopilot has none of its series.
+    EXPECT_EQ(text.find(name + "{iface=\"eth0\",class=\"default\"}"), std::string::npos) << name;
+  }
+  const auto fams = families(text);
+  EXPECT_EQ(fams.at("levee_autopilot_engaged").type, "gauge");
+  EXPECT_EQ(fams.at("levee_autopilot_threshold_sources_per_second").type, "gauge");
+  EXPECT_EQ(fams.at("levee_autopilot_baseline_sources_per_second").type, "gauge");
+  EXPECT_EQ(fams.at("levee_autopilot_arrivals_total").type, "counter");
+  EXPECT_EQ(fams.at("levee_autopilot_engaged").samples.size(), 1u);
+  // From the walk and the daemon.
+  EXPECT_NE(text.find("levee_sources_on_probation{iface=\"eth0\"} 7\n"), std::string::npos);
+  EXPECT_NE(text.find("levee_watched_networks{iface=\"eth0\"} 12\n"), std::string::npos);
+  EXPECT_NE(text.find("levee_escalated_networks{iface=\"eth0\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("levee_known_good_marked_total{iface=\"eth0\"} 42\n"), std::string::npos);
+  EXPECT_EQ(fams.at("levee_sources_on_probation").type, "gauge");
+  EXPECT_EQ(fams.at("levee_known_good_marked_total").type, "counter");
+  // The autopilot's events are counted by type, at 0 before the first.
+  EXPECT_NE(text.find("levee_events_total{iface=\"eth0\",type=\"engaged\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("levee_events_total{iface=\"eth0\",type=\"deescalated\"} 0\n"), std::string::npos);
+}
+
+TEST(Metrics, TheAutopilotEngagedGaugeFollowsGuardH) {
+  MetricsSnapshot s = full_snapshot();
+  const std::string dns = "{iface=\"eth0\",class=\"dns \\\"quoted\\\"\\\\x\\n\"} ";
+  // Calm for release (30 s) since the last abnormal arrival: released, whatever
+  // engaged_ns still says.
+  s.status.guards[0].last_over_ns = kNowMono - 31 * kSecNs;
+  std::string text = render_metrics(s);
+  EXPECT_NE(text.find("levee_autopilot_engaged" + dns + "0\n"), std::string::npos) << text;
+  // Abnormal, not engaged.
+  s.status.guards[0].last_over_ns = kNowMono - kSecNs;
+  s.status.guards[0].engaged_ns = 0;
+  text = render_metrics(s);
+  EXPECT_NE(text.find("levee_autopilot_engaged" + dns + "0\n"), std::string::npos) << text;
+  // No learnt threshold yet: the floor's.
+  s.status.guards[0].cost = 0;
+  text = render_metrics(s);
+  EXPECT_NE(text.find("levee_autopilot_threshold_sources_per_second" + dns + "1000\n"), std::string::npos) << text;
+}
+
+TEST(Metrics, WithoutAClassWithTheAutopilotItsFamiliesAreLeftOut) {
+  MetricsSnapshot s = full_snapshot();
+  for (lv_class& k : s.status.classes) k.flags &= ~uint32_t{LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE};
+  const auto fams = families(render_metrics(s));
+  for (const auto& [name, f] : fams) EXPECT_NE(name.rfind("levee_autopilot_", 0), 0u) << name;
+  EXPECT_EQ(fams.count("levee_sources_on_probation"), 1u) << "the walk's counts stay";
+}
+
+TEST(Metrics, KnownGoodMarksAreSummedOverWalks) {
+  daemon::Health h;
+  WalkCounts w;
+  w.marked = 3;
+  h.walked(w);
+  w.marked = 4;
+  h.walked(w);
+  MetricsSnapshot s;
+  h.read(s);
+  ASSERT_TRUE(s.daemon && s.walk);
+  EXPECT_EQ(s.daemon->known_good_marked, 7u);
+  EXPECT_EQ(s.walk->marked, 4u) << "the walk's own count is the last walk's";
 }
 
 TEST(ListenAddress, PortAloneIsLoopbackAndHostsMayBeGiven) {

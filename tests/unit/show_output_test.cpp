@@ -1,6 +1,7 @@
 // show_output_test.cpp - what `levee show` prints about a source, text and JSON: its
 // state in each class read through bpf/limiter.h (tokens, the wait), the list entry
-// deciding for it, its network's state, and its bans.
+// deciding for it, its network's state, its bans, and the autopilot's view of it (on
+// probation, known-good, its watched network).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -238,6 +239,139 @@ TEST(ShowOutput, BanText) {
   const std::string g = show_text("eth0", show_of(gone), 0);
   EXPECT_NE(g.find("none of its own"), std::string::npos) << g;
   EXPECT_EQ(g.find("tokens   "), std::string::npos) << g;
+}
+
+// banned_class() without its ban, its state on probation instead of as a source (the
+// class has the autopilot: compile_class's defaults).
+ShowClass probation_class() {
+  ShowClass c = banned_class(false);
+  c.ban.reset();
+  c.network.reset();
+  c.has_state = false;
+  lv_state p{};
+  p.ready_ns = kNowMono - kSec;  // full
+  p.passed = (uint64_t{192} << 32) | 3;
+  c.probation = p;
+  c.state = {};
+  c.known_good = false;
+  return c;
+}
+
+TEST(ShowOutput, OnProbation) {
+  ShowClass c = probation_class();
+  ASSERT_TRUE(c.cls.flags & LV_CLASS_AUTO_ADMIT);
+  const std::string t = show_text("eth0", show_of(c), 0);
+  EXPECT_NE(t.find("    state    on probation: admitted while the class was not calm, promoted once it is\n"
+                   "    tokens   10 packets\n"
+                   "    next     now\n"
+                   "    passed   3 packets, 192 bytes\n"
+                   "    dropped  0 packets, 0 bytes\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("none of its own"), std::string::npos) << t;
+  EXPECT_NE(t.find("    admission not known-good\n"), std::string::npos) << t;
+  auto j = show_json("eth0", show_of(c), 0)["classes"][0];
+  EXPECT_EQ(j["has_state"], false) << "its state as a source";
+  EXPECT_EQ(j["on_probation"], true);
+  ASSERT_TRUE(j["probation"].is_object());
+  EXPECT_EQ(j["probation"]["tokens"], 10);
+  EXPECT_EQ(j["probation"]["wait_ns"], 0);
+  EXPECT_EQ(j["probation"]["passed_packets"], 3);
+  EXPECT_EQ(j["probation"]["passed_bytes"], 192);
+  EXPECT_EQ(j["known_good"], false);
+
+  // Both a state as a source and one on probation (promoted while being shown): both.
+  c.has_state = true;
+  c.state.passed = 5;
+  const std::string both = show_text("eth0", show_of(c), 0);
+  EXPECT_NE(
+      both.find("    passed   5 packets, 0 bytes\n    dropped  0 packets, 0 bytes\n    state    also on probation:"),
+      std::string::npos)
+      << both;
+
+  // Neither: not on probation, fields still there.
+  ShowClass plain = banned_class(false);
+  auto p = show_json("eth0", show_of(plain), 0)["classes"][0];
+  EXPECT_EQ(p["on_probation"], false);
+  EXPECT_TRUE(p["probation"].is_null());
+  EXPECT_TRUE(p["known_good"].is_null()) << "not read";
+  EXPECT_TRUE(p["watch"].is_null());
+  const std::string pt = show_text("eth0", show_of(plain), 0);
+  EXPECT_EQ(pt.find("probation"), std::string::npos) << pt;
+  EXPECT_EQ(pt.find("admission"), std::string::npos) << pt;
+}
+
+TEST(ShowOutput, KnownGood) {
+  ShowClass c = probation_class();
+  c.probation.reset();
+  c.known_good = true;  // evicted, but remembered
+  const std::string t = show_text("eth0", show_of(c), 0);
+  EXPECT_NE(t.find("    state    none of its own (not seen since its state was evicted)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("    admission known-good: let in even while the class's autopilot is engaged\n"), std::string::npos)
+      << t;
+  EXPECT_EQ(show_json("eth0", show_of(c), 0)["classes"][0]["known_good"], true);
+}
+
+TEST(ShowOutput, ItsWatchedNetwork) {
+  ShowClass c = banned_class(false);
+  c.ban.reset();
+  ASSERT_TRUE(c.cls.flags & LV_CLASS_ESCALATE);
+  lv_watch w{};
+  w.escalated_ns = kNowMono - 4'100'000'000;
+  w.last_over_ns = kNowMono - 1'000'000;
+  w.dropped = (uint64_t{78'976} << 32) | 1'234;
+  c.watch = w;
+  std::string t = show_text("eth0", show_of(c), 0);
+  EXPECT_NE(t.find("    watch    198.18.0.0/16: escalated 4.1 s ago, limited to 6.4k pps, burst 640 as a whole; 1,234 "
+                   "packets, 78,976 bytes dropped\n"),
+            std::string::npos)
+      << t;
+  auto j = show_json("eth0", show_of(c), 0)["classes"][0]["watch"];
+  EXPECT_EQ(j["network"], "198.18.0.0/16");
+  EXPECT_EQ(j["escalated"], true);
+  EXPECT_EQ(j["since_ms"], 4'100);
+  EXPECT_EQ(j["rate"], 6'400);
+  EXPECT_EQ(j["burst"], 640);
+  EXPECT_EQ(j["dropped_packets"], 1'234);
+
+  // Monitor mode: what it would do.
+  ShowClass m = c;
+  m.cls.flags |= LV_CLASS_MONITOR;
+  t = show_text("eth0", show_of(m), 0);
+  EXPECT_NE(t.find("escalated 4.1 s ago, would be limited to 6.4k pps, burst 640 as a whole; 1,234 packets, 78,976 "
+                   "bytes would be dropped\n"),
+            std::string::npos)
+      << t;
+
+  // Calm for release (30 s): no longer enforced, not yet released.
+  c.watch->last_over_ns = kNowMono - 31 * kSec;
+  t = show_text("eth0", show_of(c), 0);
+  EXPECT_NE(t.find("    watch    198.18.0.0/16: escalated 4.1 s ago, calm again (release pending)\n"),
+            std::string::npos)
+      << t;
+  j = show_json("eth0", show_of(c), 0)["classes"][0]["watch"];
+  EXPECT_EQ(j["escalated"], false);
+  EXPECT_EQ(j["since_ms"], 4'100);
+
+  // Only watched.
+  c.watch = lv_watch{};
+  t = show_text("eth0", show_of(c), 0);
+  EXPECT_NE(
+      t.find("    watch    198.18.0.0/16: watched, not escalated (its limit once escalated: 6.4k pps, burst 640)\n"),
+      std::string::npos)
+      << t;
+  j = show_json("eth0", show_of(c), 0)["classes"][0]["watch"];
+  EXPECT_EQ(j["escalated"], false);
+  EXPECT_TRUE(j["since_ms"].is_null());
+
+  // Known only through its escalated network: no guess about an eviction.
+  ShowClass only = c;
+  only.has_state = false;
+  only.state = {};
+  only.network.reset();
+  only.watch = w;
+  t = show_text("eth0", show_of(only), 0);
+  EXPECT_NE(t.find("    state    none of its own\n"), std::string::npos) << t;
 }
 
 }  // namespace

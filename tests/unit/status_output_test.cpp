@@ -1,7 +1,8 @@
 // status_output_test.cpp - what `levee status` prints, text and JSON: each class with
 // its match, limits and the limits beyond a source's rate (admission, network, total,
-// bans), the modes, the map's fill and when-full policy, and an interface that cannot be
-// read beside the others.
+// bans), its autopilot (admission's state and counts, escalation and the networks
+// escalated), the modes, the map's fill and when-full policy, and an interface that
+// cannot be read beside the others.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -156,6 +157,184 @@ TEST(StatusOutput, AnUnreadableInterfaceDoesNotHideTheOthers) {
   auto j = status_json({bad});
   EXPECT_EQ(j["interfaces"][0]["interface"], "eth1");
   EXPECT_EQ(j["interfaces"][0]["problem"], bad.problem);
+}
+
+constexpr uint64_t kStatusNow = 5'000 * kSec;
+
+// One class with the autopilot (admission and escalation) as status reads it at kStatusNow.
+IfaceStatus autopilot_status(const lv_guard& g) {
+  IfaceStatus s = status_of({named("web")});
+  s.now_ns = kStatusNow;
+  s.guards = {g};
+  return s;
+}
+
+lv_guard learnt() {
+  lv_guard g{};
+  g.cost = 250'000;                        // 4,000 new sources/s
+  g.baseline = (812u << LV_GUARD_FP) + 8;  // 812.5/s
+  g.engagements = 3;
+  g.arrivals = 1'234'567;
+  g.probation = 2'345;
+  g.promoted = 1'200;
+  g.good_admitted = 87;
+  g.escalations = 1;
+  return g;
+}
+
+TEST(StatusOutput, AutopilotCalmAbnormalEngagedReleasePending) {
+  lv_guard g = learnt();
+  std::string t = status_text({autopilot_status(g)});
+  EXPECT_NE(t.find("    admission   auto, calm: threshold 4,000 new sources/s (baseline 812.5/s, floor 1,000/s)\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("                3 engagements; 1,234,567 arrivals while calm, 2,345 admitted on probation, 1,200 "
+                   "promoted, 87 "
+                   "known-good let in\n"),
+            std::string::npos)
+      << t;
+  auto a = status_json({autopilot_status(g)})["interfaces"][0]["classes"][0]["autopilot"];
+  EXPECT_EQ(a["admission"], "auto");
+  EXPECT_EQ(a["state"], "calm");
+  EXPECT_TRUE(a["engaged_since_ms"].is_null());
+  EXPECT_EQ(a["threshold"], 4000);
+  EXPECT_EQ(a["baseline"], 812.5);
+  EXPECT_EQ(a["floor"], 1000);
+  EXPECT_EQ(a["margin"], 4);
+  EXPECT_EQ(a["release_ms"], 30'000);
+  EXPECT_EQ(a["engagements"], 3);
+  EXPECT_EQ(a["arrivals"], 1'234'567);
+  EXPECT_EQ(a["probation"], 2'345);
+  EXPECT_EQ(a["promoted"], 1'200);
+  EXPECT_EQ(a["known_good_admitted"], 87);
+  EXPECT_EQ(a["monitor"], false);
+
+  g.last_over_ns = kStatusNow - kSec;  // an abnormal arrival a second ago (release: 30 s)
+  t = status_text({autopilot_status(g)});
+  EXPECT_NE(t.find("    admission   auto, abnormal (new sources admitted on probation): threshold"), std::string::npos)
+      << t;
+  EXPECT_EQ(status_json({autopilot_status(g)})["interfaces"][0]["classes"][0]["autopilot"]["state"], "abnormal");
+
+  g.engaged_ns = kStatusNow - 12'300 * kMs;
+  t = status_text({autopilot_status(g)});
+  EXPECT_NE(t.find("    admission   auto, engaged since 12.3 s ago: threshold 4,000"), std::string::npos) << t;
+  a = status_json({autopilot_status(g)})["interfaces"][0]["classes"][0]["autopilot"];
+  EXPECT_EQ(a["state"], "engaged");
+  EXPECT_EQ(a["engaged_since_ms"], 12'300);
+
+  IfaceStatus monitor = autopilot_status(g);
+  monitor.classes[0].flags |= LV_CLASS_MONITOR;
+  t = status_text({monitor});
+  EXPECT_NE(t.find("    admission   auto, would be engaged (monitor) since 12.3 s ago"), std::string::npos) << t;
+  a = status_json({monitor})["interfaces"][0]["classes"][0]["autopilot"];
+  EXPECT_EQ(a["state"], "engaged");
+  EXPECT_EQ(a["monitor"], true);
+
+  g.last_over_ns = kStatusNow - 31 * kSec;  // calm again; the datapath has not released yet
+  t = status_text({autopilot_status(g)});
+  EXPECT_NE(t.find("    admission   auto, calm (release pending): threshold"), std::string::npos) << t;
+  a = status_json({autopilot_status(g)})["interfaces"][0]["classes"][0]["autopilot"];
+  EXPECT_EQ(a["state"], "release_pending");
+  EXPECT_TRUE(a["engaged_since_ms"].is_null());
+
+  g.cost = 0;                                // nothing learnt yet: the floor
+  g.baseline = (2'012u << LV_GUARD_FP) + 7;  // 2,012.4375/s
+  t = status_text({autopilot_status(g)});
+  EXPECT_NE(t.find("threshold 1,000 new sources/s (baseline 2,012.4/s, floor 1,000/s)"), std::string::npos) << t;
+}
+
+TEST(StatusOutput, AdmissionOffOrABudgetAndEscalationOff) {
+  ClassSpec off = named("off");
+  off.admission = Admission::Off;
+  off.escalate = false;
+  ClassSpec budget = named("budget");
+  budget.new_sources = {500, 50};
+  ClassSpec bytes_only;  // escalation wanted, but no packet limit to scale
+  bytes_only.name = "bulk";
+  bytes_only.bytes = {1'000'000, 100'000};
+  const IfaceStatus s = status_of({off, budget, bytes_only});
+  const std::string t = status_text({s});
+  EXPECT_NE(t.find("  class off            100 pps, burst 10; per source /32 (IPv4), /64 (IPv6)\n"
+                   "    admission   off: every new source gets state\n"
+                   "    escalation  off\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("    admission   budget: 500 new sources/s, burst 50\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("    escalation  off: no per-source packet limit to scale (network_rate in [auto] gives one)\n"),
+            std::string::npos)
+      << t;
+  auto j = status_json({s})["interfaces"][0]["classes"];
+  EXPECT_EQ(j[0]["autopilot"]["admission"], "off");
+  EXPECT_TRUE(j[0]["autopilot"]["state"].is_null());
+  EXPECT_TRUE(j[0]["autopilot"]["threshold"].is_null());
+  EXPECT_EQ(j[0]["autopilot"]["escalate"], false);
+  EXPECT_TRUE(j[0]["autopilot"]["network_rate"].is_null());
+  EXPECT_EQ(j[1]["autopilot"]["admission"], "budget");
+  EXPECT_EQ(j[1]["autopilot"]["escalate"], true);
+  EXPECT_EQ(j[2]["autopilot"]["admission"], "auto");
+  EXPECT_EQ(j[2]["autopilot"]["escalate"], false);
+}
+
+// A network escalated in class `id`: 10.n.0.0/16, escalated `ago` before kStatusNow.
+IfaceStatus::Escalation escalated_net(unsigned id, unsigned n, uint64_t ago, uint32_t dropped) {
+  IfaceStatus::Escalation e{};
+  e.key.addr[2] = htonl(0xffff);
+  e.key.addr[3] = htonl((10u << 24) | (n << 16));
+  e.key.family = LV_AF_INET | LV_KEY_WATCH;
+  e.key.class_id = static_cast<uint16_t>(id);
+  e.watch.escalated_ns = kStatusNow - ago;
+  e.watch.last_over_ns = kStatusNow - kMs;
+  e.watch.dropped = (uint64_t{dropped} * 64 << 32) | dropped;
+  return e;
+}
+
+TEST(StatusOutput, EscalatedNetworksListedUpToTwenty) {
+  IfaceStatus s = status_of({named("web"), named("default")});
+  s.now_ns = kStatusNow;
+  lv_guard g = learnt();
+  g.escalations = 26;
+  s.guards = {g, lv_guard{}};
+  for (unsigned n = 0; n < 25; ++n) s.escalated.push_back(escalated_net(0, n, 4'100 * kMs, 1'234 + n));
+  s.escalated.push_back(escalated_net(1, 99, 60 * kSec, 1));
+  s.probation = 7;
+  s.watched = 30;
+  const std::string t = status_text({s});
+  EXPECT_NE(t.find("    escalation  per /16 (IPv4), /32 (IPv6) over 6.4k pps, burst 640: 26 escalations, 25 escalated "
+                   "now\n                10.0.0.0/16        since 4.1 s ago, 1,234 packets dropped\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("10.19.0.0/16       since 4.1 s ago, 1,253 packets dropped\n                and 5 more\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("10.20.0.0/16"), std::string::npos) << t;
+  EXPECT_NE(
+      t.find("0 escalations, 1 escalated now\n                10.99.0.0/16       since 1m ago, 1 packet dropped\n"),
+      std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  auto     7 sources on probation, 30 networks watched, 26 escalated\n"), std::string::npos) << t;
+
+  auto j = status_json({s})["interfaces"][0];
+  EXPECT_EQ(j["probation"], 7);
+  EXPECT_EQ(j["watched"], 30);
+  EXPECT_EQ(j["escalated"], 26);
+  const auto& a = j["classes"][0]["autopilot"];
+  EXPECT_EQ(a["escalate"], true);
+  EXPECT_EQ(a["network_prefix4"], 16);
+  EXPECT_EQ(a["network_prefix6"], 32);
+  EXPECT_EQ(a["network_rate"], 6'400);
+  EXPECT_EQ(a["network_burst"], 640);
+  EXPECT_EQ(a["escalations"], 26);
+  ASSERT_EQ(a["escalated"].size(), 25u) << "JSON lists every one";
+  EXPECT_EQ(a["escalated"][0]["network"], "10.0.0.0/16");
+  EXPECT_EQ(a["escalated"][0]["since_ms"], 4'100);
+  EXPECT_EQ(a["escalated"][0]["dropped_packets"], 1'234);
+  EXPECT_EQ(j["classes"][1]["autopilot"]["escalated"].size(), 1u);
+
+  // No autopilot anywhere, nothing watched: no autopilot line for the interface.
+  ClassSpec plain = named("default");
+  plain.admission = Admission::Off;
+  plain.escalate = false;
+  EXPECT_EQ(status_text({status_of({plain})}).find("  auto     "), std::string::npos);
 }
 
 TEST(StatusOutput, DescribesExtrasAndRemaining) {

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "bpf/kernel.hpp"
+#include "bpf/known_good.hpp"
 #include "bpf/list_entries.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/clock.hpp"
@@ -65,7 +67,7 @@ Status walk_maps(const Pinned& p, IfaceStatus& s) {
   LV_TRY(for_each_source(p.state.get(), [&](const lv_key& k, const lv_state& st) {
     count_key(n, k, st);
     if (!(k.family & LV_KEY_WATCH) || k.class_id >= LV_MAX_CLASSES) return;
-    const lv_watch w = std::bit_cast<lv_watch>(st);
+    const auto w = std::bit_cast<lv_watch>(st);
     for (size_t i = 0; i < s.class_ids.size(); ++i)
       if (s.class_ids[i] == k.class_id && lv_watch_escalated(&w, now, s.classes[i].autop.release_ns))
         s.escalated.push_back({k, w});
@@ -99,6 +101,79 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   return s;
 }
 
+namespace {
+
+// The known-good filter, opened when a class with the admission autopilot first asks:
+// nullopt when it cannot be read (show says what it knows without it).
+class GoodLookup {
+ public:
+  GoodLookup(const Pinned& p, PolicyMap& pm) : p_(p), pm_(pm) {}
+  std::optional<bool> test(const lv_key& k) {
+    if (!tried_) {
+      tried_ = true;
+      if (auto g = KnownGood::open(p_, pm_)) good_.emplace(std::move(g.value()));
+    }
+    return good_ ? std::optional<bool>(good_->test(k)) : std::nullopt;
+  }
+
+ private:
+  const Pinned& p_;
+  PolicyMap& pm_;
+  bool tried_ = false;
+  std::optional<KnownGood> good_;
+};
+
+template <typename V>
+std::optional<V> lookup(int fd, const lv_key& k) {
+  V v{};
+  if (bpf_map_lookup_elem(fd, &k, &v) != 0) return std::nullopt;
+  return v;
+}
+
+// The key of the address's network as the class's autopilot watches it (watch.h,
+// lv_watch_key()): masked to the watch prefix, flagged LV_KEY_WATCH.
+lv_key watch_key(const Cidr& addr, const lv_class& c, unsigned id) {
+  lv_class w = c;  // source_key() masks with the class's source masks: the watch's instead
+  w.mask4 = c.autop.watch_mask4;
+  std::memcpy(w.mask6, c.autop.watch_mask6, sizeof w.mask6);
+  lv_key k = source_key(addr, w, id);
+  k.family |= LV_KEY_WATCH;
+  return k;
+}
+
+// What class `id` holds of the address: its state (as a source, on probation), its
+// network's, its ban, its known-good mark, its escalated network; nullopt if none.
+std::optional<ShowClass> show_class(const Pinned& p, const lv_class& c, uint8_t id, const Cidr& addr,
+                                    GoodLookup& good) {
+  ShowClass sc;
+  const lv_key key = source_key(addr, c, id);
+  const std::optional<lv_state> st = lookup<lv_state>(p.state.get(), key);
+  sc.has_state = st.has_value();
+  if (st) sc.state = *st;
+  if (c.flags & LV_CLASS_NETWORK) sc.network = lookup<lv_state>(p.state.get(), network_key(addr, c, id));
+  sc.ban = lookup<lv_ban>(p.bans.get(), key);
+  if (c.flags & LV_CLASS_AUTO_ADMIT) {
+    lv_key pk = key;
+    pk.family |= LV_KEY_PROBATION;
+    sc.probation = lookup<lv_state>(p.state.get(), pk);
+    sc.known_good = good.test(key);
+  }
+  if (c.flags & LV_CLASS_ESCALATE) sc.watch = lookup<lv_watch>(p.state.get(), watch_key(addr, c, id));
+  // A watched network is worth showing once it was escalated; any /16 with a known
+  // source is watched.
+  const bool escalated = sc.watch && sc.watch->escalated_ns;
+  if (!sc.has_state && !sc.probation && !sc.network && !sc.ban && !escalated && sc.known_good != true)
+    return std::nullopt;
+  sc.name = name_of(c.name);
+  sc.class_id = id;
+  sc.cls = c;
+  sc.pkt = c.pkt;
+  sc.bytes = c.bytes;
+  return sc;
+}
+
+}  // namespace
+
 Result<ShowResult> show(const std::string& iface, const std::string& address) {
   LV_TRY_ASSIGN(auto addr, Cidr::parse(address));
   if ((addr.family == 4 && addr.len != 32) || (addr.family == 6 && addr.len != 128))
@@ -122,44 +197,19 @@ Result<ShowResult> show(const std::string& iface, const std::string& address) {
   }
 
   out.now_ns = clocks.now_mono_ns;
-  if (pol.flags & LV_POL_BAN_ALL) {
-    const lv_key k = ban_all_key(addr, pol);
-    lv_ban b{};
-    if (bpf_map_lookup_elem(p.bans.get(), &k, &b) == 0) out.ban_all = b;
-  }
+  if (pol.flags & LV_POL_BAN_ALL) out.ban_all = lookup<lv_ban>(p.bans.get(), ban_all_key(addr, pol));
+  GoodLookup good(p, pm);
   for (uint8_t id : class_order(pol)) {
-    const lv_class& c = pol.classes[id];
-    const lv_key key = source_key(addr, c, id);
-    lv_state st{};
-    const bool has_state = bpf_map_lookup_elem(p.state.get(), &key, &st) == 0;
-    std::optional<lv_state> network;
-    if (c.flags & LV_CLASS_NETWORK) {
-      const lv_key nk = network_key(addr, c, id);
-      lv_state ns{};
-      if (bpf_map_lookup_elem(p.state.get(), &nk, &ns) == 0) network = ns;
-    }
-    std::optional<lv_ban> ban;
-    lv_ban b{};
-    if (bpf_map_lookup_elem(p.bans.get(), &key, &b) == 0) ban = b;
-    if (!has_state && !network && !ban) continue;
-    ShowClass sc;
-    sc.has_state = has_state;
-    sc.network = network;
-    sc.ban = ban;
-    sc.ban_all = out.ban_all;
-    sc.name = name_of(c.name);
-    sc.class_id = id;
-    sc.cls = c;
-    sc.pkt = c.pkt;
-    sc.bytes = c.bytes;
+    std::optional<ShowClass> sc = show_class(p, pol.classes[id], id, addr, good);
+    if (!sc) continue;
+    sc->ban_all = out.ban_all;
     if (ov && ((ov->classes >> id) & 1)) {
-      sc.override_name = name_of(ov->name);
-      sc.pkt = ov->pkt;
-      sc.bytes = ov->bytes;
+      sc->override_name = name_of(ov->name);
+      sc->pkt = ov->pkt;
+      sc->bytes = ov->bytes;
     }
-    sc.state = st;
-    sc.now_ns = Clocks::read().now_mono_ns;
-    out.classes.push_back(sc);
+    sc->now_ns = Clocks::read().now_mono_ns;
+    out.classes.push_back(*sc);
   }
   return out;
 }

@@ -69,12 +69,20 @@ struct ShowClass {
   std::optional<lv_state> network;  // its network's state (a class with a network limit)
   std::optional<lv_ban> ban;        // its ban record in this class
   std::optional<lv_ban> ban_all;    // its ban record in every class (applies here too)
+  // The autopilot (struct lv_auto): its state on probation (LV_KEY_PROBATION: admitted
+  // while the class was not calm; under the same limits); whether it is known-good (a
+  // class with LV_CLASS_AUTO_ADMIT; nullopt in another, or if the filter could not be
+  // read); its network as the watch keys it (LV_CLASS_ESCALATE), if watched.
+  std::optional<lv_state> probation;
+  std::optional<bool> known_good;
+  std::optional<lv_watch> watch;
   uint64_t now_ns = 0;
 };
 struct ShowResult {
   std::string address;
   std::optional<ListRow> list;     // the list entry deciding for it
-  std::vector<ShowClass> classes;  // classes it has state in, a network's state or a ban
+  std::vector<ShowClass> classes;  // classes it has state in (on probation too), a network's state,
+                                   // a ban, an escalated network or a known-good mark
   std::optional<lv_ban> ban_all;   // its ban record in every class
   uint64_t now_ns = 0;             // CLOCK_MONOTONIC when it was read
 };

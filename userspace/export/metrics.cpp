@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/reasons.hpp"
+#include "export/render_status.hpp"
+#include "policy/policy.hpp"
 
 namespace levee {
 
@@ -97,6 +99,53 @@ void class_families(Writer& w, const MetricsSnapshot& s) {
     w.sample({{"class", s.classes[i].name}}, s.status.admitted[i]);
 }
 
+// One sample per class with the autopilot's admission (or with `escalates`: its
+// escalation); the family is left out when no class has it.
+template <typename Value>
+void autopilot_family(Writer& w, const IfaceStatus& st, bool escalation, const char* name, const char* type,
+                      const char* help, Value value) {
+  bool announced = false;
+  for (size_t i = 0; i < st.classes.size(); ++i) {
+    const AutopilotView v = autopilot_view(st, i);
+    if (escalation ? !v.escalates : v.admission != Admission::Auto) continue;
+    if (!announced) w.family(name, type, help);
+    announced = true;
+    w.sample({{"class", name_of(st.classes[i].name)}}, value(v));
+  }
+}
+
+// Per class, the autopilot's state and counts (lv_guard, read by guard.h's rules).
+void autopilot_families(Writer& w, const IfaceStatus& st) {
+  using V = const AutopilotView&;
+  autopilot_family(w, st, false, "levee_autopilot_engaged", "gauge",
+                   "1 while the class's admission autopilot is engaged (not calm; in monitor mode: would be).",
+                   [](V v) { return uint64_t{v.state == AutopilotView::Engaged ? 1u : 0u}; });
+  autopilot_family(w, st, false, "levee_autopilot_threshold_sources_per_second", "gauge",
+                   "The autopilot's threshold in force: new sources per second (margin x baseline, at least the "
+                   "floor).",
+                   [](V v) { return v.threshold; });
+  autopilot_family(w, st, false, "levee_autopilot_baseline_sources_per_second", "gauge",
+                   "New sources per second the autopilot learnt as normal (from calm periods).",
+                   [](V v) { return static_cast<double>(v.guard.baseline) / (1u << LV_GUARD_FP); });
+  autopilot_family(w, st, false, "levee_autopilot_engagements_total", "counter",
+                   "Times the class's admission autopilot engaged.", [](V v) { return v.guard.engagements; });
+  autopilot_family(w, st, false, "levee_autopilot_arrivals_total", "counter",
+                   "New sources that arrived while the class was calm (what the autopilot learns from).",
+                   [](V v) { return v.guard.arrivals; });
+  autopilot_family(w, st, false, "levee_autopilot_probation_total", "counter",
+                   "New sources admitted on probation (while the class was not calm).",
+                   [](V v) { return v.guard.probation; });
+  autopilot_family(w, st, false, "levee_autopilot_promoted_total", "counter",
+                   "Sources on probation promoted to ordinary sources once the class was calm.",
+                   [](V v) { return v.guard.promoted; });
+  autopilot_family(w, st, false, "levee_autopilot_known_good_admitted_total", "counter",
+                   "Known-good sources let past the engaged autopilot's threshold.",
+                   [](V v) { return v.guard.good_admitted; });
+  autopilot_family(w, st, true, "levee_autopilot_escalations_total", "counter",
+                   "Networks the class's autopilot escalated (limited as a whole).",
+                   [](V v) { return v.guard.escalations; });
+}
+
 // The attachment and the policy in force.
 void attachment_families(Writer& w, const IfaceStatus& st, const std::string& version) {
   w.family("levee_info", "gauge", "The attachment: levee version, XDP mode, program id (value 1).");
@@ -127,6 +176,14 @@ void walk_families(Writer& w, const WalkCounts& k, const IfaceStatus& st) {
   w.sample({}, k.bans_active);
   w.family("levee_ban_records", "gauge", "Ban records (active, or kept for their offence count), at the last walk.");
   w.sample({}, k.ban_records);
+  w.family("levee_sources_on_probation", "gauge",
+           "Sources on probation (admitted while their class was not calm), at the last maintenance walk.");
+  w.sample({}, k.probation);
+  w.family("levee_watched_networks", "gauge", "Networks the autopilot watches, at the last maintenance walk.");
+  w.sample({}, k.watched);
+  w.family("levee_escalated_networks", "gauge",
+           "Networks escalated by the autopilot and not yet calm, at the last maintenance walk.");
+  w.sample({}, k.escalated);
   w.family("levee_state_walk_timestamp_seconds", "gauge", "When the last maintenance walk finished (Unix time).");
   w.sample({}, seconds(k.at_unix_ns));
   w.family("levee_state_walk_duration_seconds", "gauge", "How long the last maintenance walk took.");
@@ -146,7 +203,8 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
            "When the config was last loaded successfully (Unix time).");
   w.sample({}, seconds(d.last_success_unix_ns));
   w.family("levee_events_total", "counter", "Events this levee run wrote, by type.");
-  for (const char* type : {"limited", "banned", "ban_ended", "admission", "map_full"}) {
+  for (const char* type :
+       {"limited", "banned", "ban_ended", "admission", "map_full", "engaged", "released", "escalated", "deescalated"}) {
     auto it = d.events.find(type);
     w.sample({{"type", type}}, it == d.events.end() ? uint64_t{0} : it->second);
   }
@@ -156,6 +214,10 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.family("levee_events_dropped_total", "counter",
            "Events this levee run could not write (the events file refused them: disk full, I/O error).");
   w.sample({}, d.events_dropped);
+  w.family("levee_known_good_marked_total", "counter",
+           "Known-good marks by this levee run's maintenance walks (a source that keeps behaving is marked "
+           "again at every walk).");
+  w.sample({}, d.known_good_marked);
   w.family("levee_filter_attached", "gauge",
            "1 while the filter is attached to the interface, 0 while the interface is gone (levee run attaches "
            "again when it is back).");
@@ -178,6 +240,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
   reason_families(w, s.counters);
   class_families(w, s);
   attachment_families(w, s.status, s.version);
+  autopilot_families(w, s.status);
   if (s.walk) walk_families(w, *s.walk, s.status);
   if (s.daemon) daemon_families(w, *s.daemon);
   return w.take();

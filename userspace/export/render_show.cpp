@@ -10,6 +10,7 @@
 #include "export/render_lists.hpp"
 #include "export/render_policy.hpp"
 #include "export/render_units.hpp"
+#include "guard.h"
 #include "limiter.h"
 #include "policy/cidr.hpp"
 #include "policy/policy.hpp"
@@ -28,6 +29,8 @@ std::string masked(const std::string& address, unsigned len4, unsigned len6) {
   k.addr = mask_prefix(k.addr, k.len);
   return k.to_string();
 }
+
+uint64_t ago(uint64_t then, uint64_t now) { return now > then ? now - then : 0; }
 
 // What a list entry does to the address, as `levee show` says it.
 std::string list_effect(const ListRow& r) {
@@ -70,6 +73,27 @@ json network_json(const ShowResult& r, const ShowClass& c) {
   return n;
 }
 
+// The source's state on probation as the limiter sees it: null when it has none.
+json probation_json(const ShowClass& c) {
+  if (!c.probation) return nullptr;
+  const ShowLimiter l = show_probation_limiter(c);
+  json p = {{"tokens", json_or_null(l.tokens)}, {"byte_tokens", json_or_null(l.byte_tokens)}, {"wait_ns", l.wait_ns}};
+  p.update(counts_json(*c.probation));
+  return p;
+}
+
+// Its network as the autopilot watches it: null when not watched.
+json watch_json(const ShowResult& r, const ShowClass& c) {
+  if (!c.watch) return nullptr;
+  const lv_watch& w = *c.watch;
+  return {{"network", masked(r.address, c.cls.autop.watch_prefix4, c.cls.autop.watch_prefix6)},
+          {"escalated", lv_watch_escalated(&w, c.now_ns, c.cls.autop.release_ns) != 0},
+          {"since_ms", w.escalated_ns ? json(ago(w.escalated_ns, c.now_ns) / kNsPerMs) : json(nullptr)},
+          {"rate", c.cls.autop.watch.rate},
+          {"burst", c.cls.autop.watch.burst},
+          {"dropped_packets", LV_COUNT_PACKETS(w.dropped)}};
+}
+
 json class_json(const ShowResult& r, const ShowClass& c) {
   const ShowLimiter l = show_limiter(c);
   json cj = {{"name", c.name},
@@ -85,7 +109,11 @@ json class_json(const ShowResult& r, const ShowClass& c) {
              {"wait_ns", l.wait_ns},
              {"has_state", c.has_state},
              {"monitor", (c.cls.flags & LV_CLASS_MONITOR) != 0},
-             {"network", network_json(r, c)}};
+             {"network", network_json(r, c)},
+             {"on_probation", c.probation.has_value()},
+             {"probation", probation_json(c)},
+             {"known_good", json_or_null(c.known_good)},
+             {"watch", watch_json(r, c)}};
   cj.update(counts_json(c.state));
   const lv_ban* ban = show_ban(c);
   cj.update(ban_json(ban, c.now_ns));
@@ -133,24 +161,63 @@ std::string tokens_text(const ShowLimiter& l) {
 
 std::string next_text(const ShowLimiter& l) { return l.wait_ns ? "in " + format_ns(l.wait_ns) : std::string("now"); }
 
-// A class the address has state, a network state or a ban in.
+// A state's tokens, next packet and counters.
+std::string state_text(const ShowLimiter& l, const lv_state& st, bool monitor) {
+  std::string out;
+  if (std::string tokens = tokens_text(l); !tokens.empty()) out += fmt::format("    tokens   {}\n", tokens);
+  out += fmt::format("    next     {}\n", next_text(l));
+  out += fmt::format("    passed   {}\n", counts_text(st.passed));
+  // A monitoring class drops nothing: what it counts are the packets it would drop.
+  out += fmt::format("    {}  {}\n", monitor ? "would drop" : "dropped", counts_text(st.dropped));
+  return out;
+}
+
+// Its state as a source, its state on probation, or neither.
+std::string states_text(const ShowClass& c, bool monitor) {
+  std::string out;
+  if (c.has_state) out += state_text(show_limiter(c), c.state, monitor);
+  if (c.probation) {
+    out += fmt::format("    state    {}on probation: admitted while the class was not calm, promoted once it is\n",
+                       c.has_state ? "also " : "");
+    out += state_text(show_probation_limiter(c), *c.probation, monitor);
+  }
+  if (c.has_state || c.probation) return out;
+  // Known through its network, a ban or a known-good mark: it had state once; through an
+  // escalated network alone, perhaps never.
+  if (c.network || c.ban || c.known_good == true)
+    return "    state    none of its own (not seen since its state was evicted)\n";
+  return "    state    none of its own\n";
+}
+
+// "    watch    198.51.0.0/16: escalated 4.1 s ago, limited to 32k pps, burst 6.4k as a
+// whole; 1,234 packets dropped", or watched only, or calm again.
+std::string watch_text(const ShowResult& r, const ShowClass& c, bool monitor) {
+  const lv_watch& w = *c.watch;
+  const lv_auto& a = c.cls.autop;
+  const std::string limit = describe_rates({a.watch.rate, a.watch.burst}, {});
+  std::string what;
+  if (lv_watch_escalated(&w, c.now_ns, a.release_ns))
+    what = fmt::format("escalated {} ago, {} to {} as a whole; {} {}", format_remaining(ago(w.escalated_ns, c.now_ns)),
+                       monitor ? "would be limited" : "limited", limit, counts_text(w.dropped),
+                       monitor ? "would be dropped" : "dropped");
+  else if (w.escalated_ns)
+    what =
+        fmt::format("escalated {} ago, calm again (release pending)", format_remaining(ago(w.escalated_ns, c.now_ns)));
+  else
+    what = fmt::format("watched, not escalated (its limit once escalated: {})", limit);
+  return fmt::format("    watch    {}: {}\n", masked(r.address, a.watch_prefix4, a.watch_prefix6), what);
+}
+
+// A class the address has state (as a source or on probation), a network state, a ban,
+// an escalated network or a known-good mark in.
 std::string class_text(const ShowResult& r, const ShowClass& c) {
-  const ShowLimiter l = show_limiter(c);
   const bool monitor = c.cls.flags & LV_CLASS_MONITOR;
   std::string out =
       fmt::format("  class {}  source {}{}\n", c.name, show_source(r, c), monitor ? "  (monitor mode)" : "");
   std::string limits = describe_rates({c.pkt.rate, c.pkt.burst}, {c.bytes.rate, c.bytes.burst});
   if (c.override_name) limits += fmt::format(" (override {}, replacing the class's)", *c.override_name);
   out += fmt::format("    limits   {}\n", limits);
-  if (c.has_state) {
-    if (std::string tokens = tokens_text(l); !tokens.empty()) out += fmt::format("    tokens   {}\n", tokens);
-    out += fmt::format("    next     {}\n", next_text(l));
-    out += fmt::format("    passed   {}\n", counts_text(c.state.passed));
-    // A monitoring class drops nothing: what it counts are the packets it would drop.
-    out += fmt::format("    {}  {}\n", monitor ? "would drop" : "dropped", counts_text(c.state.dropped));
-  } else {
-    out += "    state    none of its own (not seen since its state was evicted)\n";
-  }
+  out += states_text(c, monitor);
   if (auto nl = show_network_limiter(c)) {
     std::string tokens = tokens_text(*nl);
     out += fmt::format(
@@ -160,10 +227,14 @@ std::string class_text(const ShowResult& r, const ShowClass& c) {
     out += fmt::format("             passed {}; {} {}\n", counts_text(c.network->passed),
                        monitor ? "would drop" : "dropped", counts_text(c.network->dropped));
   }
+  if (c.watch) out += watch_text(r, c, monitor);
   if (const lv_ban* b = show_ban(c)) {
     const bool everywhere = c.ban_all && b == &*c.ban_all;
     out += "    ban      " + ban_state(*b, c.now_ns, everywhere ? ", in every class" : "") + "\n";
   }
+  if (c.known_good)
+    out += *c.known_good ? "    admission known-good: let in even while the class's autopilot is engaged\n"
+                         : "    admission not known-good\n";
   return out;
 }
 
@@ -186,6 +257,10 @@ ShowLimiter show_limiter(const ShowClass& c) { return limiter_view(c.state, c.pk
 
 std::string show_source(const ShowResult& r, const ShowClass& c) {
   return masked(r.address, c.cls.prefix4, c.cls.prefix6);
+}
+
+ShowLimiter show_probation_limiter(const ShowClass& c) {
+  return c.probation ? limiter_view(*c.probation, c.pkt, c.bytes, c.now_ns) : ShowLimiter{};
 }
 
 std::optional<ShowLimiter> show_network_limiter(const ShowClass& c) {

@@ -1,5 +1,6 @@
 // render_show.hpp - `levee show`: what levee knows of one address (its list entry, and
-// in each class its state, its network's, its bans), and what the limiter would do with
+// in each class its state, on probation too, its network's, its bans, its known-good
+// mark and its network as the autopilot watches it), and what the limiter would do with
 // its next packet, computed with bpf/limiter.h, as text or JSON.
 #pragma once
 
@@ -24,6 +25,8 @@ ShowLimiter limiter_view(const lv_state& s, const lv_limit& pkt, const lv_limit&
 
 // For each class the address has state in: its own state under the limits that apply.
 ShowLimiter show_limiter(const ShowClass& c);
+// Its state on probation under the same limits (an empty view without one).
+ShowLimiter show_probation_limiter(const ShowClass& c);
 // Its network's state as the limiter sees it (the class's network limits), if known.
 std::optional<ShowLimiter> show_network_limiter(const ShowClass& c);
 // The ban that applies to the address in a class: the class's record or the

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "bpf/maps.hpp"
+#include "core/units.hpp"
 #include "export/render_policy.hpp"
 #include "export/render_units.hpp"
+#include "guard.h"
 #include "policy/compile.hpp"
 #include "policy/limits.hpp"
 
@@ -41,6 +44,69 @@ json ban_json(const ClassSpec& c) {
           {"scope", c.ban.all_classes ? "all" : "class"}};
 }
 
+// The escalated networks of class i, in the order the walk found them.
+std::vector<const IfaceStatus::Escalation*> escalated_in(const IfaceStatus& s, size_t i) {
+  std::vector<const IfaceStatus::Escalation*> out;
+  for (const IfaceStatus::Escalation& e : s.escalated)
+    if (e.key.class_id == class_id_at(s, i)) out.push_back(&e);
+  return out;
+}
+
+// An escalated network's address, with the prefix its class watches.
+std::string watched_network(const IfaceStatus::Escalation& e, const lv_class& k) {
+  const bool v4 = lv_key_family(e.key.family) == LV_AF_INET;
+  return key_address(e.key.addr, e.key.family, v4 ? k.autop.watch_prefix4 : k.autop.watch_prefix6);
+}
+
+uint64_t ago(uint64_t then, uint64_t now) { return now > then ? now - then : 0; }
+
+json escalated_json(const IfaceStatus& s, size_t i) {
+  json list = json::array();
+  for (const IfaceStatus::Escalation* e : escalated_in(s, i))
+    list.push_back({{"network", watched_network(*e, s.classes[i])},
+                    {"since_ms", ago(e->watch.escalated_ns, s.now_ns) / kNsPerMs},
+                    {"dropped_packets", LV_COUNT_PACKETS(e->watch.dropped)}});
+  return list;
+}
+
+// The admission autopilot's figures; null where the class has none of it.
+json admission_json(const IfaceStatus& s, size_t i, const AutopilotView& v) {
+  const lv_guard& g = v.guard;
+  const lv_auto& a = s.classes[i].autop;
+  const bool on = v.admission == Admission::Auto;
+  const bool engaged = v.state == AutopilotView::Engaged;
+  return {{"admission", admission_name(v.admission)},
+          {"state", on ? json(autopilot_state_name(v.state)) : json(nullptr)},
+          {"engaged_since_ms", engaged ? json(ago(g.engaged_ns, s.now_ns) / kNsPerMs) : json(nullptr)},
+          {"threshold", on ? json(v.threshold) : json(nullptr)},
+          {"baseline", on ? json(static_cast<double>(g.baseline) / (1u << LV_GUARD_FP)) : json(nullptr)},
+          {"floor", on ? json(a.floor) : json(nullptr)},
+          {"margin", on ? json(a.margin) : json(nullptr)},
+          {"sustain_ms", on ? json(a.sustain_ns / kNsPerMs) : json(nullptr)},
+          {"engagements", g.engagements},
+          {"arrivals", g.arrivals},
+          {"probation", g.probation},
+          {"promoted", g.promoted},
+          {"known_good_admitted", g.good_admitted}};
+}
+
+// The class's autopilot: admission (its state and counts) and escalation.
+json autopilot_json(const IfaceStatus& s, size_t i) {
+  const lv_class& k = s.classes[i];
+  const AutopilotView v = autopilot_view(s, i);
+  json a = admission_json(s, i, v);
+  a["monitor"] = (k.flags & LV_CLASS_MONITOR) != 0;
+  a["release_ms"] = k.autop.release_ns ? json(k.autop.release_ns / kNsPerMs) : json(nullptr);
+  a["escalate"] = v.escalates;
+  a["network_prefix4"] = v.escalates ? json(k.autop.watch_prefix4) : json(nullptr);
+  a["network_prefix6"] = v.escalates ? json(k.autop.watch_prefix6) : json(nullptr);
+  a["network_rate"] = v.escalates ? json(k.autop.watch.rate) : json(nullptr);
+  a["network_burst"] = v.escalates ? json(k.autop.watch.burst) : json(nullptr);
+  a["escalations"] = v.guard.escalations;
+  a["escalated"] = escalated_json(s, i);
+  return a;
+}
+
 // Class i of the status (in first-match order).
 json class_json(const IfaceStatus& s, size_t i) {
   const lv_class& k = s.classes[i];
@@ -62,7 +128,8 @@ json class_json(const IfaceStatus& s, size_t i) {
           {"admitted", i < s.admitted.size() ? s.admitted[i] : 0},
           {"network", network_json(c)},
           {"total", total_json(c, k)},
-          {"ban", ban_json(c)}};
+          {"ban", ban_json(c)},
+          {"autopilot", autopilot_json(s, i)}};
 }
 
 json overrides_json(const IfaceStatus& s) {
@@ -107,12 +174,121 @@ json iface_json(const IfaceStatus& s) {
             {"full_at", (s.policy_flags & LV_POL_REFUSE_FULL) ? json(s.full_at) : json(nullptr)},
             {"bans", s.bans_active},
             {"ban_records", s.ban_records},
-            {"max_bans", s.max_bans}};
+            {"max_bans", s.max_bans},
+            {"probation", s.probation},
+            {"watched", s.watched},
+            {"escalated", s.escalated.size()}};
   // The default class (the last) at the top level: the --rate/--burst shorthand.
   if (!classes.empty())
     for (const char* k : {"rate", "burst", "effective_rate", "prefix4", "prefix6", "fast_reject"})
       e[k] = classes.back()[k];
   return e;
+}
+
+// "engaged since 12.3 s ago", "calm (release pending)", ...
+std::string admission_state_text(const IfaceStatus& s, size_t i, const AutopilotView& v) {
+  switch (v.state) {
+    case AutopilotView::Calm:
+      return "calm";
+    case AutopilotView::Abnormal:
+      return "abnormal (new sources admitted on probation)";
+    case AutopilotView::Engaged:
+      return fmt::format("{} since {} ago",
+                         (s.classes[i].flags & LV_CLASS_MONITOR) ? "would be engaged (monitor)" : "engaged",
+                         format_remaining(ago(v.guard.engaged_ns, s.now_ns)));
+    case AutopilotView::ReleasePending:
+      return "calm (release pending)";
+    default:
+      return "off";
+  }
+}
+
+// The learnt baseline (fixed point, LV_GUARD_FP) with one decimal: "2,012.4".
+std::string baseline_text(uint64_t baseline) {
+  const uint64_t tenths = (baseline * 10 + (1u << (LV_GUARD_FP - 1))) >> LV_GUARD_FP;
+  return fmt::format("{}.{}", group_digits(tenths / 10), tenths % 10);
+}
+
+// "    admission   auto, calm: threshold 1,000 new sources/s (baseline 12.5/s, floor
+// 1,000/s)" and its counts, or the class's other admission.
+std::string admission_text(const IfaceStatus& s, size_t i, const AutopilotView& v) {
+  constexpr const char* kIndent = "                ";
+  if (v.admission == Admission::Off) return "    admission   off: every new source gets state\n";
+  if (v.admission == Admission::Budget) {
+    const lv_limit& b = s.classes[i].admit;
+    return fmt::format("    admission   budget: {} new sources/s, burst {}\n", format_count(b.rate),
+                       format_count(b.burst));
+  }
+  const lv_guard& g = v.guard;
+  std::string out = fmt::format("    admission   auto, {}: threshold {} new sources/s (baseline {}/s, floor {}/s)\n",
+                                admission_state_text(s, i, v), group_digits(v.threshold), baseline_text(g.baseline),
+                                group_digits(s.classes[i].autop.floor));
+  out += fmt::format(
+      "{}{} engagement{}; {} arrivals while calm, {} admitted on probation, {} promoted, {} known-good let in\n",
+      kIndent, group_digits(g.engagements), g.engagements == 1 ? "" : "s", group_digits(g.arrivals),
+      group_digits(g.probation), group_digits(g.promoted), group_digits(g.good_admitted));
+  return out;
+}
+
+// "    escalation  per /16 (IPv4), /32 (IPv6) over 32k pps, burst 6.4k: ..." and the
+// networks escalated now, at most kListedEscalations of them.
+std::string escalation_text(const IfaceStatus& s, size_t i, const AutopilotView& v) {
+  constexpr size_t kListedEscalations = 20;
+  constexpr const char* kIndent = "                ";
+  if (!v.escalates)
+    return v.escalate_wanted
+               ? "    escalation  off: no per-source packet limit to scale (network_rate in [auto] gives one)\n"
+               : "    escalation  off\n";
+  const lv_class& k = s.classes[i];
+  const std::vector<const IfaceStatus::Escalation*> now = escalated_in(s, i);
+  std::string out = fmt::format(
+      "    escalation  per /{} (IPv4), /{} (IPv6) over {} pps, burst {}: {} escalation{}, {} escalated now\n",
+      k.autop.watch_prefix4, k.autop.watch_prefix6, format_count(k.autop.watch.rate), format_count(k.autop.watch.burst),
+      group_digits(v.guard.escalations), v.guard.escalations == 1 ? "" : "s", group_digits(now.size()));
+  for (size_t n = 0; n < now.size() && n < kListedEscalations; ++n) {
+    const IfaceStatus::Escalation& e = *now[n];
+    const uint32_t dropped = LV_COUNT_PACKETS(e.watch.dropped);
+    out += fmt::format("{}{:<18} since {} ago, {} packet{} dropped\n", kIndent, watched_network(e, k),
+                       format_remaining(ago(e.watch.escalated_ns, s.now_ns)), group_digits(dropped),
+                       dropped == 1 ? "" : "s");
+  }
+  if (now.size() > kListedEscalations)
+    out += fmt::format("{}and {} more\n", kIndent, group_digits(now.size() - kListedEscalations));
+  return out;
+}
+
+// A class's line, then its autopilot's.
+std::string class_text(const IfaceStatus& s, size_t i) {
+  const ClassSpec c = class_of(s.classes[i]);
+  std::string admitted;
+  if (c.new_sources.set() && i < s.admitted.size())
+    admitted = fmt::format("; {} admitted", group_digits(s.admitted[i]));
+  std::string out = fmt::format("  class {:<14} {}{}\n", c.name, describe_limits(c), admitted);
+  const AutopilotView v = autopilot_view(s, i);
+  return out + admission_text(s, i, v) + escalation_text(s, i, v);
+}
+
+// The interface's mode, map, autopilot and bans (not for an interface that is gone).
+std::string iface_tail_text(const IfaceStatus& s) {
+  std::string mode = monitor_mode(s);
+  if (s.policy_flags & LV_POL_MONITOR) mode += " (the interface's switch: levee set --mode enforce)";
+  if (mode != "enforce")
+    mode += (s.policy_flags & LV_POL_MONITOR_DENY) ? "; the deny list drops" : "; the deny list counts";
+  std::string out = fmt::format("  mode     {}\n", mode);
+  out += fmt::format("  sources  {} tracked of {}, {} network{}; when full: {}\n", group_digits(s.sources),
+                     group_digits(s.max_sources), group_digits(s.networks), s.networks == 1 ? "" : "s",
+                     (s.policy_flags & LV_POL_REFUSE_FULL)
+                         ? fmt::format("refuse new sources (at {})", group_digits(s.full_at))
+                         : std::string("evict the least recently seen"));
+  bool autopilot = s.probation || s.watched || !s.escalated.empty();
+  for (const lv_class& k : s.classes) autopilot |= (k.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE)) != 0;
+  if (autopilot)
+    out += fmt::format("  auto     {} source{} on probation, {} network{} watched, {} escalated\n",
+                       group_digits(s.probation), s.probation == 1 ? "" : "s", group_digits(s.watched),
+                       s.watched == 1 ? "" : "s", group_digits(s.escalated.size()));
+  out += fmt::format("  bans     {} active, {} records of {}\n", group_digits(s.bans_active),
+                     group_digits(s.ban_records), group_digits(s.max_bans));
+  return out;
 }
 
 }  // namespace
@@ -123,6 +299,41 @@ std::string monitor_mode(const IfaceStatus& s, bool json) {
   if ((s.policy_flags & LV_POL_MONITOR) || (n && n == s.classes.size())) return "monitor";
   if (n == 0) return "enforce";
   return json ? "mixed" : fmt::format("mixed: {} class{} monitor{}", n, n == 1 ? "" : "es", n == 1 ? "s" : "");
+}
+
+AutopilotView autopilot_view(const IfaceStatus& s, size_t i) {
+  const lv_class& k = s.classes[i];
+  AutopilotView v;
+  v.admission = (k.flags & LV_CLASS_AUTO_ADMIT) ? Admission::Auto
+                : (k.flags & LV_CLASS_ADMIT)    ? Admission::Budget
+                                                : Admission::Off;
+  v.escalates = (k.flags & LV_CLASS_ESCALATE) != 0;
+  v.escalate_wanted = !v.escalates && k.autop.network_sources != 0;
+  if (i < s.guards.size()) v.guard = s.guards[i];
+  if (v.admission != Admission::Auto) return v;
+  const lv_guard& g = v.guard;
+  v.threshold = lv_guard_rate(lv_guard_cost(g.cost, &k.autop));
+  const bool calm = lv_guard_calm(g.last_over_ns, s.now_ns, k.autop.release_ns);
+  if (g.engaged_ns)
+    v.state = calm ? AutopilotView::ReleasePending : AutopilotView::Engaged;
+  else
+    v.state = calm ? AutopilotView::Calm : AutopilotView::Abnormal;
+  return v;
+}
+
+const char* autopilot_state_name(AutopilotView::State st) {
+  switch (st) {
+    case AutopilotView::Calm:
+      return "calm";
+    case AutopilotView::Abnormal:
+      return "abnormal";
+    case AutopilotView::Engaged:
+      return "engaged";
+    case AutopilotView::ReleasePending:
+      return "release_pending";
+    default:
+      return "off";
+  }
 }
 
 json status_json(const std::vector<IfaceStatus>& all) {
@@ -152,13 +363,7 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
                          s.prog_id);
     else
       out += fmt::format("{}: {} mode, program {}, policy from {}\n", s.iface, s.mode, s.prog_id, s.source);
-    for (size_t i = 0; i < s.classes.size(); ++i) {
-      const ClassSpec c = class_of(s.classes[i]);
-      std::string admitted;
-      if (c.new_sources.set() && i < s.admitted.size())
-        admitted = fmt::format("; {} admitted", group_digits(s.admitted[i]));
-      out += fmt::format("  class {:<14} {}{}\n", c.name, describe_limits(c), admitted);
-    }
+    for (size_t i = 0; i < s.classes.size(); ++i) out += class_text(s, i);
     for (const lv_override& o : s.overrides) {
       std::string in;
       size_t n = 0;
@@ -168,19 +373,7 @@ std::string status_text(const std::vector<IfaceStatus>& all) {
                            n == s.classes.size() ? "every class" : "classes " + in);
     }
     if (s.allow + s.deny + s.override_entries) out += lists_line(s.allow, s.deny, s.override_entries);
-    if (s.defunct) continue;
-    std::string mode = monitor_mode(s);
-    if (s.policy_flags & LV_POL_MONITOR) mode += " (the interface's switch: levee set --mode enforce)";
-    if (mode != "enforce")
-      mode += (s.policy_flags & LV_POL_MONITOR_DENY) ? "; the deny list drops" : "; the deny list counts";
-    out += fmt::format("  mode     {}\n", mode);
-    out += fmt::format("  sources  {} tracked of {}, {} network{}; when full: {}\n", group_digits(s.sources),
-                       group_digits(s.max_sources), group_digits(s.networks), s.networks == 1 ? "" : "s",
-                       (s.policy_flags & LV_POL_REFUSE_FULL)
-                           ? fmt::format("refuse new sources (at {})", group_digits(s.full_at))
-                           : std::string("evict the least recently seen"));
-    out += fmt::format("  bans     {} active, {} records of {}\n", group_digits(s.bans_active),
-                       group_digits(s.ban_records), group_digits(s.max_bans));
+    if (!s.defunct) out += iface_tail_text(s);
   }
   return out;
 }
