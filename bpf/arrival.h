@@ -49,17 +49,23 @@ static __always_inline int lv_auto_admits(const struct lv_class *cls)
 
 static __always_inline __u64 lv_guard_cost_now(struct lv_ctx *c)
 {
-	return lv_guard_cost(LV_READ_ONCE(c->sh->guard.cost), &c->cls->autop);
+	return lv_guard_cost(LV_READ_ONCE(c->sh->threshold_cost), &c->cls->autop);
 }
 
 static __always_inline int lv_guard_is_calm(struct lv_ctx *c)
 {
-	return lv_guard_calm(LV_READ_ONCE(c->sh->guard.last_over_ns), c->now, c->cls->autop.release_ns);
+	return lv_guard_calm(LV_READ_ONCE(c->sh->last_over_ns), c->now, c->cls->autop.release_ns);
 }
 
 static __always_inline int lv_guard_engaged(struct lv_ctx *c)
 {
-	return LV_READ_ONCE(c->sh->guard.engaged_ns) != 0;
+	return LV_READ_ONCE(c->sh->engaged_ns) != 0;
+}
+
+/* This CPU's memory of the class (struct lv_pilot). */
+static __always_inline struct lv_pilot *lv_pilot_of(struct lv_ctx *c)
+{
+	return &c->pc->pilot[c->class_id & (LV_MAX_CLASSES - 1)];
 }
 
 /* Something abnormal: an arrival over the threshold, or a source on probation over
@@ -68,7 +74,7 @@ static __always_inline int lv_guard_engaged(struct lv_ctx *c)
  * lasted sustain_ns, and one CPU says so. */
 static __always_inline void lv_guard_note(struct lv_ctx *c)
 {
-	struct lv_guard *g = &c->sh->guard;
+	struct lv_shared *g = c->sh;
 	__u64 now = c->now, last = LV_READ_ONCE(g->last_over_ns), since;
 
 	if (last && (__s64)(now - last) < (__s64)LV_GUARD_NOTE_NS)
@@ -87,7 +93,7 @@ static __always_inline void lv_guard_note(struct lv_ctx *c)
 /* The class is calm: released if it was engaged (the CPU that clears it says so). */
 static __always_inline void lv_guard_release(struct lv_ctx *c, __u64 t)
 {
-	struct lv_guard *g = &c->sh->guard;
+	struct lv_shared *g = c->sh;
 	__u64 since = LV_READ_ONCE(g->engaged_ns);
 
 	if (since && __sync_val_compare_and_swap(&g->engaged_ns, since, 0) == since)
@@ -99,7 +105,7 @@ static __always_inline void lv_guard_release(struct lv_ctx *c, __u64 t)
  * what it saw; the threshold follows. */
 static __always_inline void lv_guard_count(struct lv_ctx *c, __u64 t)
 {
-	struct lv_guard *g = &c->sh->guard;
+	struct lv_shared *g = c->sh;
 	__u64 p = LV_READ_ONCE(g->period_ns), total, b;
 
 	if ((!p || (__s64)(t - p) >= (__s64)LV_GUARD_PERIOD_NS) &&
@@ -108,7 +114,7 @@ static __always_inline void lv_guard_count(struct lv_ctx *c, __u64 t)
 		if (p && lv_guard_calm(LV_READ_ONCE(g->last_over_ns), p, c->cls->autop.release_ns)) {
 			b = lv_guard_learn(LV_READ_ONCE(g->baseline), total - LV_READ_ONCE(g->period_arrivals), t - p);
 			LV_WRITE_ONCE(g->baseline, b);
-			LV_WRITE_ONCE(g->cost, lv_guard_learned_cost(b, c->cls->autop.margin));
+			LV_WRITE_ONCE(g->threshold_cost, lv_guard_learned_cost(b, c->cls->autop.margin));
 		}
 		LV_WRITE_ONCE(g->period_arrivals, total);
 	}
@@ -149,7 +155,7 @@ static __always_inline __u32 lv_guard_admit(struct lv_ctx *c, __u64 *t, int *how
 	lv_guard_note(c);
 	if (lv_good_known(c)) {
 		if (lv_guard_engaged(c))
-			__sync_fetch_and_add(&c->sh->guard.good_admitted, 1);
+			__sync_fetch_and_add(&c->sh->good_admitted, 1);
 		return LV_R_CONFORMING;
 	}
 	if (lv_guard_engaged(c))
@@ -169,12 +175,20 @@ static __always_inline __u32 lv_refuse_unseen(struct lv_ctx *c)
 	const struct lv_class *cls = c->cls;
 	__u32 seen;
 
-	if (!(cls->flags & (LV_CLASS_ADMIT | LV_CLASS_AUTO_ADMIT)) ||
-	    lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now))
-		return 0;
-	if (cls->flags & LV_CLASS_ADMIT) /* an operator's budget has no probation */
+	if (cls->flags & LV_CLASS_ADMIT) { /* an operator's budget has no probation */
+		if (lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now))
+			return 0;
 		return (lv_seen_check(c) & LV_SEEN_KNOWN) ? 0 : LV_R_ADMISSION;
-	if (!lv_auto_admits(cls) || !lv_guard_engaged(c))
+	}
+	/* A known source's packet reads only this CPU's memory of the class: an arrival
+	 * on this CPU since the class engaged has set it. */
+	if (!lv_auto_admits(cls) || !lv_pilot_of(c)->engaged)
+		return 0;
+	if (!lv_guard_engaged(c)) {
+		lv_pilot_of(c)->engaged = 0;
+		return 0;
+	}
+	if (lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now))
 		return 0;
 	seen = lv_seen_check(c);
 	if (seen & LV_SEEN_KNOWN) /* it may have state, or be known-good */
@@ -183,7 +197,7 @@ static __always_inline __u32 lv_refuse_unseen(struct lv_ctx *c)
 		lv_guard_note(c);
 		return LV_R_ADMISSION;
 	}
-	if (lv_gcra_conforms(LV_READ_ONCE(c->sh->guard.newcomer_ready), c->now))
+	if (lv_gcra_conforms(LV_READ_ONCE(c->sh->newcomer_ready), c->now))
 		return 0;
 	lv_guard_note(c);
 	return LV_R_NEWCOMER;
@@ -193,7 +207,7 @@ static __always_inline __u32 lv_refuse_unseen(struct lv_ctx *c)
  * is engaged: the threshold's rate, in packets. */
 static __always_inline __u32 lv_newcomer_take(struct lv_ctx *c, __u64 t)
 {
-	struct lv_guard *g = &c->sh->guard;
+	struct lv_shared *g = c->sh;
 	__u32 r;
 
 	if (!lv_guard_engaged(c))
@@ -240,7 +254,7 @@ static __always_inline __u32 lv_probation_find(struct lv_ctx *c)
 		return LV_ARRIVED_FOUND | LV_ARRIVED_PROBATION;
 	if (!err) {
 		lv_seen_set(c, &c->key, 0);
-		__sync_fetch_and_add(&c->sh->guard.promoted, 1);
+		__sync_fetch_and_add(&c->sh->promoted, 1);
 	}
 	bpf_map_delete_elem(&lv_state, &pk);
 	return LV_ARRIVED_FOUND;
@@ -297,7 +311,7 @@ static __always_inline __u32 lv_new_state(struct lv_ctx *c, __u64 t, int how)
 		if (cls->flags & (LV_CLASS_ADMIT | LV_CLASS_AUTO_ADMIT))
 			__sync_fetch_and_add(&c->sh->admitted, 1);
 		if (prob)
-			__sync_fetch_and_add(&c->sh->guard.probation, 1);
+			__sync_fetch_and_add(&c->sh->probation, 1);
 		return LV_ARRIVED_CREATED | prob;
 	}
 	lv_admit_refund(c, how);
@@ -332,10 +346,12 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, __u64 *t)
 	}
 	if (lv_refuses_new(c))
 		return LV_R_MAP_FULL;
-	if (lv_auto_admits(cls))
+	if (lv_auto_admits(cls)) {
 		r = lv_guard_admit(c, t, &how);
-	else
+		lv_pilot_of(c)->engaged = lv_guard_engaged(c);
+	} else {
 		r = lv_admit(c, t);
+	}
 	if (r != LV_R_CONFORMING)
 		return r;
 	return lv_new_state(c, *t, how);

@@ -450,62 +450,80 @@ struct lv_list_value {
 /* ---- state shared by every CPU of a class: lv_shared, an array by class id ------- */
 
 /*
- * The admission autopilot's state for one class (struct lv_auto says what it does).
- * The first line is read by arrivals (packets of sources with no state) and written
- * rarely: an abnormal arrival writes last_over_ns at most once per LV_GUARD_NOTE_NS,
- * a normal one adds to `arrivals`. The second is the learning and the counts. The
- * controller reads it (status, metrics), releases a class the datapath has not
- * released for want of an arrival, and zeroes it when it gives the id to a new class.
+ * The class's new-source budget and its total limit, as GCRA ready times (CAS), and its
+ * autopilot's state (struct lv_auto says what it does); the admission budget is the
+ * autopilot's threshold in a class with LV_CLASS_AUTO_ADMIT. Three cache lines, laid
+ * out by who touches them: the first is read by every arrival (a packet of a source
+ * with no state) and written by admissions and, under a flood, at most once per
+ * LV_GUARD_NOTE_NS; the second by the class total's leases, the watch's escalations
+ * and the learning (a normal arrival adds to `arrivals`); the third holds counts.
+ * Neither budget bounces a line per packet: the admission budget is written only when
+ * a source is admitted, the total drawn in leases of up to lv_class.lease_ns per CPU
+ * (struct lv_lease). Entry LV_MAX_CLASSES holds interface-wide counts. The controller
+ * reads the autopilot's fields (struct lv_guard gathers them), releases a class the
+ * datapath has not released for want of an arrival, and zeroes a class's entry when it
+ * gives the id to a new class.
  */
-struct lv_guard {
-	__u64 engaged_ns;         /* when the class engaged; 0: not engaged */
-	__u64 last_over_ns;       /* the last abnormal arrival; 0: none yet */
-	__u64 over_since_ns;      /* when the run of abnormal arrivals last_over_ns ends began */
-	__u64 cost;               /* the learned threshold, ns per arrival; 0: the floor's */
-	__u64 newcomer_ready;     /* the allowance sources on probation share while engaged */
+struct lv_shared {
+	/* read by every arrival */
+	__u64 admit_ready;
+	__u64 engaged_ns;     /* when the class engaged; 0: not engaged */
+	__u64 last_over_ns;   /* the last abnormal arrival; 0: none yet */
+	__u64 over_since_ns;  /* when the run of abnormal arrivals last_over_ns ends began */
+	__u64 threshold_cost; /* the learned threshold, ns per arrival; 0: the floor's */
+	__u64 newcomer_ready; /* the allowance sources on probation share while engaged */
+	__u64 admit_event_ns; /* last LV_EV_ADMISSION of the class: one a second at most */
+	__u64 admitted;       /* new sources admitted (display) */
+	/* the class total, the watch, the learning */
+	__u64 total_ready;
+	__u64 total_ready_bytes;
 	__u64 escalated_until_ns; /* a network of the class may be escalated until then: its
 				   * packets are checked against their network's state */
 	__u64 period_ns;          /* when the current learning period began */
 	__u64 arrivals;           /* normal arrivals (calm), all time */
 	__u64 period_arrivals;    /* `arrivals` when the period began */
 	__u64 baseline;           /* learned normal arrivals per second << LV_GUARD_FP */
-	__u64 engagements;        /* times the class engaged */
-	__u64 escalations;        /* networks escalated */
-	__u64 good_admitted;      /* arrivals of known-good sources an engaged budget let past */
-	__u64 probation;          /* sources admitted on probation */
-	__u64 promoted;           /* sources on probation promoted once the class was calm */
+	__u64 full_event_ns;      /* last LV_EV_MAP_FULL of the class */
+	/* counts, and entry LV_MAX_CLASSES's */
+	__u64 sources;       /* entry LV_MAX_CLASSES: states created (LV_POL_REFUSE_FULL);
+			      * the controller subtracts what it removes */
+	__u64 events_ready;  /* entry LV_MAX_CLASSES: the event rate's GCRA */
+	__u64 engagements;   /* times the class engaged */
+	__u64 escalations;   /* networks escalated */
+	__u64 good_admitted; /* arrivals of known-good sources an engaged budget let past */
+	__u64 probation;     /* sources admitted on probation */
+	__u64 promoted;      /* sources on probation promoted once the class was calm */
 	__u64 reserved;
 };
 
+/* The autopilot's fields of a class's lv_shared, as the controller gathers them
+ * (SharedMap::guard()): no map holds this layout. */
+struct lv_guard {
+	__u64 engaged_ns;
+	__u64 last_over_ns;
+	__u64 over_since_ns;
+	__u64 cost; /* threshold_cost */
+	__u64 newcomer_ready;
+	__u64 escalated_until_ns;
+	__u64 period_ns;
+	__u64 arrivals;
+	__u64 period_arrivals;
+	__u64 baseline;
+	__u64 engagements;
+	__u64 escalations;
+	__u64 good_admitted;
+	__u64 probation;
+	__u64 promoted;
+};
+
+/* clang-format off */
 #define LV_GUARD_PERIOD_NS LV_NSEC_PER_SEC /* the learning period */
 #define LV_GUARD_FP 4                      /* baseline's fixed point: 1/16 arrival/s */
-#define LV_GUARD_EWMA_SHIFT \
-	6                           /* each calm period moves the baseline 1/64 of
+#define LV_GUARD_EWMA_SHIFT 6              /* each calm period moves the baseline 1/64 of
 					    * the way to what it saw: about a minute */
-#define LV_GUARD_NOTE_NS 1000000ULL /* last_over_ns written at most once a ms */
-#define LV_GUARD_GAP_NS 50000000ULL /* abnormal arrivals further apart start a new run */
-
-/*
- * The class's new-source budget and its total limit, as GCRA ready times (CAS); the
- * admission budget is the autopilot's threshold in a class with LV_CLASS_AUTO_ADMIT.
- * The admission budget is read by every packet of an unknown source but written only
- * when one is admitted; the total is drawn in leases of up to lv_class.lease_ns per
- * CPU (struct lv_lease), so neither bounces a line per packet. Entry LV_MAX_CLASSES
- * holds interface-wide counts. The controller zeroes a class's entry when it gives the
- * id to a new class.
- */
-struct lv_shared {
-	__u64 admit_ready;
-	__u64 total_ready;
-	__u64 total_ready_bytes;
-	__u64 sources;        /* entry LV_MAX_CLASSES: states created (LV_POL_REFUSE_FULL);
-			 * the controller subtracts what it removes */
-	__u64 admitted;       /* new sources admitted (display) */
-	__u64 admit_event_ns; /* last LV_EV_ADMISSION of the class: one a second at most */
-	__u64 full_event_ns;  /* last LV_EV_MAP_FULL of the class */
-	__u64 events_ready;   /* entry LV_MAX_CLASSES: the event rate's GCRA */
-	struct lv_guard guard;
-};
+#define LV_GUARD_NOTE_NS 1000000ULL        /* last_over_ns written at most once a ms */
+#define LV_GUARD_GAP_NS 50000000ULL        /* abnormal arrivals further apart start a new run */
+/* clang-format on */
 
 /*
  * A network the autopilot watches (struct lv_auto), kept in lv_state under the key of
@@ -727,6 +745,19 @@ struct lv_scratch {
 	__u64 words[32];
 };
 
+/*
+ * What this CPU remembers of a class's autopilot, so that a known source's packet reads
+ * nothing of lv_shared: whether the class was engaged when this CPU last looked (each
+ * arrival looks), and until when a network of the class may be escalated (read at each
+ * of the watch's samples, so a CPU learns of an escalation up to 2^sample_shift of its
+ * passed packets late). Scratch: stale values cost a look at lv_shared, never a wrong
+ * verdict.
+ */
+struct lv_pilot {
+	__u64 escalated_until_ns;
+	__u64 engaged;
+};
+
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 events_suppressed; /* since this CPU last sent an event */
@@ -737,6 +768,7 @@ struct lv_percpu {
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
 	struct lv_lease lease[LV_MAX_CLASSES];
+	struct lv_pilot pilot[LV_MAX_CLASSES];
 	struct lv_scratch scratch;
 };
 
@@ -752,7 +784,6 @@ LV_STATIC_ASSERT(sizeof(struct lv_state) == 32, "lv_state layout");
 LV_STATIC_ASSERT(sizeof(struct lv_limit) == 32, "lv_limit layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class) == 344 + 112, "lv_class layout");
 LV_STATIC_ASSERT(sizeof(struct lv_auto) == 112, "lv_auto layout");
-LV_STATIC_ASSERT(sizeof(struct lv_guard) == 128, "lv_guard layout");
 LV_STATIC_ASSERT(sizeof(struct lv_watch) == sizeof(struct lv_state), "lv_watch layout");
 LV_STATIC_ASSERT(sizeof(struct lv_seen_pair) == 16, "lv_seen_pair layout");
 LV_STATIC_ASSERT(sizeof(struct lv_shared) == 192, "lv_shared layout");
@@ -762,7 +793,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 56, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 96 + 32 * LV_REASON_MAX + 64 * LV_MAX_CLASSES + 256, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 96 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

@@ -120,7 +120,7 @@ static __always_inline void lv_levels_refund(struct lv_ctx *c, int probation)
 	const struct lv_class *cls = c->cls;
 
 	if (probation && lv_guard_engaged(c))
-		__sync_fetch_and_add(&c->sh->guard.newcomer_ready, -lv_guard_cost_now(c));
+		__sync_fetch_and_add(&c->sh->newcomer_ready, -lv_guard_cost_now(c));
 	if (cls->flags & LV_CLASS_NETWORK) {
 		struct lv_key k;
 
@@ -152,7 +152,7 @@ __attribute__((noinline)) __u32 lv_levels(void)
 	if (call->probation) {
 		r = lv_newcomer_take(&c, call->t);
 		if (r != LV_R_CONFORMING) {
-			call->hot_ready = LV_READ_ONCE(c.sh->guard.newcomer_ready);
+			call->hot_ready = LV_READ_ONCE(c.sh->newcomer_ready);
 			return r;
 		}
 	}
@@ -163,7 +163,7 @@ __attribute__((noinline)) __u32 lv_levels(void)
 		return r;
 	}
 	if (call->probation && lv_guard_engaged(&c))
-		__sync_fetch_and_add(&c.sh->guard.newcomer_ready, -lv_guard_cost_now(&c));
+		__sync_fetch_and_add(&c.sh->newcomer_ready, -lv_guard_cost_now(&c));
 	call->hot_ready = hot_ready;
 	return r;
 }
@@ -229,6 +229,7 @@ static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_p
 {
 	const struct lv_class *cls = c->cls;
 	int levels = on_probation || (cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)), sample = 0, watch = 0;
+	struct lv_pilot *pilot = lv_pilot_of(c);
 	struct lv_call *call;
 	__u32 r;
 
@@ -236,7 +237,7 @@ static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_p
 		__u64 mask = (1ULL << (cls->autop.sample_shift & 15)) - 1;
 
 		sample = !on_probation && !(++c->pc->watch_tick & mask);
-		watch = sample || !lv_gcra_conforms(LV_READ_ONCE(c->sh->guard.escalated_until_ns), t);
+		watch = sample || !lv_gcra_conforms(pilot->escalated_until_ns, t);
 	}
 	if (!levels && !watch)
 		return LV_R_CONFORMING;
@@ -259,6 +260,10 @@ static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_p
 		return LV_R_CONFORMING;
 	r = lv_watching();
 	*hot_ready = call->hot_ready;
+	/* The one packet in 2^sample_shift that reads lv_shared: after the watch, which may
+	 * have just escalated the network. */
+	if (sample)
+		pilot->escalated_until_ns = LV_READ_ONCE(c->sh->escalated_until_ns);
 	return r;
 }
 

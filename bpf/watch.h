@@ -31,10 +31,10 @@ static __always_inline void lv_watch_key(const struct lv_ctx *c, struct lv_key *
 
 /* A refused packet of an escalated network (or its escalation): the network stays
  * escalated release_ns more, and so long the class checks its packets against their
- * networks (lv_guard.escalated_until_ns). Written at most once per LV_GUARD_NOTE_NS. */
+ * networks (lv_shared.escalated_until_ns). Written at most once per LV_GUARD_NOTE_NS. */
 static __always_inline void lv_watch_over(struct lv_ctx *c, struct lv_watch *w, __u64 t)
 {
-	__u64 *until = &c->sh->guard.escalated_until_ns, end = t + c->cls->autop.release_ns;
+	__u64 *until = &c->sh->escalated_until_ns, end = t + c->cls->autop.release_ns;
 
 	if ((__s64)(t - LV_READ_ONCE(w->last_over_ns)) < (__s64)LV_GUARD_NOTE_NS)
 		return;
@@ -65,7 +65,7 @@ static __always_inline void lv_watch_escalate(struct lv_ctx *c, struct lv_watch 
 		return;
 	LV_WRITE_ONCE(w->last_over_ns, 0);
 	lv_watch_over(c, w, t);
-	__sync_fetch_and_add(&c->sh->guard.escalations, 1);
+	__sync_fetch_and_add(&c->sh->escalations, 1);
 	lv_event_of(c, k->addr, LV_EV_ESCALATED, LV_R_ESCALATED, 0, c->cls->autop.watch.rate);
 }
 

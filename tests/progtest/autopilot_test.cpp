@@ -6,7 +6,7 @@
 //
 // A floor of 1 new source/s with a tolerance of 10 ms makes every arrival after the
 // first abnormal within a test. Time a test cannot wait for (a class calm for 30 s) is
-// moved by rewriting the class's lv_guard, as the controller's release does.
+// moved by rewriting the class's lv_shared, as the controller's release does.
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 
@@ -78,16 +78,16 @@ class Autopilot : public ProgTest {
     dp().set_class(c);
     dp().edit_policy([](lv_policy& p) { p.events = compile_packet_limit(Rate{1000, 100}); });
   }
-  lv_guard guard() { return dp().shared(0).guard; }
+  lv_shared guard() { return dp().shared(0); }
   template <typename F>
   void edit_guard(F&& f) {
     lv_shared sh = dp().shared(0);
-    f(sh.guard);
+    f(sh);
     dp().put_shared(0, sh);
   }
   // The class calm again: its last abnormal moment further back than release_ns.
   void make_calm(const lv_class& c) {
-    edit_guard([&](lv_guard& g) { g.last_over_ns = monotonic_ns() - c.autop.release_ns - kSec; });
+    edit_guard([&](lv_shared& g) { g.last_over_ns = monotonic_ns() - c.autop.release_ns - kSec; });
   }
 };
 
@@ -105,7 +105,7 @@ TEST_F(Autopilot, ACalmClassAdmitsEveryNewSourceAsWithoutIt) {
     const std::string src = host4(1 + i / 250, i % 250 + 1);
     ASSERT_TRUE(dp().state(key4(src, c))) << src << " has its state as a source";
   }
-  const lv_guard g = guard();
+  const lv_shared g = guard();
   EXPECT_EQ(g.arrivals, 300u);
   EXPECT_EQ(g.probation, 0u);
   EXPECT_EQ(g.engaged_ns, 0u);
@@ -122,7 +122,7 @@ TEST_F(Autopilot, AnArrivalOverTheThresholdGetsStateOnProbation) {
     EXPECT_FALSE(dp().state(key4(host4(1, i), c))) << i;
     EXPECT_TRUE(dp().state(on_probation(key4(host4(1, i), c)))) << i;
   }
-  const lv_guard g = guard();
+  const lv_shared g = guard();
   EXPECT_EQ(g.probation, 4u);
   EXPECT_NE(g.last_over_ns, 0u);
   EXPECT_EQ(g.engaged_ns, 0u) << "a run shorter than sustain does not engage";
@@ -140,7 +140,7 @@ TEST_F(Autopilot, ARunOfAbnormalArrivalsEngagesAndTheClassRefusesNewSources) {
   use(c);
   EXPECT_EQ(dp().send(udp4(host4(1, 1))), kConforming);
   EXPECT_EQ(dp().send(udp4(host4(1, 2))), kAdmission);
-  const lv_guard g = guard();
+  const lv_shared g = guard();
   EXPECT_NE(g.engaged_ns, 0u);
   EXPECT_EQ(g.engagements, 1u);
   const auto engaged = of_type(dp().events(), LV_EV_ENGAGED);
@@ -185,7 +185,7 @@ TEST_F(Autopilot, SourcesOnProbationShareOneAllowanceWhileEngaged) {
   const lv_class c = auto_class(a);
   use(c);
   for (int i = 1; i <= 4; ++i) EXPECT_EQ(dp().send(udp4(host4(1, i))), kConforming) << i;  // 2..4 on probation
-  edit_guard([](lv_guard& g) { g.engaged_ns = monotonic_ns(); });
+  edit_guard([](lv_shared& g) { g.engaged_ns = monotonic_ns(); });
   const lv_key third = on_probation(key4(host4(1, 3), c));
   const uint64_t ready = dp().state(third)->ready_ns;
   // The allowance is the threshold's: 1 packet/s, a tolerance of 10 ms: one packet now.
@@ -205,10 +205,12 @@ TEST_F(Autopilot, OnceTheAllowanceIsSpentAnEngagedClassRefusesSourcesOnProbation
   const lv_class c = auto_class(a);
   use(c);
   for (int i = 1; i <= 3; ++i) dp().send(udp4(host4(1, i)));
-  edit_guard([](lv_guard& g) {
+  edit_guard([](lv_shared& g) {
     g.engaged_ns = monotonic_ns();
     g.newcomer_ready = monotonic_ns() + 3600 * kSec;  // spent
   });
+  // An arrival on this CPU finds the class engaged, and this CPU remembers it.
+  EXPECT_EQ(dp().send(udp4(host4(8, 8))), kAdmission);
   // Budget spent too (the threshold took source 1): a source on probation is refused
   // without looking it up: its state's drop count stays untouched.
   EXPECT_EQ(dp().send(udp4(host4(1, 2))), kNewcomer);
@@ -222,7 +224,7 @@ TEST_F(Autopilot, ACalmClassReleasesAndPromotesItsSourcesOnProbation) {
   EXPECT_EQ(dp().send(udp4(host4(1, 1))), kConforming);
   EXPECT_EQ(dp().send(udp4(host4(1, 2))), kConforming);
   ASSERT_TRUE(dp().state(on_probation(key4(host4(1, 2), c))));
-  edit_guard([](lv_guard& g) { g.engaged_ns = monotonic_ns() - 5 * kSec; });
+  edit_guard([](lv_shared& g) { g.engaged_ns = monotonic_ns() - 5 * kSec; });
 
   make_calm(c);
   EXPECT_EQ(dp().send(udp4(host4(1, 2))), kConforming);
@@ -281,7 +283,7 @@ TEST_F(Autopilot, ACalmPeriodTeachesTheBaselineAndTheThresholdFollows) {
   use(c);
   // A period that began 2 s ago, with 1,000 arrivals in it.
   const uint64_t begun = monotonic_ns() - 2 * kSec;
-  edit_guard([&](lv_guard& g) {
+  edit_guard([&](lv_shared& g) {
     g.period_ns = begun;
     g.arrivals = 1000;
     g.period_arrivals = 0;
@@ -289,7 +291,7 @@ TEST_F(Autopilot, ACalmPeriodTeachesTheBaselineAndTheThresholdFollows) {
   const uint64_t before = monotonic_ns();
   EXPECT_EQ(dp().send(udp4(host4(1, 1))), kConforming);
   const uint64_t after = monotonic_ns();
-  const lv_guard g = guard();
+  const lv_shared g = guard();
   EXPECT_GE(g.period_ns, before);
   EXPECT_LE(g.period_ns, after);
   EXPECT_EQ(g.period_arrivals, 1000u);
@@ -297,7 +299,7 @@ TEST_F(Autopilot, ACalmPeriodTeachesTheBaselineAndTheThresholdFollows) {
   // guard.h's rule on the period's length as the program measured it.
   const uint64_t elapsed = g.period_ns - begun;
   EXPECT_EQ(g.baseline, lv_guard_learn(0, 1000, elapsed));
-  EXPECT_EQ(g.cost, lv_guard_learned_cost(g.baseline, 4));
+  EXPECT_EQ(g.threshold_cost, lv_guard_learned_cost(g.baseline, 4));
   EXPECT_GT(g.baseline, 0u);
 }
 
@@ -308,14 +310,14 @@ TEST_F(Autopilot, APeriodWithAnAbnormalArrivalTeachesNothing) {
   const lv_class c = auto_class(a);
   use(c);
   const uint64_t now = monotonic_ns();
-  edit_guard([&](lv_guard& g) {
+  edit_guard([&](lv_shared& g) {
     g.period_ns = now - 2 * kSec;
     g.arrivals = 1000;
     g.last_over_ns = now - kSec;  // within the period
     g.baseline = 77;
   });
   dp().send(udp4(host4(1, 1)));
-  const lv_guard g = guard();
+  const lv_shared g = guard();
   EXPECT_EQ(g.baseline, 77u);
   EXPECT_EQ(g.period_arrivals, 1000u) << "the next period starts all the same";
 }

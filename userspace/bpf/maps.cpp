@@ -169,26 +169,35 @@ void SharedMap::reset_class(unsigned id) {
   lv_shared& e = p_[id % LV_MAX_CLASSES];
   // Word by word: the datapath may be updating the entry with CAS right now (packets
   // of the class that had the id a moment ago, still in flight). A ready time of 0 is
-  // long past: the budget is full.
-  for (__u64* w : {&e.admit_ready, &e.total_ready, &e.total_ready_bytes, &e.sources, &e.admitted})
-    std::atomic_ref(*w).store(0, std::memory_order_relaxed);
-  // The autopilot starts over: nothing learnt, not engaged.
-  auto* g = reinterpret_cast<__u64*>(&e.guard);
-  for (size_t w = 0; w < sizeof e.guard / sizeof(__u64); ++w) std::atomic_ref(g[w]).store(0, std::memory_order_relaxed);
+  // long past: the budgets are full; the autopilot starts over, nothing learnt, not
+  // engaged. (A class's entry holds nothing interface-wide: that is entry LV_MAX_CLASSES.)
+  auto* w = reinterpret_cast<__u64*>(&e);
+  for (size_t i = 0; i < sizeof e / sizeof(__u64); ++i) std::atomic_ref(w[i]).store(0, std::memory_order_relaxed);
 }
 
 lv_guard SharedMap::guard(unsigned id) const {
-  lv_guard out{};
-  auto* from = reinterpret_cast<__u64*>(&p_[id % LV_MAX_CLASSES].guard);
-  auto* to = reinterpret_cast<__u64*>(&out);
-  for (size_t w = 0; w < sizeof out / sizeof(__u64); ++w)
-    to[w] = std::atomic_ref(from[w]).load(std::memory_order_relaxed);
-  return out;
+  lv_shared& e = p_[id % LV_MAX_CLASSES];
+  auto load = [](__u64& w) { return std::atomic_ref(w).load(std::memory_order_relaxed); };
+  return lv_guard{.engaged_ns = load(e.engaged_ns),
+                  .last_over_ns = load(e.last_over_ns),
+                  .over_since_ns = load(e.over_since_ns),
+                  .cost = load(e.threshold_cost),
+                  .newcomer_ready = load(e.newcomer_ready),
+                  .escalated_until_ns = load(e.escalated_until_ns),
+                  .period_ns = load(e.period_ns),
+                  .arrivals = load(e.arrivals),
+                  .period_arrivals = load(e.period_arrivals),
+                  .baseline = load(e.baseline),
+                  .engagements = load(e.engagements),
+                  .escalations = load(e.escalations),
+                  .good_admitted = load(e.good_admitted),
+                  .probation = load(e.probation),
+                  .promoted = load(e.promoted)};
 }
 
 bool SharedMap::release_guard(unsigned id, uint64_t since) {
   __u64 expected = since;
-  return since && std::atomic_ref(p_[id % LV_MAX_CLASSES].guard.engaged_ns)
+  return since && std::atomic_ref(p_[id % LV_MAX_CLASSES].engaged_ns)
                       .compare_exchange_strong(expected, 0, std::memory_order_relaxed);
 }
 

@@ -262,12 +262,11 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns, const Stat
   seen_cover(refill, good.half(1));
 
   StateSweep sweep(sess, pol, std::move(banned), refill, now, idle_ns, r);
-  LV_TRY(for_each_state_chunk(
-      sess.pins.state.get(), kChunk,
-      [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
-        if (visit) LV_TRY(visit(keys, states));
-        return sweep.batch(keys, states);
-      }));
+  LV_TRY(for_each_state_chunk(sess.pins.state.get(), kChunk,
+                              [&](std::span<const lv_key> keys, std::span<const lv_state> states) -> Status {
+                                if (visit) LV_TRY(visit(keys, states));
+                                return sweep.batch(keys, states);
+                              }));
   if (r.refuse && !r.count) r.count = sess.shared.sources();  // an empty map
   sess.policy.flip_seen();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -23,7 +23,8 @@ Result<std::vector<Released>> AutopilotReleases::poll(const Pinned& pins, Shared
     const lv_class& c = p.classes[id];
     if (!(c.flags & LV_CLASS_AUTO_ADMIT)) continue;
     const lv_guard g = shared.guard(id);
-    if (g.engaged_ns && lv_guard_calm(g.last_over_ns, now, c.autop.release_ns) && shared.release_guard(id, g.engaged_ns))
+    if (g.engaged_ns && lv_guard_calm(g.last_over_ns, now, c.autop.release_ns) &&
+        shared.release_guard(id, g.engaged_ns))
       out.push_back({LV_EV_RELEASED, id, {}, g.engaged_ns});
   }
   for (auto it = networks_.begin(); it != networks_.end();) {
@@ -43,7 +44,8 @@ Result<std::vector<Released>> AutopilotReleases::poll(const Pinned& pins, Shared
     }
     const uint64_t since = w.escalated_ns;
     w.escalated_ns = 0;
-    if (bpf_map_update_elem(pins.state.get(), &k, &w, BPF_EXIST) == 0) out.push_back({LV_EV_DEESCALATED, k.class_id, k, since});
+    if (bpf_map_update_elem(pins.state.get(), &k, &w, BPF_EXIST) == 0)
+      out.push_back({LV_EV_DEESCALATED, k.class_id, k, since});
     it = networks_.erase(it);
   }
   return out;

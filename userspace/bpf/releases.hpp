@@ -29,7 +29,7 @@ namespace levee {
 struct Released {
   uint8_t type = 0;  // LV_EV_RELEASED (a class) or LV_EV_DEESCALATED (a network)
   unsigned class_id = 0;
-  lv_key key{};          // the network (LV_EV_DEESCALATED)
+  lv_key key{};           // the network (LV_EV_DEESCALATED)
   uint64_t since_ns = 0;  // when it engaged or was escalated (CLOCK_MONOTONIC)
 };
 

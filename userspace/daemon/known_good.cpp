@@ -31,6 +31,8 @@ void GoodJudge::batch(std::span<const lv_key> keys, std::span<const lv_state> st
   }
 }
 
-void GoodJudge::end() { std::erase_if(seen_, [&](const auto& e) { return e.second.walk != walk_; }); }
+void GoodJudge::end() {
+  std::erase_if(seen_, [&](const auto& e) { return e.second.walk != walk_; });
+}
 
 }  // namespace levee::daemon

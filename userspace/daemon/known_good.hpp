@@ -52,7 +52,7 @@ class GoodJudge {
     uint64_t first_ns;  // when it began to behave (first sight, or its last drop)
     uint32_t passed;    // its counts then (packets, modulo 2^32)
     uint32_t dropped;
-    uint64_t walk;      // the last walk that saw it
+    uint64_t walk;  // the last walk that saw it
   };
   uint64_t after_ns_;
   uint64_t now_ = 0, walk_ = 0;
