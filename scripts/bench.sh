@@ -246,13 +246,16 @@ fi
 # burst 10 so that nearly all is dropped)
 E2E_ROWS=(
   "bare|1|v4one|bare XDP_DROP (counting)"
+  "bare_rand|1|v6rand|bare XDP_DROP (counting), a new random IPv6 /64 every packet"
   "floor|1|v4one|floor: parse + LRU lookup + bpf_ktime_get_ns + drop (counting)"
   "levee|1|v4one|levee, one IPv4 source (1k pps, burst 100)"
-  "levee_10k|1|v4rr|levee, 10,000 IPv4 sources round robin (10 pps, burst 10)"
+  "levee_10k|1|v4rr|levee, 10,000 IPv4 sources round robin (10 pps, burst 10), known sources"
   "levee_v6|1|v6one|levee, one IPv6 source (1k pps, burst 100)"
-  "levee_random|1|v6rand|levee, a new random IPv6 /64 every packet, no admission budget (1M-entry LRU full)"
+  "levee_random|1|v6rand|levee as attached (the autopilot engaged), a new random IPv6 /64 every packet"
+  "levee_random4|1|v4rand|levee as attached (the autopilot engaged), random IPv4 sources of a /15"
   "levee_admit|1|v6rand|levee, a new random IPv6 /64 every packet, admission budget 1k new sources/s"
   "levee_admit4|1|v4rand|levee, random IPv4 sources of a /15, admission budget 1k new sources/s"
+  "levee_unguarded|1|v6rand|levee with the autopilot off and no budget, a new random IPv6 /64 every packet (1M-entry LRU full)"
   "nft|1|v4one|nftables netdev ingress meter, one source (XDP_PASS in front)"
   "hashlimit|1|v4one|iptables hashlimit, raw PREROUTING, one source (XDP_PASS in front)"
   "bare_2t|2|v4one|bare XDP_DROP (counting), 2 sender threads"
@@ -270,10 +273,19 @@ flood_sources() {
 
 rx_setup() {
   case $1 in
-    bare|bare_2t) benchrx attach "$DEV_RX" --prog drop --netns "$NS_RX" >/dev/null ;;
+    bare|bare_2t|bare_rand) benchrx attach "$DEV_RX" --prog drop --netns "$NS_RX" >/dev/null ;;
     floor) benchrx attach "$DEV_RX" --prog floor --netns "$NS_RX" >/dev/null ;;
-    levee|levee_v6|levee_2t) levee_rx attach "$DEV_RX" --rate 1k --burst 100 >/dev/null ;;
-    levee_10k|levee_random) levee_rx attach "$DEV_RX" --rate 10 --burst 10 >/dev/null ;;
+    levee|levee_v6|levee_2t|levee_random|levee_random4) levee_rx attach "$DEV_RX" --rate 1k --burst 100 >/dev/null ;;
+    levee_10k)
+      # A botnet of real addresses: known sources (a floor above their 10,000 arrivals
+      # at once, which would otherwise put most of them on probation first).
+      printf '[default]\nrate = 10\nburst = 10\n[auto]\nfloor = "20k"\n' >"$TMP/10k.toml"
+      levee_rx attach "$DEV_RX" --config "$TMP/10k.toml" >/dev/null
+      ;;
+    levee_unguarded)
+      printf '[default]\nrate = 10\nburst = 10\nnew_sources = "off"\nescalate = "off"\n' >"$TMP/unguarded.toml"
+      levee_rx attach "$DEV_RX" --config "$TMP/unguarded.toml" >/dev/null
+      ;;
     levee_admit|levee_admit4)
       printf '[default]\nrate = "1k"\nburst = 100\nnew_sources = "1k"\nnew_sources_burst = 100\n' >"$TMP/admit.toml"
       levee_rx attach "$DEV_RX" --config "$TMP/admit.toml" >/dev/null
@@ -309,7 +321,7 @@ EOF
 rx_read() {
   local rx
   case $1 in
-    bare|bare_2t|floor) rx=$(benchrx count "$DEV_RX" --json | jq .packets); echo "$rx $rx" ;;
+    bare|bare_2t|bare_rand|floor) rx=$(benchrx count "$DEV_RX" --json | jq .packets); echo "$rx $rx" ;;
     levee*) levee_rx stats "$DEV_RX" --json | jq -r '"\(.rx_packets) \(.dropped_packets)"' ;;
     nft)
       rx=$(benchrx count "$DEV_RX" --json | jq .packets)
@@ -343,10 +355,14 @@ for round in $(seq 1 "$ROUNDS"); do
   for row in "${E2E_ROWS[@]}"; do
     IFS='|' read -r name threads src what <<<"$row"
     rx_setup "$name"
-    # A random-source flood is measured with the LRU already full (evicting), as
-    # under a sustained attack; filling it is cheaper per packet.
+    # A random-source flood is measured as under a sustained attack: without the
+    # autopilot with the LRU already full (evicting; filling it is cheaper per packet),
+    # with it once it has engaged (250 ms of abnormal arrivals), as the same 2M
+    # packets make it do; the 10,000 sources once they are known.
     # shellcheck disable=SC2046
-    [ "$name" = levee_random ] && flood $(flood_sources "$src") --count 2000000 >/dev/null
+    case $name in
+      levee_unguarded|levee_random|levee_random4|levee_10k) flood $(flood_sources "$src") --count 2000000 >/dev/null ;;
+    esac
     read -r rx0 drop0 < <(rx_read "$name")
     # shellcheck disable=SC2046
     f=$(flood $(flood_sources "$src") --method live --threads "$threads" --duration "$E2E_SECONDS")

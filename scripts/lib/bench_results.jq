@@ -18,7 +18,7 @@ def per_round($rows; $a; $b):
 # End to end. A random-source flood is measured by what levee received: every packet is
 # a new source, and a new source's first packet conforms, so nothing is dropped.
 ($raw | map(select(.kind == "e2e")
-  | .metric = (if .name == "levee_random" then "received" else "dropped" end)
+  | .metric = (if .name == "levee_unguarded" then "received" else "dropped" end)
   | .mpps = (if .metric == "received" then .rx else .dropped end) / .seconds / 1e6)) as $e
 | ($e | map(select(.round == ($e[0].round))) | map(.name)) as $names
 | [$names[] as $n | [$e[] | select(.name == $n)] as $rs
@@ -33,9 +33,13 @@ def per_round($rows; $a; $b):
 | {levee_vs_nft: per_round($e; "levee"; "nft"),
    levee_vs_hashlimit: per_round($e; "levee"; "hashlimit"),
    levee_vs_floor: per_round($e; "levee"; "floor"),
+   random_defaults_vs_one_source_v6: per_round($e; "levee_random"; "levee_v6"),
+   random_defaults_vs_one_source_v4: per_round($e; "levee_random4"; "levee"),
    random_vs_one_source_v6: per_round($e; "levee_admit"; "levee_v6"),
    random_vs_one_source_v4: per_round($e; "levee_admit4"; "levee"),
-   random_unadmitted_vs_one_source_v6: per_round($e; "levee_random"; "levee_v6")} as $cmp
+   random_unguarded_vs_one_source_v6: per_round($e; "levee_unguarded"; "levee_v6"),
+   random_defaults_vs_bare_random_v6: per_round($e; "levee_random"; "bare_rand"),
+   bare_random_vs_bare: per_round($e; "bare_rand"; "bare")} as $cmp
 
 | ($raw | map(select(.kind == "accuracy") | .expected |= rnd(1) | .ratio |= rnd(4) | .ratio_exact |= rnd(4) | .seconds |= rnd(4)))
   as $acc
@@ -43,6 +47,11 @@ def per_round($rows; $a; $b):
 | ($raw | map(select(.kind == "controller"))[0]) as $ctl
 | ($pb[0].cases | map({key: .name, value: .}) | from_entries) as $prog
 | def recv($n): $receivers[] | select(.name == $n);
+# The end-to-end ratios are judged only where bare XDP_DROP reaches 15 Mpps: on a slower
+# host the generator shares the CPU with the receiver and every ratio moves towards 1 or
+# is bound by the generator (docs: BENCHMARKS.md, "Goals").
+| (recv("bare").mpps_median >= 15) as $fast
+| def host_note: if $fast then "" else "; bare XDP_DROP \(recv("bare").mpps_median) Mpps < 15: not judged on this host" end;
 
 {
   date: $date,
@@ -94,17 +103,29 @@ def per_round($rows; $a; $b):
      measured: "\($prog.levee_pass.ratio_to_floor | rnd(2))x (\($prog.levee_pass.median_ns | rnd(1)) ns)",
      met: ($prog.levee_pass.ratio_to_floor <= 1.6)},
     {goal: "end to end, one flooding source: levee vs bare XDP_DROP",
-     target: ">= 0.7x", value: recv("levee").ratio_to_bare_median, pending: false,
-     measured: "\(recv("levee").ratio_to_bare_median)x (\(recv("levee").mpps_median) vs \(recv("bare").mpps_median) Mpps)",
-     met: (recv("levee").ratio_to_bare_median >= 0.7)},
+     target: ">= 0.8x", value: recv("levee").ratio_to_bare_median, pending: ($fast | not),
+     measured: "\(recv("levee").ratio_to_bare_median)x (\(recv("levee").mpps_median) vs \(recv("bare").mpps_median) Mpps)\(host_note)",
+     met: (recv("levee").ratio_to_bare_median >= 0.8)},
+    {goal: "end to end, 10,000 sources round robin (a botnet of real addresses): levee vs bare XDP_DROP",
+     target: ">= 0.6x", value: recv("levee_10k").ratio_to_bare_median, pending: ($fast | not),
+     measured: "\(recv("levee_10k").ratio_to_bare_median)x (\(recv("levee_10k").mpps_median) vs \(recv("bare").mpps_median) Mpps)\(host_note)",
+     met: (recv("levee_10k").ratio_to_bare_median >= 0.6)},
+    {goal: "random-source flood vs one source, levee as attached (the autopilot)",
+     target: ">= 0.8x", value: $cmp.random_defaults_vs_one_source_v6.median, pending: ($fast | not),
+     measured: "\($cmp.random_defaults_vs_one_source_v6.median)x of one IPv6 source (\(recv("levee_random").mpps_median) vs \(recv("levee_v6").mpps_median) Mpps); IPv4 \($cmp.random_defaults_vs_one_source_v4.median)x; the generator alone makes random sources \($cmp.bare_random_vs_bare.median)x of one\(host_note)",
+     met: ([$cmp.random_defaults_vs_one_source_v6.median, $cmp.random_defaults_vs_one_source_v4.median] | min >= 0.8)},
+    {goal: "the autopilot's cost on the pass path, program cost",
+     target: "<= 5 ns", value: ($prog.levee_pass.median_ns - $prog.levee_pass_no_autopilot.median_ns | rnd(1)), pending: false,
+     measured: "\($prog.levee_pass.median_ns - $prog.levee_pass_no_autopilot.median_ns | rnd(1)) ns (levee_pass \($prog.levee_pass.median_ns | rnd(1)) ns, without it \($prog.levee_pass_no_autopilot.median_ns | rnd(1)) ns)",
+     met: ($prog.levee_pass.median_ns - $prog.levee_pass_no_autopilot.median_ns <= 5)},
     {goal: "end to end, one flooding source: levee vs the nftables meter",
      target: ">= 3.5x", value: $cmp.levee_vs_nft.median, pending: false,
      measured: "\($cmp.levee_vs_nft.median)x (\(recv("levee").mpps_median) vs \(recv("nft").mpps_median) Mpps)",
      met: ($cmp.levee_vs_nft.median >= 3.5)},
     {goal: "random-source flood vs one source, with a new-source admission budget",
-     target: ">= 0.7x", value: $cmp.random_vs_one_source_v6.median, pending: false,
-     measured: "\($cmp.random_vs_one_source_v6.median)x of one IPv6 source (\(recv("levee_admit").mpps_median) vs \(recv("levee_v6").mpps_median) Mpps); IPv4 \($cmp.random_vs_one_source_v4.median)x",
-     met: ($cmp.random_vs_one_source_v6.median >= 0.7)},
+     target: ">= 0.8x", value: $cmp.random_vs_one_source_v6.median, pending: ($fast | not),
+     measured: "\($cmp.random_vs_one_source_v6.median)x of one IPv6 source (\(recv("levee_admit").mpps_median) vs \(recv("levee_v6").mpps_median) Mpps); IPv4 \($cmp.random_vs_one_source_v4.median)x\(host_note)",
+     met: ([$cmp.random_vs_one_source_v6.median, $cmp.random_vs_one_source_v4.median] | min >= 0.8)},
     {goal: "accuracy at 2x and 10x, 1/100/10k sources, 1 and 2 CPUs",
      target: "within 2%", value: ([$acc[].ratio_exact - 1 | fabs] | max), pending: false,
      measured: "passed ÷ exact-limiter count \([$acc[].ratio_exact] | min)..\([$acc[].ratio_exact] | max); passed ÷ (burst + rate·t) \([$acc[].ratio] | min)..\([$acc[].ratio] | max)",

@@ -39,12 +39,16 @@ elif $s == "e2e" then
      ["levee ÷ nftables meter, one source", $e.levee_vs_nft],
      ["levee ÷ iptables hashlimit, one source", $e.levee_vs_hashlimit],
      ["levee ÷ floor program, one source", $e.levee_vs_floor],
+     ["levee random IPv6 sources, as attached (the autopilot) ÷ one IPv6 source", $e.random_defaults_vs_one_source_v6],
+     ["levee random IPv4 sources, as attached (the autopilot) ÷ one IPv4 source", $e.random_defaults_vs_one_source_v4],
      ["levee random IPv6 sources, admission budget ÷ one IPv6 source", $e.random_vs_one_source_v6],
      ["levee random IPv4 sources, admission budget ÷ one IPv4 source", $e.random_vs_one_source_v4],
-     ["levee random IPv6 sources, no admission budget ÷ one IPv6 source", $e.random_unadmitted_vs_one_source_v6]][]
+     ["levee random IPv6 sources, the autopilot off, no budget ÷ one IPv6 source", $e.random_unguarded_vs_one_source_v6],
+     ["levee random IPv6 sources, as attached ÷ bare XDP_DROP of the same flood", $e.random_defaults_vs_bare_random_v6],
+     ["bare XDP_DROP, random IPv6 sources ÷ one source (the generator's own cost)", $e.bare_random_vs_bare]][]
    | [.[0], (.[1].median | x), (.[1].runs | map(tostring) | join(" "))] | row),
   "",
-  "¹ packets/s levee *received*: every packet of a random-source flood is a new source, and a new source's first packet conforms, so nothing is dropped (the rows with an admission budget show what a budget changes)."
+  "¹ packets/s levee *received*: without the autopilot or a budget every packet of a random-source flood is a new source, and a new source's first packet conforms, so nothing is dropped (the other random rows show what the autopilot and a budget change)."
 
 elif $s == "accuracy" then
   "| sources | sender ÷ limit | sender threads | rate, burst per source | sent in t | passed | burst + rate·t | passed ÷ (burst + rate·t) | exact-limiter count | passed ÷ exact | frames seen per CPU |",
@@ -88,7 +92,7 @@ elif $s == "goals" then
   "| goal | target | measured | |",
   "|---|---|---|---|",
   (.goals[] | [.goal, .target, .measured,
-     (if .met then "met" elif .pending then "not yet" else "**not met**" end)] | row)
+     (if .met then "met" elif .pending then "not judged here" else "**not met**" end)] | row)
 else
   error("unknown section \($s)")
 end

@@ -478,6 +478,9 @@ TEST(CliCommands, BadValuesAreUsageErrorsNamingTheOption) {
       {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "", "off"}), "--ban-max 'off' is not a duration"},
       {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "off", "1m"}), "--ban off with --ban-max"},
       {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "off", "5"}), "--new-sources off with --new-sources-burst"},
+      {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "auto", "5"}), "--new-sources auto with --new-sources-burst"},
+      {attach_with([](AttachArgs& a) { a.new_sources = "off", a.new_sources_burst = "5"; }),
+       "--new-sources off with --new-sources-burst"},
       {set(SetArgs{"eth0", "", "", "", "", "", {}, {}, "", "", "", "", "", "dry"}), "--mode 'dry' is not a mode"},
       {unban(UnbanArgs{"eth0", "198.18.0.0/24", ""}), "'198.18.0.0/24' is a network"},
       {unban(UnbanArgs{"eth0", "not-an-address", ""}), "not-an-address"},
@@ -550,6 +553,45 @@ TEST(CliCommands, ByteLimitIsRemovedOnlyByOff) {
   auto e = changed_class(with_bytes, faster);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->bytes, (Rate{2'000'000, 64'000}));
+}
+
+// --new-sources takes a budget, auto (the autopilot) or off (neither); --escalate auto or
+// off. A budget wins over the autopilot; auto and off take the budget away.
+TEST(CliCommands, NewSourcesAutoOffOrABudgetAndEscalate) {
+  ClassSpec c;
+  c.name = "web";
+  c.packets = {100, 10};
+  c.new_sources = {500, 50};
+  LimitChange off;
+  off.admission = Admission::Off;
+  off.escalate = false;
+  auto o = changed_class(c, off);
+  ASSERT_TRUE(o.ok()) << o.error().message();
+  EXPECT_EQ(o->admission_in_force(), Admission::Off);
+  EXPECT_FALSE(o->new_sources.set());
+  EXPECT_FALSE(o->escalate);
+  LimitChange aut;
+  aut.admission = Admission::Auto;
+  aut.escalate = true;
+  auto a = changed_class(*o, aut);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->admission_in_force(), Admission::Auto);
+  EXPECT_TRUE(a->escalate);
+  LimitChange budget;
+  budget.new_sources = 200;
+  auto b = changed_class(*a, budget);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->admission_in_force(), Admission::Budget);
+  EXPECT_EQ(b->new_sources.rate, 200u);
+  auto p = parse_args({"set", "eth0", "--new-sources", "auto", "--escalate", "off"});
+  ASSERT_TRUE(p.invocation) << p.err;
+  EXPECT_EQ(p.invocation->set.new_sources, "auto");
+  EXPECT_EQ(p.invocation->set.escalate, "off");
+  EXPECT_FALSE(parse_args({"set", "eth0", "--escalate", "sometimes"}).invocation);
+  auto at = parse_args({"attach", "eth0", "--rate", "1k", "--burst", "100", "--new-sources", "off", "--escalate", "off"});
+  ASSERT_TRUE(at.invocation) << at.err;
+  EXPECT_EQ(at.invocation->attach.new_sources, "off");
+  EXPECT_EQ(at.invocation->attach.escalate, "off");
 }
 
 // An error echoes at most a short prefix of what an operator gave (here 10 MB of it),

@@ -63,6 +63,12 @@ Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& ch) 
   if (ch.bytes_burst) c.bytes.burst = *ch.bytes_burst;
   if (ch.prefix4) c.prefix4 = *ch.prefix4;
   if (ch.prefix6) c.prefix6 = *ch.prefix6;
+  // The autopilot or none: the budget goes (a budget wins over the autopilot).
+  if (ch.admission) {
+    c.admission = *ch.admission;
+    c.new_sources = {};
+  }
+  if (ch.escalate) c.escalate = *ch.escalate;
   // A default given by the file follows the value it derives from; one chosen stays.
   if (ch.new_sources) {
     const bool default_burst =

@@ -25,12 +25,14 @@ struct LimitChange {
   std::optional<std::string> class_name;
   std::optional<uint64_t> rate, burst, bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
-  std::optional<uint64_t> new_sources, new_sources_burst;
+  std::optional<uint64_t> new_sources, new_sources_burst;  // new_sources: a budget (Admission::Budget)
+  std::optional<Admission> admission;                       // Auto or Off (a budget: new_sources)
+  std::optional<bool> escalate;
   std::optional<uint64_t> ban_ns, ban_max_ns, forget_ns;
   std::optional<bool> monitor;  // the interface's switch (LV_POL_MONITOR)
   bool class_changes() const {
     return rate || burst || bytes_rate || bytes_burst || prefix4 || prefix6 || new_sources || new_sources_burst ||
-           ban_ns || ban_max_ns || forget_ns;
+           admission || escalate || ban_ns || ban_max_ns || forget_ns;
   }
   bool empty() const { return !class_changes() && !monitor; }
 };

@@ -14,7 +14,8 @@
 namespace levee::cli {
 namespace {
 
-// attach --rate's extras: the class's new-source budget and bans.
+// attach --rate's extras: the class's admission of new sources (the autopilot, a
+// budget, or neither), its escalation, and bans.
 Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
   struct Count {
     const char* name;
@@ -22,9 +23,16 @@ Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
     uint64_t max;
     uint64_t Rate::*field;
   };
+  if (a.new_sources == "auto" || a.new_sources == "off") {
+    if (!a.new_sources_burst.empty())
+      return usage_error(fmt::format("--new-sources {} with --new-sources-burst", a.new_sources),
+                         "a burst goes with a budget: give --new-sources a rate");
+    c.admission = a.new_sources == "auto" ? Admission::Auto : Admission::Off;
+  }
+  if (!a.escalate.empty()) c.escalate = a.escalate == "auto";
   for (Count o : {Count{"--new-sources", a.new_sources, kMaxRatePps, &Rate::rate},
                   Count{"--new-sources-burst", a.new_sources_burst, kMaxBurst, &Rate::burst}}) {
-    if (o.text.empty()) continue;
+    if (o.text.empty() || o.text == "auto" || o.text == "off") continue;
     LV_TRY_ASSIGN(auto v, count_arg(o.name, o.text));
     if (v < 1 || v > o.max)
       return usage_error(fmt::format("{} {} is out of range", o.name, v),
@@ -73,7 +81,8 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
                  ->capture_default_str();
   const auto [ns, nsb, ban, ban_max, forget] = add_text_options(
       attach, {{"--new-sources", a.new_sources,
-                "with --rate: new sources per second that may get state (the rest are dropped)"},
+                "with --rate: new sources per second that may get state (a budget); auto (the default): the "
+                "autopilot; off: neither"},
                {"--new-sources-burst", a.new_sources_burst,
                 "with --new-sources: new sources at once (default a tenth of a second's worth)"},
                {"--ban", a.ban,
@@ -81,6 +90,10 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
                {"--ban-max", a.ban_max, "with --ban: the longest ban (default the longer of --ban and 1h)"},
                {"--forget-after", a.forget_after,
                 "with --ban: a source quiet this long after its ban starts over (default 1h)"}});
+  auto* esc = attach->add_option("--escalate", a.escalate,
+                                 "with --rate: the autopilot's escalation of networks over their limit: auto "
+                                 "(the default) or off")
+                  ->check(CLI::IsMember({"auto", "off"}));
   attach->add_flag("--monitor", a.monitor,
                    "monitor mode: count what would be dropped (levee stats: would_drop), drop nothing");
   rate->needs(burst);
@@ -88,7 +101,7 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
   nsb->needs(ns);
   ban_max->needs(ban);
   forget->needs(ban);
-  for (CLI::Option* shorthand : {rate, burst, p4, p6, ns, nsb, ban, ban_max, forget}) config->excludes(shorthand);
+  for (CLI::Option* shorthand : {rate, burst, p4, p6, ns, nsb, esc, ban, ban_max, forget}) config->excludes(shorthand);
   attach->footer(
       "\nExamples: levee attach eth0 --config /etc/levee/levee.toml\n"
       "          levee attach eth0 --rate 1k --burst 200\n"

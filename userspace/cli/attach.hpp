@@ -21,11 +21,12 @@ struct AttachArgs {
   std::string config;       // a policy file instead of --rate/--burst
   bool mode_given = false;  // --mode was typed: it wins over the config file's
   // With --rate: the class's new-source budget and bans, as typed ("100", "2s").
-  std::string new_sources, new_sources_burst;
+  std::string new_sources, new_sources_burst;  // a budget, or "auto" (the default), or "off"
   std::string ban, ban_max, forget_after;
   bool monitor = false;  // the interface's monitor switch: count, drop nothing
   // Maps over kMapMemorySharePercent of MemTotal (policy/map_memory.hpp) are wanted.
   bool exceed_memory_cap = false;
+  std::string escalate;  // with --rate: "auto" (the default) or "off"
 };
 
 // Its options, filling `a`; a parse without --config or --rate is a usage error.

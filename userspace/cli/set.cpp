@@ -55,10 +55,13 @@ Result<LimitChange> limit_change(const SetArgs& a) {
                                        "give 1 or more; --bytes-rate off removes the class's byte limit"));
     ch.bytes_rate = v;
   }
-  if (!a.new_sources.empty()) {
-    LV_TRY_ASSIGN(auto v, count_or_off("--new-sources", a.new_sources, "give 1 or more, or off"));
+  if (a.new_sources == "auto" || a.new_sources == "off") {
+    ch.admission = a.new_sources == "auto" ? Admission::Auto : Admission::Off;
+  } else if (!a.new_sources.empty()) {
+    LV_TRY_ASSIGN(auto v, positive_count("--new-sources", a.new_sources, "give 1 or more, auto or off"));
     ch.new_sources = v;
   }
+  if (!a.escalate.empty()) ch.escalate = a.escalate == "auto";
   for (Opt o : {Opt{"--ban", a.ban, ch.ban_ns}, Opt{"--ban-max", a.ban_max, ch.ban_max_ns},
                 Opt{"--forget-after", a.forget_after, ch.forget_ns}}) {
     if (o.text.empty()) continue;
@@ -69,8 +72,9 @@ Result<LimitChange> limit_change(const SetArgs& a) {
     return usage_error("--ban off with --ban-max or --forget-after", "turn bans off alone, or give --ban a duration");
   if (ch.bytes_rate && *ch.bytes_rate == 0 && ch.bytes_burst)
     return usage_error("--bytes-rate off with --bytes-burst", "remove the byte limit alone, or give it a rate");
-  if (ch.new_sources && *ch.new_sources == 0 && ch.new_sources_burst)
-    return usage_error("--new-sources off with --new-sources-burst", "turn the budget off alone, or give it a rate");
+  if (ch.admission && ch.new_sources_burst)
+    return usage_error(fmt::format("--new-sources {} with --new-sources-burst", a.new_sources),
+                       "a burst goes with a budget: give --new-sources a rate");
   if (!a.mode.empty()) {
     if (a.mode != "monitor" && a.mode != "enforce")
       return usage_error(fmt::format("--mode {} is not a mode", quote_value(a.mode)), "give monitor or enforce");
@@ -98,17 +102,21 @@ CLI::App* add_set_command(CLI::App& app, SetArgs& a) {
                          {"--bytes-burst", a.bytes_burst, "new byte burst per source"}});
   set->add_option("--prefix4", a.prefix4, "new IPv4 source prefix length (starts new buckets)");
   set->add_option("--prefix6", a.prefix6, "new IPv6 source prefix length (starts new buckets)");
-  add_text_options(set, {{"--new-sources", a.new_sources, "new sources per second the class admits; off: no budget"},
+  add_text_options(set, {{"--new-sources", a.new_sources,
+                          "new sources per second the class admits (a budget); auto: the autopilot; off: neither"},
                          {"--new-sources-burst", a.new_sources_burst, "new sources the class admits at once"},
                          {"--ban", a.ban, "ban a source over its limit for this long (500ms, 2s, 1m); off: no bans"},
                          {"--ban-max", a.ban_max, "the longest a repeat offence's ban grows to"},
                          {"--forget-after", a.forget_after, "a source quiet this long after its ban starts over"}});
+  set->add_option("--escalate", a.escalate, "the autopilot's escalation of networks over their limit: auto or off")
+      ->check(CLI::IsMember({"auto", "off"}));
   set->add_option("--mode", a.mode, "the interface's mode: monitor counts what would be dropped and drops nothing")
       ->check(CLI::IsMember({"monitor", "enforce"}));
   set->footer(
       "\nExamples: levee set eth0 --rate 2k\n"
       "          levee set eth0 --class dns --rate 500 --burst 50\n"
       "          levee set eth0 --class web-syn --new-sources 1k --ban 5s\n"
+      "          levee set eth0 --class dns --new-sources off --escalate off\n"
       "          levee set eth0 --mode monitor\n"
       "Options not given keep their value. Sources keep their state: one that was being\n"
       "limited continues at the new rate at once. --mode switches every class at once (a\n"

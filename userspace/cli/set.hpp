@@ -19,9 +19,10 @@ struct SetArgs {
   std::string rate, burst;  // empty: unchanged
   std::string bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
-  std::string new_sources, new_sources_burst;  // "off": no new-source budget
+  std::string new_sources, new_sources_burst;  // a budget, or "auto" (the autopilot), or "off"
   std::string ban, ban_max, forget_after;      // durations; --ban off: no bans
   std::string mode;                            // "monitor" or "enforce": the interface's switch
+  std::string escalate;                        // "auto" or "off"
 };
 
 CLI::App* add_set_command(CLI::App& app, SetArgs& a);
