@@ -588,7 +588,8 @@ TEST(CliCommands, NewSourcesAutoOffOrABudgetAndEscalate) {
   EXPECT_EQ(p.invocation->set.new_sources, "auto");
   EXPECT_EQ(p.invocation->set.escalate, "off");
   EXPECT_FALSE(parse_args({"set", "eth0", "--escalate", "sometimes"}).invocation);
-  auto at = parse_args({"attach", "eth0", "--rate", "1k", "--burst", "100", "--new-sources", "off", "--escalate", "off"});
+  auto at =
+      parse_args({"attach", "eth0", "--rate", "1k", "--burst", "100", "--new-sources", "off", "--escalate", "off"});
   ASSERT_TRUE(at.invocation) << at.err;
   EXPECT_EQ(at.invocation->attach.new_sources, "off");
   EXPECT_EQ(at.invocation->attach.escalate, "off");

@@ -26,7 +26,7 @@ struct LimitChange {
   std::optional<uint64_t> rate, burst, bytes_rate, bytes_burst;
   std::optional<unsigned> prefix4, prefix6;
   std::optional<uint64_t> new_sources, new_sources_burst;  // new_sources: a budget (Admission::Budget)
-  std::optional<Admission> admission;                       // Auto or Off (a budget: new_sources)
+  std::optional<Admission> admission;                      // Auto or Off (a budget: new_sources)
   std::optional<bool> escalate;
   std::optional<uint64_t> ban_ns, ban_max_ns, forget_ns;
   std::optional<bool> monitor;  // the interface's switch (LV_POL_MONITOR)

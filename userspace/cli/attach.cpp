@@ -90,9 +90,10 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
                {"--ban-max", a.ban_max, "with --ban: the longest ban (default the longer of --ban and 1h)"},
                {"--forget-after", a.forget_after,
                 "with --ban: a source quiet this long after its ban starts over (default 1h)"}});
-  auto* esc = attach->add_option("--escalate", a.escalate,
-                                 "with --rate: the autopilot's escalation of networks over their limit: auto "
-                                 "(the default) or off")
+  auto* esc = attach
+                  ->add_option("--escalate", a.escalate,
+                               "with --rate: the autopilot's escalation of networks over their limit: auto "
+                               "(the default) or off")
                   ->check(CLI::IsMember({"auto", "off"}));
   attach->add_flag("--monitor", a.monitor,
                    "monitor mode: count what would be dropped (levee stats: would_drop), drop nothing");
