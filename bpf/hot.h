@@ -52,7 +52,11 @@ static __always_inline __u32 lv_reject(struct lv_ctx *c, struct lv_state *st, __
 	/* Display counters: a plain add, so two CPUs dropping for one source at once may
 	 * lose a count, never bounce a locked cache line per packet. */
 	if (st) {
-		if (!LV_COUNT_PACKETS(st->dropped) && !LV_COUNT_BYTES(st->dropped))
+		/* A source's first drop is an event, but not for what a class or a network as a
+		 * whole decided: sources on probation over their shared allowance, an escalated
+		 * network (their engaged and escalated events say it once). */
+		if (!LV_COUNT_PACKETS(st->dropped) && !LV_COUNT_BYTES(st->dropped) && reason != LV_R_NEWCOMER &&
+		    reason != LV_R_ESCALATED)
 			lv_event(c, LV_EV_LIMITED, reason, 0, 0);
 		st->dropped += n | (n * c->len) << 32;
 	}

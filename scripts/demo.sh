@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - levee in a sandbox: a flood from spoofed random sources and a
-# well-behaved client side by side, the counters live, then the tally.
+# well-behaved client side by side, the counters live, then the tally. levee is attached
+# with nothing but a per-source limit: its autopilot (on by default) finds the flood of
+# new sources and refuses it, and the client, known before the flood, loses nothing.
 #
 #   lvdemo-c (client 198.18.0.2 + attacker) --veth--> lvdemo-s (server 198.18.0.1, levee)
 #
@@ -13,7 +15,6 @@ SECONDS_OF_FLOOD=${DEMO_SECONDS:-8}
 RATE=100     # packets/s each source may send
 BURST=20
 CLIENT_PPS=50
-NEW_SOURCES=100  # new sources/s admitted: a spoofed flood's sources mostly are not
 NS_C=lvdemo-c NS_S=lvdemo-s
 DEV_C=lvdemo0 DEV_S=lvdemo1
 B=$LEVEE_BUILD
@@ -52,9 +53,10 @@ for ns in "$NS_C" "$NS_S"; do ip -n "$ns" link set lo up; done
 ip -n "$NS_C" link set "$DEV_C" up
 ip -n "$NS_S" link set "$DEV_S" up
 
-say "levee attach $DEV_S --rate $RATE --burst $BURST --new-sources $NEW_SOURCES"
-in_server "$B/levee" attach "$DEV_S" --rate "$RATE" --burst "$BURST" --new-sources "$NEW_SOURCES" \
-  --max-sources 100k
+say "levee attach $DEV_S --rate $RATE --burst $BURST   (nothing else: the autopilot is on by default)"
+in_server "$B/levee" attach "$DEV_S" --rate "$RATE" --burst "$BURST" --max-sources 100k
+# What the autopilot does, as it does it: engaged, released, escalated.
+in_server "$B/levee" events "$DEV_S" --duration $((SECONDS_OF_FLOOD + 2)) >"$TMP/events" 2>&1 &
 
 say "a well-behaved client at $CLIENT_PPS packets/s; after a second, for ${SECONDS_OF_FLOOD}s, a flood"
 echo "   from spoofed random sources of 198.19.0.0/16 at full speed; the server counts what arrives"
@@ -84,8 +86,11 @@ if [ -z "$sent_flood" ]; then
   echo "the flood generator failed:"; cat "$TMP/flood.err"; exit 1
 fi
 printf '  client   sent %9d   server received %9d   lost %d\n' "$sent_client" "$got_client" $((sent_client - got_client))
-printf '  flood    sent %9d   server received %9d   (%d new sources/s admitted, each held to %d + %d/s)\n' \
-  "$sent_flood" "$got_flood" "$NEW_SOURCES" "$BURST" "$RATE"
+printf '  flood    sent %9d   server received %9d   (refused as a flood of new sources: admission)\n' \
+  "$sent_flood" "$got_flood"
+
+say "what the autopilot said (levee events)"
+cat "$TMP/events"
 
 say "levee status"
 in_server "$B/levee" status
