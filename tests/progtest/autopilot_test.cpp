@@ -197,6 +197,8 @@ TEST_F(Autopilot, SourcesOnProbationShareOneAllowanceWhileEngaged) {
   const lv_state st = *dp().state(third);
   EXPECT_EQ(LV_COUNT_PACKETS(st.passed), 1u);
   EXPECT_EQ(st.ready_ns, ready);
+  // What the class decided is no source's first drop: no event per source.
+  EXPECT_TRUE(of_type(dp().events(), LV_EV_LIMITED).empty());
 }
 
 TEST_F(Autopilot, OnceTheAllowanceIsSpentAnEngagedClassRefusesSourcesOnProbationOnTheFilter) {
@@ -374,6 +376,7 @@ TEST_F(Autopilot, ANetworkOverItsLimitIsEscalatedAndThenLimitedAsAWhole) {
   EXPECT_LE(passed, 100 + 16 + 32);
   EXPECT_EQ(dp().send(udp4(host4(0, 1))), kEscalated);
   EXPECT_EQ(dp().send(udp4("198.19.5.5")), kConforming) << "a source of another network";
+  EXPECT_TRUE(of_type(dp().events(), LV_EV_LIMITED).empty()) << "what the network decided is no source's event";
 }
 
 TEST_F(Autopilot, AnEscalatedNetworkIsReleasedOnceCalm) {
