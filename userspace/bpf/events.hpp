@@ -84,7 +84,7 @@ class BanEnds {
 // A ban end as an event (type LV_EV_BAN_ENDED).
 EventRecord decode_ban_end(const BanEnds::Ended& e, const lv_policy& p, const Clocks& clocks, const std::string& iface);
 // A release by the controller (bpf/releases.hpp) as an event, at `clocks`' time.
-EventRecord decode_release(const Released& r, const lv_policy& p, const Clocks& clocks, const std::string& iface);
+EventRecord decode_release(const Released& e, const lv_policy& p, const Clocks& clocks, const std::string& iface);
 
 // Reads one interface's events: the ring buffer, and lv_bans once a second for ban ends
 // (within the interface's event rate, shared with the datapath's; their "suppressed" counts

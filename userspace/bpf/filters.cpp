@@ -19,7 +19,7 @@ struct Place {
 Place place_of(const lv_key& k, uint32_t seed) {
   const lv_key key = filter_key(k);
   const uint64_t h = lv_seen_hash64(&key, seed);
-  const uint32_t s = static_cast<uint32_t>(h >> (64 - LV_SEEN_LOG2));
+  const auto s = static_cast<uint32_t>(h >> (64 - LV_SEEN_LOG2));
   return {s >> 6, uint64_t{1} << (s & 63), lv_good_bits(h)};
 }
 

@@ -31,7 +31,7 @@ Result<std::vector<Released>> AutopilotReleases::poll(const Pinned& pins, Shared
     const lv_key& k = it->first;
     lv_state st{};
     const bool gone = bpf_map_lookup_elem(pins.state.get(), &k, &st) != 0;
-    lv_watch w = std::bit_cast<lv_watch>(st);
+    auto w = std::bit_cast<lv_watch>(st);
     const bool known = !gone && k.class_id < LV_MAX_CLASSES && (p.classes[k.class_id].flags & LV_CLASS_ESCALATE) &&
                        p.classes[k.class_id].epoch == k.epoch;
     if (!known || !w.escalated_ns) {

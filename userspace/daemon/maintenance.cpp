@@ -52,7 +52,7 @@ class Visitor {
   void count(const lv_key& k, const lv_state& s) {
     count_key(n_, k, s);
     if (!(k.family & LV_KEY_WATCH) || k.class_id >= LV_MAX_CLASSES) return;
-    const lv_watch w = std::bit_cast<lv_watch>(s);
+    const auto w = std::bit_cast<lv_watch>(s);
     if (!lv_watch_escalated(&w, now_, pol_.classes[k.class_id].autop.release_ns)) return;
     ++escalated_;
     if (use_.escalated) use_.escalated(k);
