@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * hot.h - the reject path and this CPU's hot source (struct lv_hot): the last source
- * it dropped, whose flood's next packets are dropped without the list lookup or the
- * map lookup, and whose drop count is written once per LV_HOT_MAX_HITS drops.
+ * hot.h - the reject path and this CPU's hot sources (lv_hotset, struct lv_hot): the
+ * sources it dropped last, whose floods' next packets are dropped without the list
+ * lookup or the map lookup, and whose drop counts are written once per LV_HOT_MAX_HITS
+ * drops.
  */
 #ifndef LEVEE_HOT_H
 #define LEVEE_HOT_H
@@ -32,10 +33,14 @@ static __always_inline int lv_key_eq(const struct lv_key *a, const struct lv_key
 static __always_inline __u32 lv_reject(struct lv_ctx *c, struct lv_state *st, __u64 ready, __u32 reason,
 				       __u32 hot_reason)
 {
-	struct lv_hot *hot = &c->pc->hot;
+	__u32 slot = lv_hot_slot(&c->key);
+	struct lv_hot *hot = bpf_map_lookup_elem(&lv_hotset, &slot);
 	int fast = c->lim_flags & LV_CLASS_FAST_REJECT;
 	__u64 n = 1;
 
+	if (!hot) /* cannot happen: an array entry for every slot */
+		return reason;
+	c->pc->hot_last = slot;
 	/* Pending drops belong to the key (the source's state); the address only says
 	 * which host the entry may reject for (see lv_hot_rejects()). */
 	if (hot->generation == c->pol->generation && lv_key_eq(&hot->key, &c->key)) {
@@ -71,18 +76,18 @@ static __always_inline __u32 lv_reject(struct lv_ctx *c, struct lv_state *st, __
 }
 
 /*
- * The flood's next packet: this CPU's last rejected source again, in the same policy
- * generation, still not eligible by the cached clock. Rejected without the list lookup
- * or the map lookup (struct lv_hot).
+ * A flood's next packet: the source this CPU rejected in `slot` of lv_hotset, in the
+ * same policy generation, still not eligible by the cached clock. Rejected without the
+ * map lookup (struct lv_hot): returns the reason it was rejected for, or 0.
  */
-static __always_inline int lv_hot_rejects(struct lv_ctx *c)
+static __always_inline __u32 lv_hot_rejects(struct lv_ctx *c, __u32 slot)
 {
-	struct lv_hot *hot = &c->pc->hot;
+	struct lv_hot *hot = bpf_map_lookup_elem(&lv_hotset, &slot);
 	const struct lv_policy *pol = c->pol;
 	const struct lv_packet *pkt = c->pkt;
 	__u32 listed = pkt->family == LV_AF_INET ? pol->nr_list4 | pol->nr_host4 : pol->nr_list6 | pol->nr_host6;
 
-	if (!hot->fast || hot->hits >= LV_HOT_MAX_HITS || hot->generation != pol->generation ||
+	if (!hot || !hot->fast || hot->hits >= LV_HOT_MAX_HITS || hot->generation != pol->generation ||
 	    !lv_key_eq(&hot->key, &c->key))
 		return 0;
 	if (listed && (hot->addr[0] != pkt->addr[0] || hot->addr[1] != pkt->addr[1] || hot->addr[2] != pkt->addr[2] ||
@@ -91,7 +96,7 @@ static __always_inline int lv_hot_rejects(struct lv_ctx *c)
 	if (lv_gcra_conforms(hot->ready_ns, c->now))
 		return 0;
 	hot->hits++;
-	return 1;
+	return hot->reason;
 }
 
 #endif /* LEVEE_HOT_H */

@@ -53,8 +53,9 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	 * slot address depends on the loaded index, which orders the reads after it. */
 	slot = LV_READ_ONCE(ctl->active) & 1;
 	lv_ctx_init(&c, ctl, slot, &pkt);
-	if (lv_hot_rejects(&c))
-		return lv_exit(c.pc, lv_mode(&c, c.pc->hot.reason), c.class_id, c.len);
+	r = lv_hot_rejects(&c, c.pc->hot_last); /* its last rejected source again, before the lists */
+	if (r)
+		return lv_exit(c.pc, lv_mode(&c, r), c.class_id, c.len);
 
 	r = lv_lists(&c, slot);
 	if (r == LV_R_ALLOW)

@@ -237,8 +237,8 @@ enum lv_class_flags {
  * threshold's rate, in packets: newcomer). `release_ns` without an abnormal arrival
  * makes the class calm: it releases, and sources on probation are promoted.
  *
- * Escalation. One passed packet in 2^sample_shift of a source known to the class is
- * charged, 2^sample_shift times over, to its network's limit (`watch`, per
+ * Escalation. One passed packet in 2^sample_shift of the class is charged,
+ * 2^sample_shift times over, to its source's network's limit (`watch`, per
  * watch_mask4/6). A network over it is escalated: from then on each of its packets is
  * charged once, and refused over the limit (escalated), until `release_ns` passes
  * without one refused.
@@ -686,11 +686,19 @@ struct lv_clock {
 #define LV_CLOCK_BUSY_PKTS 32
 
 /*
- * The last source this CPU rejected for one of its limits, with that limit's eligible
- * time as its state had it, and the drops not yet written to its state. In a class
+ * ---- lv_hot: the sources this CPU rejected last, a per-CPU array of LV_HOT_SLOTS --------
+ *
+ * A source this CPU rejected for one of its limits, with that limit's eligible time as
+ * its state had it, and the drops not yet written to its state, in the slot its key
+ * hashes to (direct-mapped: a source takes the slot of whichever had it). In a class
  * with LV_CLASS_FAST_REJECT a repeat packet of that source is rejected while that time
- * is still ahead of the cached clock, without the LRU lookup (hashing the key is the
- * largest cost left on the drop path). Exact for the same reason as the fast reject:
+ * is still ahead of the cached clock, without the LRU lookup (hashing the key into the
+ * LRU's 16 MB of buckets and reading its element are the largest cost left on the drop
+ * path). The slot of the last source rejected is checked first, before the lists
+ * (lv_percpu.hot_last: a flood from one source costs no hash); the slot its key hashes
+ * to, just before the LRU lookup (a flood from ten thousand sources round robin costs a
+ * cheap hash and one cache line a packet, and a spoofed flood the autopilot refuses on
+ * lv_seen never touches the slots at all). Exact for the same reason as the fast reject:
  * the datapath moves a source's ready time forward, so the remembered value is at most
  * the real one and rejecting on it can only reject early, never admit. (A refund, when
  * a later limit refuses a packet an earlier one charged, moves it back by one cost:
@@ -709,13 +717,27 @@ struct lv_hot {
 	struct lv_key key;
 	__u32 addr[4];    /* the source before masking: lists judge addresses, not prefixes */
 	__u16 hits;       /* drops since the count was last written to the state */
-	__u8 reason;      /* LV_R_RATE or LV_R_BYTES */
+	__u8 reason;      /* the reason it was rejected for (a limit's: rate, bytes, ...) */
 	__u8 fast;        /* its limits allow rejecting on the cached clock */
 	__u64 ready_ns;   /* the limit's ready time when it was remembered */
 	__u64 generation; /* lv_policy.generation it was decided under */
+	__u64 pad;        /* a slot is one cache line */
 };
 
 #define LV_HOT_MAX_HITS 16
+#define LV_HOT_LOG2 \
+	15 /* slots per CPU: 32,768 (2 MB); 10,000 sources round robin find
+			* their own slot 74 % of the time */
+#define LV_HOT_SLOTS (1u << LV_HOT_LOG2)
+
+/* A key's slot in lv_hot: cheap (one multiply of the key's words folded), since it is
+ * computed for every packet; a flood that aims at collisions only costs lookups. */
+static inline __u32 lv_hot_slot(const struct lv_key *k)
+{
+	const __u32 *w = (const __u32 *)k;
+
+	return ((w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4]) * 0x9E3779B1u) >> (32 - LV_HOT_LOG2);
+}
 
 /*
  * This CPU's share of a class's total limit: time credit taken from the shared GCRA
@@ -763,7 +785,8 @@ struct lv_percpu {
 	__u64 events_suppressed; /* since this CPU last sent an event */
 	__u64 watch_tick;        /* passed packets of watched classes: every 2^sample_shift-th
 				  * is charged to its network (struct lv_auto) */
-	struct lv_hot hot;
+	__u32 hot_last;          /* the lv_hotset slot of the last source this CPU rejected */
+	__u32 pad;
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
@@ -792,8 +815,8 @@ LV_STATIC_ASSERT(sizeof(struct lv_event) == 48, "lv_event layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
-LV_STATIC_ASSERT(sizeof(struct lv_hot) == 56, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 96 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 48 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

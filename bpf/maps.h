@@ -78,6 +78,15 @@ struct {
 	__uint(max_entries, LV_EVENTS_BYTES);
 } lv_events SEC(".maps");
 
+/* The sources each CPU rejected last (struct lv_hot), by the slot their key hashes to:
+ * a cache of the datapath's own, never pinned nor read by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LV_HOT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lv_hot);
+} lv_hotset SEC(".maps");
+
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -230,8 +230,8 @@ TEST_P(DroppedAfterFlood, StateCountsEveryDropButThosePendingPerCpu) {
   uint64_t pending = 0;
   const auto cpus = dp().percpu();
   const uint64_t gen = ctl.active().generation;
-  for (const lv_percpu& pc : cpus)
-    if (same_key(pc.hot.key, key) && pc.hot.generation == gen) pending += pc.hot.hits;
+  for (const lv_hot& h : dp().hot(key))
+    if (same_key(h.key, key) && h.generation == gen) pending += h.hits;
   EXPECT_LE(pending, LV_HOT_MAX_HITS * cpus.size());
   EXPECT_EQ(LV_COUNT_PACKETS(st->dropped), drops - pending);
   EXPECT_EQ(LV_COUNT_BYTES(st->dropped), (drops - pending) * f.size());
@@ -299,7 +299,7 @@ TEST_F(ProgTest, PublishInvalidatesTheHotEntry) {
   ASSERT_EQ(bpf_map_update_elem(dp().state_fd(), &key, &st, BPF_ANY), 0);
   EXPECT_EQ(dp().send(f), kRateDrop) << "rejected from the hot entry";
   bool hot = false;
-  for (const lv_percpu& pc : dp().percpu()) hot |= same_key(pc.hot.key, key) && pc.hot.hits > 0;
+  for (const lv_hot& h : dp().hot(key)) hot |= same_key(h.key, key) && h.hits > 0;
   ASSERT_TRUE(hot);
 
   // The same policy published again: a new generation, the next packet takes the real

@@ -114,6 +114,16 @@ void PrintTo(const Outcome& o, std::ostream* os) {
       << "/" << (o.reason == LV_REASON_MAX ? "no-single-reason" : reason_name(o.reason));
 }
 
+std::vector<lv_hot> Datapath::hot(const lv_key& key) const {
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) throw failure("count possible CPUs", ncpus);
+  std::vector<lv_hot> out(static_cast<size_t>(ncpus));  // 64 bytes: no per-CPU padding
+  const uint32_t slot = lv_hot_slot(&key);
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lv_hotset), &slot, out.data()))
+    throw failure("read lv_hotset", errno);
+  return out;
+}
+
 std::vector<lv_percpu> Datapath::percpu() const {
   const int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) throw failure("count possible CPUs", ncpus);
@@ -230,6 +240,12 @@ void Datapath::reset_state() {
     munmap(p, len);
   }
   put_percpu(lv_percpu{});
+  // The sources each CPU rejected last: the new state owes them nothing.
+  const int ncpus = libbpf_num_possible_cpus();
+  const std::vector<lv_hot> none(static_cast<size_t>(std::max(ncpus, 1)));
+  for (uint32_t slot = 0; slot < LV_HOT_SLOTS; ++slot)
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_hotset), &slot, none.data(), BPF_ANY))
+      throw failure("clear lv_hotset", errno);
 }
 
 size_t Datapath::state_count() const {

@@ -66,8 +66,10 @@ class Datapath {
 
   Counters counters() const;  // summed over possible CPUs
   using ClassCounters = std::array<lv_class_counters, LV_MAX_CLASSES>;
-  ClassCounters class_counters() const;     // lv_percpu.by_class summed over possible CPUs
-  std::vector<lv_percpu> percpu() const;    // one per possible CPU
+  ClassCounters class_counters() const;   // lv_percpu.by_class summed over possible CPUs
+  std::vector<lv_percpu> percpu() const;  // one per possible CPU
+  // The lv_hotset slot a key hashes to, one per possible CPU.
+  std::vector<lv_hot> hot(const lv_key& key) const;
   void put_percpu(const lv_percpu& value);  // the same on every CPU
   std::optional<lv_state> state(const lv_key& key) const;
   // Writes the state and bumps the active slot's generation (invalidating lv_hot).
@@ -95,9 +97,9 @@ class Datapath {
     write_control(ctl);
   }
 
-  // Every source, network, ban, shared budget, known-source bit and per-CPU counter
-  // back to zero, as after load (the policy and the lists stay): a fresh datapath
-  // without the verifier's second of a new load.
+  // Every source, network, ban, shared budget, known-source bit, per-CPU counter and
+  // hot entry back to zero, as after load (the policy and the lists stay): a fresh
+  // datapath without the verifier's second of a new load.
   void reset_state();
 
   // The maps as the controller's readers take an attachment's pins (descriptors

@@ -29,12 +29,16 @@ uint32_t verdict(Datapath& dp, const Bytes& frame) {
   return r.retval;
 }
 
-// The hot entry of the CPU that ran the last packet (the one with counters).
-lv_hot hot_of(const Datapath& dp) {
+// The hot entry of `key`'s slot on the CPU that ran the last packet (the one with
+// counters).
+lv_hot hot_of(const Datapath& dp, const lv_key& key) {
   lv_hot found{};
-  for (const lv_percpu& pc : dp.percpu())
-    if (std::any_of(std::begin(pc.by_reason), std::end(pc.by_reason), [](const lv_counter& c) { return c.packets; }))
-      found = pc.hot;
+  const std::vector<lv_hot> slots = dp.hot(key);
+  const std::vector<lv_percpu> cpus = dp.percpu();
+  for (size_t i = 0; i < cpus.size() && i < slots.size(); ++i)
+    if (std::any_of(std::begin(cpus[i].by_reason), std::end(cpus[i].by_reason),
+                    [](const lv_counter& c) { return c.packets; }))
+      found = slots[i];
   return found;
 }
 
@@ -51,7 +55,7 @@ TEST_F(ProgTest, HotSourceIsRememberedAndRefreshedEveryMaxHits) {
   ASSERT_EQ(verdict(dp(), f), kPass);
 
   ASSERT_EQ(verdict(dp(), f), kDrop);  // the real path rejects and remembers
-  lv_hot h = hot_of(dp());
+  lv_hot h = hot_of(dp(), key);
   ASSERT_TRUE(same_key(h.key, key));
   EXPECT_EQ(h.ready_ns, dp().state(key)->ready_ns);
   EXPECT_EQ(h.hits, 0u);
@@ -59,37 +63,66 @@ TEST_F(ProgTest, HotSourceIsRememberedAndRefreshedEveryMaxHits) {
 
   for (uint32_t i = 1; i <= LV_HOT_MAX_HITS; ++i) {
     ASSERT_EQ(verdict(dp(), f), kDrop);
-    EXPECT_EQ(hot_of(dp()).hits, i) << "rejected from the hot entry";
+    EXPECT_EQ(hot_of(dp(), key).hits, i) << "rejected from the hot entry";
   }
   ASSERT_EQ(verdict(dp(), f), kDrop);
-  EXPECT_EQ(hot_of(dp()).hits, 0u) << "the real path ran and remembered it again";
+  EXPECT_EQ(hot_of(dp(), key).hits, 0u) << "the real path ran and remembered it again";
   EXPECT_EQ(dp().counters()[LV_R_RATE].packets, 1u + LV_HOT_MAX_HITS + 1u);
 }
 
-// Another source replaces the entry; a policy publish makes the next packet take the
-// real path (a new limit applies at once, hot or not).
-TEST_F(ProgTest, HotEntryFollowsTheLastRejectedSourceAndThePolicy) {
+// Each rejected source is remembered in the slot its key hashes to (another source
+// replaces it only there); a policy publish makes the next packet take the real path (a
+// new limit applies at once, hot or not).
+TEST_F(ProgTest, HotEntriesAreKeptPerSlotAndForgottenByAPublish) {
   const lv_class cls = make_class(1, 1, 32, 64, true);
   ASSERT_TRUE(cls.flags & LV_CLASS_FAST_REJECT) << "tau 0 with FAST_REJECT forced";
   dp().set_class(cls);
   const Bytes a = udp4_from("198.18.21.1"), b = udp4_from("198.18.21.2");
+  const lv_key ka = key4("198.18.21.1", cls), kb = key4("198.18.21.2", cls);
+  ASSERT_NE(lv_hot_slot(&ka), lv_hot_slot(&kb)) << "the test needs two slots";
   ASSERT_EQ(verdict(dp(), a), kPass);
   ASSERT_EQ(verdict(dp(), b), kPass);
   ASSERT_EQ(verdict(dp(), a), kDrop);
-  EXPECT_TRUE(same_key(hot_of(dp()).key, key4("198.18.21.1", cls)));
   ASSERT_EQ(verdict(dp(), b), kDrop);
-  EXPECT_TRUE(same_key(hot_of(dp()).key, key4("198.18.21.2", cls)));
+  EXPECT_TRUE(same_key(hot_of(dp(), ka).key, ka));
+  EXPECT_TRUE(same_key(hot_of(dp(), kb).key, kb));
+  ASSERT_EQ(verdict(dp(), a), kDrop);
   ASSERT_EQ(verdict(dp(), b), kDrop);
-  EXPECT_EQ(hot_of(dp()).hits, 1u);
+  EXPECT_EQ(hot_of(dp(), ka).hits, 1u) << "a's entry was not replaced by b's";
+  EXPECT_EQ(hot_of(dp(), kb).hits, 1u);
 
   // b's state moves back behind the datapath's back: the hot entry still rejects
   // (stricter, never looser) until a publish, after which the real path admits it.
-  const lv_key kb = key4("198.18.21.2", cls);
   const lv_state back{monotonic_ns() - 10 * LV_NSEC_PER_SEC, 0, 0, 0};
   ASSERT_EQ(bpf_map_update_elem(dp().state_fd(), &kb, &back, BPF_ANY), 0);
   EXPECT_EQ(verdict(dp(), b), kDrop) << "rejected on the remembered value";
   dp().set_class(cls);  // same limits, new generation
   EXPECT_EQ(verdict(dp(), b), kPass);
+}
+
+// Ten thousand sources round robin, each over its limit (a botnet of real addresses):
+// most are rejected from their slots, without the map lookup, and every packet is
+// counted once.
+TEST_F(ProgTest, SourcesRoundRobinAreRejectedFromTheirSlots) {
+  const lv_class cls = make_class(1, 1, 32, 64, true);
+  dp_.emplace(16384);
+  dp().set_class(cls);
+  constexpr int kSources = 2000;
+  auto src = [](int i) { return "198.18." + std::to_string(64 + i / 250) + "." + std::to_string(1 + i % 250); };
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < kSources; ++i) verdict(dp(), udp4_from(src(i)));
+  // Round 1 passed each once, round 2 rejected each on the real path; round 3 mostly
+  // from the slots.
+  size_t hot = 0;
+  for (int i = 0; i < kSources; ++i) {
+    const lv_key k = key4(src(i), cls);
+    const lv_hot h = hot_of(dp(), k);
+    hot += same_key(h.key, k) && h.hits == 1;
+  }
+  EXPECT_GT(hot, kSources * 9 / 10) << "2,000 keys in 32,768 slots: few collide";
+  const Counters n = dp().counters();
+  EXPECT_EQ(n[LV_R_CONFORMING].packets, static_cast<uint64_t>(kSources));
+  EXPECT_EQ(n[LV_R_RATE].packets, 2u * kSources);
 }
 
 // Without a publish (an eviction, which the kernel does on its own), a remembered value

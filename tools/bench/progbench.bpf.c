@@ -12,6 +12,9 @@
 volatile __u64 bench_sink;
 /* Next source address of bench_levee_newsrc (host order). */
 __u32 bench_next_src = 0xc6120000; /* 198.18.0.0 */
+/* bench_levee_rr: sources round robin, bench_rr_count of them from 198.18.64.0. */
+__u32 bench_rr_next = 0;
+__u32 bench_rr_count = 10000;
 
 /* Per-source map of the floor program, same key and value as levee's. */
 struct {
@@ -68,6 +71,23 @@ int bench_floor(struct xdp_md *ctx)
 	if (st)
 		bench_sink = now - st->ready_ns;
 	return XDP_DROP;
+}
+
+/* levee with bench_rr_count IPv4 sources round robin (untagged IPv4 frames only): a
+ * botnet of real addresses, each over its limit. */
+SEC("xdp")
+int bench_levee_rr(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct iphdr *iph = data + sizeof(struct ethhdr);
+	__u32 n = bench_rr_next++;
+
+	if ((void *)(iph + 1) > end)
+		return XDP_ABORTED;
+	if (bench_rr_next >= bench_rr_count)
+		bench_rr_next = 0;
+	iph->saddr = bpf_htonl(0xc6124000 + n);
+	return levee_main(ctx);
 }
 
 /* levee with a new IPv4 source on every packet (untagged IPv4 frames only). */
