@@ -223,8 +223,7 @@ __attribute__((noinline)) __u32 lv_arrival(void)
 /* The levels above the source, if the packet needs any: LV_R_CONFORMING, or the
  * refusing reason with *hot_ready. Only a class with network or total limits or a
  * source on probation calls lv_levels(); only the watch's sample (one passed packet in
- * 2^sample_shift of a source not on probation) or an escalation in the class calls
- * lv_watching(). */
+ * 2^sample_shift) or an escalation in the class calls lv_watching(). */
 static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_probation, __u64 *hot_ready)
 {
 	const struct lv_class *cls = c->cls;
@@ -236,7 +235,7 @@ static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_p
 	if (cls->flags & LV_CLASS_ESCALATE) {
 		__u64 mask = (1ULL << (cls->autop.sample_shift & 15)) - 1;
 
-		sample = !on_probation && !(++c->pc->watch_tick & mask);
+		sample = !(++c->pc->watch_tick & mask);
 		watch = sample || !lv_gcra_conforms(pilot->escalated_until_ns, t);
 	}
 	if (!levels && !watch)
@@ -348,6 +347,11 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 	/* A spoofed flood past the admission budget: refused on the filter, without the
 	 * lookup that would miss (struct lv_seen_pair). */
 	r = lv_refuse_unseen(c);
+	if (r)
+		return r;
+	/* A source this CPU rejected lately (one of a botnet round robin), without the
+	 * LRU lookup. */
+	r = lv_hot_rejects(c, lv_hot_slot(&c->key));
 	if (r)
 		return r;
 

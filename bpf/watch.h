@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * watch.h - the autopilot's network watch (struct lv_auto, lv_watch): a sample of the
- * packets a class passes for its known sources, charged to their networks, and the
+ * packets a class passes, charged to their sources' networks, and the
  * networks found over their limit escalated: limited as a whole, each packet charged,
  * until they are calm again.
  */
@@ -90,10 +90,10 @@ static __always_inline void lv_watch_create(struct lv_ctx *c, const struct lv_ke
 /*
  * The watch for a packet every other level passed: LV_R_CONFORMING, or the refusing
  * reason with *hot_ready the time it looks at. `sample`: the packet is the sample of
- * its CPU's last 2^sample_shift passed packets of sources known to the class (the
- * caller counts them). Sources on probation are never sampled: a spoofed flood
- * admitted on probation must not escalate the network of the clients it pretends to be
- * among. Escalated networks are enforced for every packet, on probation or not.
+ * its CPU's last 2^sample_shift passed packets of watched classes (the caller counts
+ * them), on probation or not: a botnet that arrives at once is mostly on probation.
+ * (A flood of random IPv6 sources spreads over many /48s, one packet each, and
+ * escalates none; one that spoofs a client's own network shares its limit with it.)
  */
 static __always_inline __u32 lv_watch(struct lv_ctx *c, __u64 t, int sample, __u64 *hot_ready)
 {

@@ -12,6 +12,7 @@
 
 #include <bit>
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -398,15 +399,32 @@ TEST_F(Autopilot, AnEscalatedNetworkIsReleasedOnceCalm) {
   EXPECT_EQ(released[0].addr[3], htonl(0xc6120000u));
 }
 
-TEST_F(Autopilot, TrafficOfSourcesOnProbationDoesNotEscalateTheirNetwork) {
-  // A spoofed flood admitted on probation must not escalate the network of the clients
-  // it pretends to be among.
+TEST_F(Autopilot, ABotnetThatArrivesOnProbationIsEscalatedAllTheSame) {
+  // Eight sources arriving at once past the threshold's tolerance: all but the first on
+  // probation, their /16 over its limit together.
   lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
   use(c);
   dp().send(udp4(host4(0, 1)));  // the one normal arrival
   for (int i = 0; i < 400; ++i) dp().send(udp4(host4(1 + i % 8, 1)));
-  EXPECT_EQ(watch_of(dp(), watch_key4(host4(0, 1), c)).escalated_ns, 0u);
+  EXPECT_TRUE(dp().state(on_probation(key4(host4(1, 1), c)))) << "the premise: on probation";
+  EXPECT_NE(watch_of(dp(), watch_key4(host4(0, 1), c)).escalated_ns, 0u);
+  EXPECT_EQ(guard().escalations, 1u);
+}
+
+TEST_F(Autopilot, ARandomIpv6FloodOverManySitesEscalatesNone) {
+  // A new /48 (the IPv6 watch's network) for every source: one sample each at most.
+  lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
+  c.autop.watch_prefix6 = 48;
+  c.autop.watch_mask6[0] = 0xffffffffu;
+  c.autop.watch_mask6[1] = htonl(0xffff0000u);
+  use(c);
+  for (int i = 0; i < 400; ++i) {
+    char src[64];
+    std::snprintf(src, sizeof src, "2001:db8:%x::1", 0x8000 + i);
+    dp().send(Frame().eth().ipv6(src, "2001:db8:ffff::1").udp(1000, 53).payload(18).bytes());
+  }
   EXPECT_EQ(guard().escalations, 0u);
+  EXPECT_EQ(dp().counters()[LV_R_ESCALATED].packets, 0u);
 }
 
 }  // namespace

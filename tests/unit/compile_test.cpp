@@ -166,21 +166,21 @@ TEST(CompileAutopilot, OnByDefaultWithTheDefaultNumbers) {
   const lv_auto& a = k.autop;
   EXPECT_EQ(a.floor, 1000u);
   EXPECT_EQ(a.floor_cost, 1'000'000u) << "1e9 / 1000 new sources/s";
-  EXPECT_EQ(a.burst_ns, kSec);
+  EXPECT_EQ(a.burst_ns, 100 * kMs);
   EXPECT_EQ(a.sustain_ns, 250 * kMs);
   EXPECT_EQ(a.release_ns, 30 * kSec);
   EXPECT_EQ(a.margin, 4u);
   EXPECT_EQ(a.sample_shift, kWatchSampleShift);
   EXPECT_EQ(a.sample_shift, 4u) << "one passed packet in 16";
-  // A network: 64 sources' worth of the per-source limit, per /16 and /32.
+  // A network: 64 sources' worth of the per-source limit, per /16 and /48.
   EXPECT_EQ(a.network_sources, 64u);
   const lv_limit w = compile_packet_limit({64'000, 6'400});
   EXPECT_EQ(std::memcmp(&a.watch, &w, sizeof w), 0);
   EXPECT_EQ(a.watch_prefix4, 16);
-  EXPECT_EQ(a.watch_prefix6, 32);
+  EXPECT_EQ(a.watch_prefix6, 48);
   EXPECT_EQ(bytes_of<4>(&a.watch_mask4), (std::array<uint8_t, 4>{0xff, 0xff, 0, 0}));
   EXPECT_EQ(bytes_of<16>(a.watch_mask6),
-            (std::array<uint8_t, 16>{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+            (std::array<uint8_t, 16>{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   // The floor's cost rounds up: never looser than the floor.
   ClassSpec c = spec("c");
   c.autop.floor = 3;

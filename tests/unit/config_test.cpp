@@ -438,11 +438,11 @@ TEST(ConfigAutopilot, OnByDefault) {
   EXPECT_TRUE(p.autop == d);
   EXPECT_EQ(d.floor, 1000u);
   EXPECT_EQ(d.margin, 4u);
-  EXPECT_EQ(d.burst_ns, kSec);
+  EXPECT_EQ(d.burst_ns, 100 * kMs);
   EXPECT_EQ(d.sustain_ns, 250 * kMs);
   EXPECT_EQ(d.release_ns, 30 * kSec);
   EXPECT_EQ(d.network_prefix4, 16u);
-  EXPECT_EQ(d.network_prefix6, 32u);
+  EXPECT_EQ(d.network_prefix6, 48u);
   EXPECT_EQ(d.network_sources, 64u);
   EXPECT_FALSE(d.network_rate);
   EXPECT_EQ(d.known_good_after_ns, 60 * kSec);

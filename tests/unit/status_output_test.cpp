@@ -275,12 +275,12 @@ TEST(StatusOutput, AdmissionOffOrABudgetAndEscalationOff) {
   EXPECT_EQ(j[2]["autopilot"]["escalate"], false);
 }
 
-// A network escalated in class `id`: 10.n.0.0/16, escalated `ago` before kStatusNow.
+// A network escalated in class `id`: 2001:db8:n::/48, escalated `ago` before kStatusNow.
 IfaceStatus::Escalation escalated_net(unsigned id, unsigned n, uint64_t ago, uint32_t dropped) {
   IfaceStatus::Escalation e{};
-  e.key.addr[2] = htonl(0xffff);
-  e.key.addr[3] = htonl((10u << 24) | (n << 16));
-  e.key.family = LV_AF_INET | LV_KEY_WATCH;
+  e.key.addr[0] = htonl(0x20010db8);
+  e.key.addr[1] = htonl(n << 16);
+  e.key.family = LV_AF_INET6 | LV_KEY_WATCH;
   e.key.class_id = static_cast<uint16_t>(id);
   e.watch.escalated_ns = kStatusNow - ago;
   e.watch.last_over_ns = kStatusNow - kMs;
@@ -299,16 +299,16 @@ TEST(StatusOutput, EscalatedNetworksListedUpToTwenty) {
   s.probation = 7;
   s.watched = 30;
   const std::string t = status_text({s});
-  EXPECT_NE(t.find("    escalation  per /16 (IPv4), /32 (IPv6) over 6.4k pps, burst 640: 26 escalations, 25 escalated "
-                   "now\n                10.0.0.0/16        since 4.1 s ago, 1,234 packets dropped\n"),
+  EXPECT_NE(t.find("    escalation  per /16 (IPv4), /48 (IPv6) over 6.4k pps, burst 640: 26 escalations, 25 escalated "
+                   "now\n                2001:db8::/48      since 4.1 s ago, 1,234 packets dropped\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("10.19.0.0/16       since 4.1 s ago, 1,253 packets dropped\n                and 5 more\n"),
+  EXPECT_NE(t.find("2001:db8:13::/48   since 4.1 s ago, 1,253 packets dropped\n                and 5 more\n"),
             std::string::npos)
       << t;
-  EXPECT_EQ(t.find("10.20.0.0/16"), std::string::npos) << t;
+  EXPECT_EQ(t.find("2001:db8:14::/48"), std::string::npos) << t;
   EXPECT_NE(
-      t.find("0 escalations, 1 escalated now\n                10.99.0.0/16       since 1m ago, 1 packet dropped\n"),
+      t.find("0 escalations, 1 escalated now\n                2001:db8:63::/48   since 1m ago, 1 packet dropped\n"),
       std::string::npos)
       << t;
   EXPECT_NE(t.find("  auto     7 sources on probation, 30 networks watched, 26 escalated\n"), std::string::npos) << t;
@@ -320,12 +320,12 @@ TEST(StatusOutput, EscalatedNetworksListedUpToTwenty) {
   const auto& a = j["classes"][0]["autopilot"];
   EXPECT_EQ(a["escalate"], true);
   EXPECT_EQ(a["network_prefix4"], 16);
-  EXPECT_EQ(a["network_prefix6"], 32);
+  EXPECT_EQ(a["network_prefix6"], 48);
   EXPECT_EQ(a["network_rate"], 6'400);
   EXPECT_EQ(a["network_burst"], 640);
   EXPECT_EQ(a["escalations"], 26);
   ASSERT_EQ(a["escalated"].size(), 25u) << "JSON lists every one";
-  EXPECT_EQ(a["escalated"][0]["network"], "10.0.0.0/16");
+  EXPECT_EQ(a["escalated"][0]["network"], "2001:db8::/48");
   EXPECT_EQ(a["escalated"][0]["since_ms"], 4'100);
   EXPECT_EQ(a["escalated"][0]["dropped_packets"], 1'234);
   EXPECT_EQ(j["classes"][1]["autopilot"]["escalated"].size(), 1u);

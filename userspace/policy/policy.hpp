@@ -122,19 +122,23 @@ struct AutoSpec {
   // The threshold is this many times the learnt arrivals per second: 4x takes a busy
   // hour's or a deploy's reconnections in its stride without engaging.
   uint64_t margin = 4;
-  // The threshold's tolerance: 1 s of its rate, so that a second's worth of arrivals
-  // at once (clients reconnecting after a blip) is still normal.
-  uint64_t burst_ns = kSecondNs;
+  // The threshold's tolerance: a tenth of a second of its rate (100 arrivals at the
+  // floor) at once are still normal. More would let a spoofed flood plant as many
+  // ordinary sources in its first millisecond, before anything is abnormal; a storm of
+  // reconnections larger than it goes on probation, not refused.
+  uint64_t burst_ns = 100 * kNsPerMs;
   // Abnormal arrivals this long engage the class: long enough that a spike stays on
   // probation, short enough that a flood is refused within a quarter of a second.
   uint64_t sustain_ns = 250 * kNsPerMs;
   // Calm again after this long without an abnormal arrival (or, for an escalated
   // network, a refused packet): 30 s outlasts the pauses of a pulsed flood.
   uint64_t release_ns = 30 * kSecondNs;
-  // A source's network, as the escalation watches it: a /16 (IPv4) or /32 (IPv6), what
-  // one provider or one hosting customer commonly holds. At most the class's prefix.
+  // A source's network, as the escalation watches it: a /16 (IPv4), what one provider
+  // or hosting customer commonly holds, or a /48 (IPv6), one site: a flood of random
+  // IPv6 sources spread over a provider's /32 then escalates nothing that holds clients
+  // beside it. At most the class's prefix.
   unsigned network_prefix4 = 16;
-  unsigned network_prefix6 = 32;
+  unsigned network_prefix6 = 48;
   // A network's limit: this many sources' worth of the class's per-source packet limit
   // (rate x 64, burst x 64). 64 busy clients behind one network pass; a flood spread
   // over a network's addresses, each within its own limit, does not.
