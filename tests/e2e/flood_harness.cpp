@@ -436,9 +436,9 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
   if (spec.web)
     wrk.emplace(WrkSpec{.ns = sb.tx_ns(),
                         .url = Nginx::url(dst),
-                        .connections = 4,
+                        .connections = spec.wrk_connections,
                         .seconds = static_cast<int>(std::ceil(lead + spec.flood_seconds + tail - 0.5)),
-                        .delay_ms = 20,
+                        .delay_ms = spec.wrk_gap_ms,
                         .timeout_s = 2,
                         .body_bytes = nginx->body_bytes(),
                         .cpu = spec.wire_cpu});
@@ -469,6 +469,8 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
     r.admitted = tap->distinct();
     r.admitted_at = tap->first_seen();
     r.flood_frames_passed = tap->frames();
+    if (r.flood.ok)
+      r.flood_frames_after = tap->frames_after(r.flood.t_start + static_cast<uint64_t>(spec.tap_after_s * 1e9));
     r.tap_drops = tap->tap_drops();
   }
   r.after = snapshot(sb);
@@ -654,6 +656,7 @@ SourceTap::Match SourceTap::match_of(const std::string& prefix, int source_bits)
 // Only the headers are read: 14 + 40 bytes cover the IPv6 source.
 SourceTap::SourceTap(const std::string& ns, const std::string& ifname, const std::string& prefix, int source_bits)
     : match_(match_of(prefix, source_bits)),
+      t0_(now_ns()),
       rx_(packet_socket(ns, ifname, 64 << 20, {PACKET_IGNORE_OUTGOING}), 128,
           [this](const Received& m) { return on_read(m); }) {
   // And only they are kept in the socket's buffer.
@@ -699,7 +702,25 @@ bool SourceTap::on_read(const Received& m) {
   }
   std::lock_guard l(mu_);
   if (seen_.insert(k).second) first_seen_.push_back(m.t);
+  const size_t ms = m.t > t0_ ? static_cast<size_t>((m.t - t0_) / 1'000'000ull) : 0;
+  if (ms >= per_ms_.size()) per_ms_.resize(std::max(ms + 1, per_ms_.size() * 2), 0);
+  ++per_ms_[ms];
   return true;
+}
+
+uint64_t SourceTap::frames_between(uint64_t from, uint64_t to) const {
+  // Millisecond i holds the frames read in [t0 + i ms, t0 + (i + 1) ms): those of the
+  // milliseconds that begin in [from, to), rounded to the nearest.
+  auto index = [&](uint64_t t) -> size_t {
+    if (t <= t0_) return 0;
+    const uint64_t d = t - t0_;
+    return d > UINT64_MAX - 500'000ull ? SIZE_MAX : static_cast<size_t>((d + 500'000ull) / 1'000'000ull);
+  };
+  std::lock_guard l(mu_);
+  const size_t lo = std::min(index(from), per_ms_.size()), hi = std::min(index(to), per_ms_.size());
+  uint64_t n = 0;
+  for (size_t i = lo; i < hi; ++i) n += per_ms_[i];
+  return n;
 }
 
 uint64_t SourceTap::distinct() const {

@@ -193,6 +193,11 @@ class SourceTap {
   uint64_t distinct_before(uint64_t t) const;
   // When each distinct source was first seen (CLOCK_MONOTONIC ns, ascending).
   std::vector<uint64_t> first_seen() const;
+  // Frames counted at or after t / in [from, to) (CLOCK_MONOTONIC ns, when the tap read
+  // them, to the millisecond: it keeps a count per millisecond), e.g. from the flood's
+  // third second on, or from an escalation on; known only afterwards, so asked afterwards.
+  uint64_t frames_after(uint64_t t) const { return frames_between(t, UINT64_MAX); }
+  uint64_t frames_between(uint64_t from, uint64_t to) const;
   int64_t tap_drops() const;  // frames the tap's socket dropped (PACKET_STATISTICS)
 
  private:
@@ -218,6 +223,8 @@ class SourceTap {
   mutable std::mutex mu_;
   std::unordered_set<Key, KeyHash> seen_;
   std::vector<uint64_t> first_seen_;  // sorted by construction
+  const uint64_t t0_;                 // when the tap began
+  std::vector<uint32_t> per_ms_;      // [i]: frames read in millisecond i after t0_
   Receiver rx_;                       // last: its thread ends before the members it writes go
 };
 
@@ -292,8 +299,11 @@ struct ScenarioSpec {
   int flood_threads = 1;
   double client_pps = 200;    // the paced UDP client
   bool web = true;            // nginx in the receiver namespace, wrk in the sender's
+  int wrk_connections = 4;    // wrk's load: its connections,
+  unsigned wrk_gap_ms = 20;   // each pausing this long before a request
   bool tap = true;            // count the flood sources that got through
   int source_bits = -1;       // what one source is (levee's prefix4/prefix6); -1: an address
+  double tap_after_s = 2;     // flood_frames_after: the frames through from this long after the flood's start
   unsigned status_ms = 3000;  // levee status --json every ... (0: never)
   // CPU placement: the generator, the UDP client and wrk (the traffic arriving on the
   // wire) on one CPU, -1 to leave them to the scheduler. See wire_cpu().
@@ -319,6 +329,7 @@ struct ScenarioResult {
   int64_t syn_retrans = 0, retrans_segs = 0, listen_drops = 0;
   int wire_cpu = -1;
   uint64_t admitted = 0, flood_frames_passed = 0;
+  uint64_t flood_frames_after = 0;    // of them, those from spec.tap_after_s after the flood's start on
   std::vector<uint64_t> admitted_at;  // when each flood source got through first
   int64_t tap_drops = 0;
   ScenarioSnapshot before, after;  // just before the flood, and after everything

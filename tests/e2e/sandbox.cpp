@@ -382,7 +382,8 @@ void sweep_stale() {
   for (const auto& e : fs::directory_iterator("/run/levee", ec)) {
     std::string name = e.path().filename().string();
     long pid = owner_pid(name);
-    if (pid > 0 && !pid_alive(pid) && e.path().extension() == ".lock") fs::remove(e.path(), ec);
+    const bool lock = e.path().extension() == ".lock" || e.path().extension() == ".daemon";
+    if (pid > 0 && !pid_alive(pid) && lock) fs::remove(e.path(), ec);
   }
   // TempDir: /tmp/lvt<pid>cfgXXXXXX.
   for (const auto& e : fs::directory_iterator("/tmp", ec)) {
@@ -546,10 +547,11 @@ void Sandbox::teardown() noexcept {
   } catch (...) {
   }
   tx_ns_made_ = rx_ns_made_ = false;
-  // 3. levee's lock files for our interfaces.
+  // 3. levee's lock files for our interfaces (levee run's too).
   for (const auto& i : tracked_) {
     std::error_code ec;
     fs::remove(fs::path("/run/levee") / (i + ".lock"), ec);
+    fs::remove(fs::path("/run/levee") / (i + ".daemon"), ec);
   }
 }
 
