@@ -67,12 +67,13 @@ TEST_F(Prune, RemovesIdleSourcesAndKeepsActiveAndBannedOnes) {
 }
 
 // With when_full = "refuse" a full map admits no new source until prune removes idle
-// ones: then a new source is admitted again and the count is back near zero.
+// ones: then a new source is admitted again and the count is back near zero. Without the
+// autopilot's admission: the fill engages it, and the new source would be on probation.
 TEST_F(Prune, GivesARefusingMapItsRoomBack) {
   TempDir dir;
   attach({"--config", dir.write("levee.toml",
                                 "[interface]\nmax_sources = 1024\nwhen_full = \"refuse\"\n"
-                                "[default]\nrate = 1000\nburst = 2\n")});
+                                "[default]\nrate = 1000\nburst = 2\nnew_sources = \"off\"\n")});
   const json st = sb().status();
   const uint64_t full_at = ju(st, "full_at");
   ASSERT_GT(full_at, 100u);
