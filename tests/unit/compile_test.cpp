@@ -171,7 +171,7 @@ TEST(CompileAutopilot, OnByDefaultWithTheDefaultNumbers) {
   EXPECT_EQ(a.release_ns, 30 * kSec);
   EXPECT_EQ(a.margin, 4u);
   EXPECT_EQ(a.sample_shift, kWatchSampleShift);
-  EXPECT_EQ(a.sample_shift, 4u) << "one passed packet in 16";
+  EXPECT_EQ(a.sample_shift, 5u) << "one passed packet in 32";
   // A network: 64 sources' worth of the per-source limit, per /16 and /48.
   EXPECT_EQ(a.network_sources, 64u);
   const lv_limit w = compile_packet_limit({64'000, 6'400});
@@ -272,16 +272,17 @@ TEST(CompileAutopilot, TheWatchIsNetworkSourcesOfThePacketLimitOrNetworkRate) {
 }
 
 TEST(CompileAutopilot, ASampleFitsTheWatchsTolerance) {
-  // The datapath charges one sample 16 packets' cost at once: tau >= cost << 4.
+  // The datapath charges one sample 2^shift packets' cost at once: tau >= cost << shift.
+  constexpr uint64_t kSample = uint64_t{1} << kWatchSampleShift;
   ClassSpec c = spec("c");
   c.autop.network_rate = Rate{1000, 1};
   lv_class k = compile_class(c, kTick, 2);
-  EXPECT_EQ(k.autop.watch.burst, 17u) << "(1 << 4) + 1";
-  EXPECT_EQ(k.autop.watch.tau_ns, k.autop.watch.cost << 4);
+  EXPECT_EQ(k.autop.watch.burst, kSample + 1);
+  EXPECT_EQ(k.autop.watch.tau_ns, k.autop.watch.cost << kWatchSampleShift);
   c.autop.network_rate = {};
   c.autop.network_sources = 1;
   c.packets = {100, 1};
-  EXPECT_EQ(watch_rate(c), (Rate{100, 17}));
+  EXPECT_EQ(watch_rate(c), (Rate{100, kSample + 1}));
   for (uint64_t rate : {uint64_t{1}, uint64_t{7}, uint64_t{1000}, uint64_t{123'457}, kMaxRatePps})
     for (uint64_t burst : {uint64_t{1}, uint64_t{2}, uint64_t{16}, uint64_t{17}, uint64_t{1000}})
       for (uint64_t sources : {uint64_t{1}, uint64_t{3}, uint64_t{64}, kMaxNetworkSources}) {
@@ -320,9 +321,9 @@ TEST(CompileAutopilot, FastRejectNeedsTheAutopilotsTolerancesToCoverTwoTicks) {
   EXPECT_FALSE(compile_class(c, 5 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT) << "sources on probation";
   c.admission = Admission::Off;
   EXPECT_TRUE(compile_class(c, 5 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT);
-  c.autop.network_rate = Rate{1000, 17};  // tau 16 ms
-  EXPECT_TRUE(compile_class(c, 8 * kMs, 2).flags & LV_CLASS_FAST_REJECT);
-  EXPECT_FALSE(compile_class(c, 8 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT) << "an escalated network";
+  c.autop.network_rate = Rate{1000, 33};  // tau 32 ms
+  EXPECT_TRUE(compile_class(c, 16 * kMs, 2).flags & LV_CLASS_FAST_REJECT);
+  EXPECT_FALSE(compile_class(c, 16 * kMs + 1, 2).flags & LV_CLASS_FAST_REJECT) << "an escalated network";
 }
 
 Policy two_classes() {
@@ -470,7 +471,7 @@ TEST(CompileAutopilot, ClassOfGivesTheAutopilotBack) {
   custom.autop.network_prefix6 = 40;
   custom.autop.network_sources = 16;
   ClassSpec rate = spec("rate");
-  rate.autop.network_rate = Rate{7'000, 3};  // a burst under 17 is raised
+  rate.autop.network_rate = Rate{7'000, 3};  // a burst under 2^shift + 1 is raised
   ClassSpec off = spec("off");
   off.admission = Admission::Off;
   off.autop.release_ns = 5 * kSec;
@@ -504,7 +505,7 @@ TEST(CompileAutopilot, ClassOfGivesTheAutopilotBack) {
   EXPECT_EQ(back.autop.network_sources, 16u);
   EXPECT_FALSE(back.autop.network_rate);
   back = class_of(compile_class(rate, kTick, 2));
-  EXPECT_EQ(back.autop.network_rate, (Rate{7'000, 17}));
+  EXPECT_EQ(back.autop.network_rate, (Rate{7'000, (uint64_t{1} << kWatchSampleShift) + 1}));
   EXPECT_EQ(class_of(compile_class(off, kTick, 2)).autop.release_ns, 5 * kSec);
   EXPECT_EQ(class_of(compile_class(budget, kTick, 2)).new_sources, (Rate{100, 10}));
   EXPECT_EQ(class_of(compile_class(budget, kTick, 2)).admission, Admission::Budget);

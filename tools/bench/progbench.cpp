@@ -177,7 +177,7 @@ void run_all(Bench& b) {
   levee_case("levee_pass", "known source under its limit (cached-clock check, fine clock, CAS)",
              Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS);
   // What the autopilot (on by default) costs the pass path: the watch's count of passed
-  // packets, one in 16 charged to its network (bpf/watch.h).
+  // packets, one in 32 charged to its network (bpf/watch.h).
   levee_case("levee_pass_no_autopilot", "levee_pass with the autopilot off (new_sources, escalate = \"off\")",
              Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS, autopilot_off);
   levee_case("levee_drop", "known source over its limit, rate 100 burst 100 (fast reject on cached clock)",

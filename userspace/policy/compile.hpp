@@ -56,10 +56,12 @@ unsigned possible_cpus();
 lv_limit compile_packet_limit(const Rate& r);
 lv_limit compile_byte_limit(const Rate& r);
 
-// The network watch charges one passed packet in 2^kWatchSampleShift (one in 16) of a
-// class's known sources, 16 times over (lv_auto.sample_shift): a watched network costs
-// a map lookup per 16 packets, not per packet. Not configurable.
-inline constexpr uint32_t kWatchSampleShift = 4;
+// The network watch charges one passed packet in 2^kWatchSampleShift (one in 32) of a
+// class's sources, 32 times over (lv_auto.sample_shift): a watched network costs a map
+// lookup per 32 packets, not per packet. A sample costs ~42 ns (levee-progbench with a
+// shift of 0), so one in 16 cost the pass path ~5 ns and one in 32 costs ~2.5; an
+// escalated network is charged every packet whatever the shift. Not configurable.
+inline constexpr uint32_t kWatchSampleShift = 5;
 
 // The most an escalated network's limit allows, packets per second: one a nanosecond,
 // the finest cost the GCRA expresses (network_sources x a fast class's rate gets there).
@@ -68,7 +70,7 @@ inline constexpr uint64_t kMaxWatchRate = LV_NSEC_PER_SEC;
 // The limit of an escalated network of the class (lv_auto.watch): [auto]'s network_rate,
 // or network_sources times the class's per-source packet limit, its rate at most
 // kMaxWatchRate. Its burst is at least 2^kWatchSampleShift + 1, so that a sample,
-// charged 16 packets' cost at once, fits the tolerance. Rate{} when the class does not
+// charged 2^kWatchSampleShift packets' cost at once, fits the tolerance. Rate{} when the class does not
 // escalate (ClassSpec::escalates()).
 Rate watch_rate(const ClassSpec& c);
 
