@@ -389,7 +389,11 @@ for threads in 1 2; do
       per_src=$((ACC_TOTAL_PPS / n))
       rate=$((per_src / factor))
       burst=$((rate / 10 > 10 ? rate / 10 : 10))
-      levee_rx attach "$DEV_RX" --rate "$rate" --burst "$burst" --max-sources 100k >/dev/null
+      # The per-source limiter alone: the autopilot would rightly see 10,000 sources
+      # arriving within 50 ms as abnormal, and 100 sources of one /16 at 1,000 pps each as
+      # a network over 64 sources' worth.
+      levee_rx attach "$DEV_RX" --rate "$rate" --burst "$burst" --max-sources 100k \
+        --new-sources off --escalate off >/dev/null
       if [ "$n" = 1 ]; then src="--src 198.18.2.1"; else src="--sources $n --src-base 198.18.32.0"; fi
       # shellcheck disable=SC2086
       f=$(flood --dst 198.18.0.1 $src --method packet --rate "$ACC_TOTAL_PPS" --threads "$threads" \
@@ -552,5 +556,5 @@ jq -n --slurpfile raw "$RAW" --slurpfile pb "$TMP/progbench.json" \
   --argjson wall "$wall" -f "$LEVEE_ROOT/scripts/lib/bench_results.jq" >"$OUT/results.json"
 
 render
-jq -r '.goals[] | "   \(if .met then "met    " else "NOT met" end)  \(.goal): \(.measured)"' "$OUT/results.json"
+jq -r '.goals[] | "   \(if .met then "met    " elif .pending then "not judged" else "NOT met" end)  \(.goal): \(.measured)"' "$OUT/results.json"
 echo "   wall time $(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"

@@ -50,7 +50,7 @@ def per_round($rows; $a; $b):
 # The end-to-end ratios are judged only where bare XDP_DROP reaches 15 Mpps: on a slower
 # host the generator shares the CPU with the receiver and every ratio moves towards 1 or
 # is bound by the generator (docs: BENCHMARKS.md, "Goals").
-| (recv("bare").mpps_median >= 15) as $fast
+(recv("bare").mpps_median >= 15) as $fast
 | def host_note: if $fast then "" else "; bare XDP_DROP \(recv("bare").mpps_median) Mpps < 15: not judged on this host" end;
 
 {
