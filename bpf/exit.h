@@ -30,6 +30,8 @@ static __always_inline int lv_exit(struct lv_percpu *pc, __u32 reason, __u32 cla
 		c->packets++;
 		c->bytes += len;
 	}
+	if (reason == LV_R_CHALLENGED) /* the frame is its SYN-ACK now (synauth.h) */
+		return XDP_TX;
 	return drop ? XDP_DROP : XDP_PASS;
 }
 

@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 6
+#define LV_ABI_VERSION 7
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -77,9 +77,17 @@ enum lv_reason {
 	LV_R_NEWCOMER = 20,    /* a source admitted during an attack, over what such sources
 				* share while the class's autopilot is engaged (struct lv_guard) */
 	LV_R_ESCALATED = 21,   /* its network was escalated: over that network's limit (struct lv_watch) */
-	LV_R_DROP_END = 22,    /* one past the last drop reason: a new one takes it and moves this */
-	/* 22..23 reserved */
-	LV_REASON_MAX = 24,
+	/* SYN authentication (LV_CLASS_SYN_AUTH, syncookie.h): TCP of a source with no state */
+	LV_R_CHALLENGED = 22,   /* a SYN answered with a SYN-ACK that carries a cookie (XDP_TX): the
+			       * stack never sees it */
+	LV_R_UNVERIFIED = 23,   /* not a SYN, no valid cookie, no connection the host has */
+	LV_R_VERIFIED = 24,     /* a RST that returned a valid cookie: its source proved its
+			       * address and is known-good; the RST itself goes no further */
+	LV_R_ANSWER_LIMIT = 25, /* a SYN left unanswered: SYN-ACKs towards its network, or
+				 * all SYN-ACKs, over their rate (struct lv_answer) */
+	LV_R_DROP_END = 26,     /* one past the last drop reason: a new one takes it and moves this */
+	/* 26..31 reserved */
+	LV_REASON_MAX = 32,
 };
 
 static inline int lv_reason_drops(unsigned int reason)
@@ -93,7 +101,7 @@ static inline int lv_reason_drops(unsigned int reason)
 #define LV_MONITORABLE                                                                                                \
 	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | (1u << LV_R_BAN) | \
 	 (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT) | (1u << LV_R_NEWCOMER) |           \
-	 (1u << LV_R_ESCALATED))
+	 (1u << LV_R_ESCALATED) | (1u << LV_R_CHALLENGED) | (1u << LV_R_UNVERIFIED) | (1u << LV_R_ANSWER_LIMIT))
 
 /* ---- per-source state: LRU hash lv_state ---------------------------------------- */
 
@@ -219,6 +227,7 @@ enum lv_class_flags {
 					 * is that or the interface's LV_POL_MONITOR) */
 	LV_CLASS_AUTO_ADMIT = 1u << 8,  /* the admission autopilot (struct lv_auto, lv_guard) */
 	LV_CLASS_ESCALATE = 1u << 9,    /* the network watch (struct lv_auto, lv_watch) */
+	LV_CLASS_SYN_AUTH = 1u << 10,   /* TCP sources prove their address first (syncookie.h) */
 };
 
 /*
@@ -341,6 +350,28 @@ enum lv_policy_flags {
 	LV_POL_BAN_ALL = 1u << 3,      /* some class bans in every class: look up lv_bans */
 };
 
+/*
+ * What levee may answer of a SYN flood (LV_CLASS_SYN_AUTH): a SYN-ACK is the size of the
+ * SYN it answers, but a flood that spoofs one victim's addresses must not make levee
+ * that victim's hose. SYN-ACKs towards one network (answer_mask*) share `per_network`,
+ * kept in LV_ANSWER_CELLS cells of lv_answers by a hash of the network (networks that
+ * share a cell share its rate: stricter, never looser); all of one CPU's share
+ * `cap_per_cpu` (the interface's cap divided among the CPUs). A SYN over either is
+ * dropped unanswered (LV_R_ANSWER_LIMIT); its client retransmits.
+ */
+struct lv_answer {
+	struct lv_limit per_network;
+	struct lv_limit cap_per_cpu;
+	__u32 mask4;
+	__u32 mask6[4];
+	__u8 prefix4; /* for display */
+	__u8 prefix6;
+	__u8 pad[2];
+};
+
+#define LV_ANSWER_LOG2 16
+#define LV_ANSWER_CELLS (1u << LV_ANSWER_LOG2)
+
 struct lv_policy {
 	__u32 nr_classes;
 	__u32 nr_overrides;
@@ -357,6 +388,7 @@ struct lv_policy {
 	__u32 nr_list6;
 	__u32 nr_host4; /* entries in this slot's IPv4 host hash: 0 skips the lookup */
 	__u32 nr_host6;
+	struct lv_answer answer;                 /* SYN-ACKs of SYN authentication */
 	__u8 order[LV_MAX_CLASSES];              /* class ids in first-match order, nr_classes of them */
 	struct lv_class classes[LV_MAX_CLASSES]; /* by id; an unused id keeps its epoch */
 	/* The per-class counters (lv_percpu.by_class) when the id was given to its
@@ -383,6 +415,7 @@ struct lv_control {
 	__u32 seen_seed;   /* lv_seen_hash()'s seed, random per attach */
 	__u32 good_active; /* 0 or 1: the half of lv_good packets read */
 	__u32 pad;
+	__u64 cookie_key[2]; /* SYN cookies' SipHash key (syncookie.h), random per attach */
 };
 
 enum lv_attach_mode {
@@ -763,6 +796,7 @@ struct lv_lease {
  */
 #define LV_SCRATCH_REQ 0    /* words of the packet a global function is handed */
 #define LV_SCRATCH_EVENT 16 /* words of an event being sent */
+#define LV_SCRATCH_SYN 22   /* words of SYN authentication's cookie input or socket tuple */
 struct lv_scratch {
 	__u64 words[32];
 };
@@ -787,6 +821,7 @@ struct lv_percpu {
 				  * is charged to its network (struct lv_auto) */
 	__u32 hot_last;          /* the lv_hotset slot of the last source this CPU rejected */
 	__u32 pad;
+	__u64 answer_ready; /* this CPU's share of the SYN-ACK cap (struct lv_answer) */
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
@@ -816,7 +851,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 48 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 56 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

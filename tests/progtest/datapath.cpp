@@ -91,6 +91,21 @@ RunResult Datapath::run(std::span<const uint8_t> frame, int repeat) const {
   return r;
 }
 
+RunResult Datapath::run_out(std::span<const uint8_t> frame) const {
+  RunResult r;
+  r.out.resize(frame.size() + 256);
+  bpf_test_run_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.data_in = frame.data();
+  opts.data_size_in = static_cast<uint32_t>(frame.size());
+  opts.data_out = r.out.data();
+  opts.data_size_out = static_cast<uint32_t>(r.out.size());
+  r.err = bpf_prog_test_run_opts(prog_fd(), &opts);
+  r.retval = opts.retval;
+  r.out.resize(r.err ? 0 : opts.data_size_out);
+  return r;
+}
+
 Outcome Datapath::send(std::span<const uint8_t> frame) const {
   const Counters before = counters();
   const RunResult r = run(frame);
@@ -110,6 +125,7 @@ Outcome Datapath::send(std::span<const uint8_t> frame) const {
 void PrintTo(const Outcome& o, std::ostream* os) {
   *os << (o.verdict == XDP_PASS   ? "PASS"
           : o.verdict == XDP_DROP ? "DROP"
+          : o.verdict == XDP_TX   ? "TX"
                                   : "XDP?")
       << "/" << (o.reason == LV_REASON_MAX ? "no-single-reason" : reason_name(o.reason));
 }

@@ -30,9 +30,10 @@ struct levee_bpf;
 namespace levee::progtest {
 
 struct RunResult {
-  int err = 0;            // 0 or -errno from bpf_prog_test_run_opts
-  uint32_t retval = 0;    // XDP_* of the last repetition
-  uint32_t duration = 0;  // kernel's average ns per repetition
+  int err = 0;               // 0 or -errno from bpf_prog_test_run_opts
+  uint32_t retval = 0;       // XDP_* of the last repetition
+  uint32_t duration = 0;     // kernel's average ns per repetition
+  std::vector<uint8_t> out;  // the frame as the program left it (run_out() only)
 };
 
 using Counters = std::array<lv_counter, LV_REASON_MAX>;
@@ -61,6 +62,8 @@ class Datapath {
   void write_control(const lv_control& ctl);
 
   RunResult run(std::span<const uint8_t> frame, int repeat = 1) const;
+  // One run that keeps the frame the program left (an answer it wrote, XDP_TX).
+  RunResult run_out(std::span<const uint8_t> frame) const;
   // Run one frame once; the reason is read from the counters' difference.
   Outcome send(std::span<const uint8_t> frame) const;
 

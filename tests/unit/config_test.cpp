@@ -1205,5 +1205,49 @@ TEST_F(ConfigFiles, BrokenFilesNameThePath) {
   EXPECT_GE(n, 40);
 }
 
+// ---- SYN authentication ------------------------------------------------------------------
+
+TEST(ConfigSynAuth, ACookieClassCompilesItsFlagAndRoundTrips) {
+  Policy p = parse_ok(R"([[class]]
+name = "web"
+match = { proto = "tcp", port = [80, 443] }
+rate = 100
+burst = 10
+syn_auth = "cookie"
+[[class]]
+name = "ssh"
+match = { proto = "tcp", port = 22 }
+rate = 10
+burst = 10
+syn_auth = "off"
+)" + kDefault);
+  EXPECT_TRUE(named(p, "web").syn_auth);
+  EXPECT_FALSE(named(p, "ssh").syn_auth);
+  EXPECT_FALSE(named(p, "default").syn_auth) << "off unless asked";
+  const lv_class k = compile_class(named(p, "web"), kTick, 2);
+  EXPECT_TRUE(k.flags & LV_CLASS_SYN_AUTH);
+  EXPECT_TRUE(class_of(k).syn_auth);
+  EXPECT_FALSE(compile_class(named(p, "ssh"), kTick, 2).flags & LV_CLASS_SYN_AUTH);
+}
+
+TEST(ConfigSynAuth, NeedsAClassThatSeesWholeTcpConnections) {
+  auto msg = [](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? "(accepted)" : r.error().message();
+  };
+  const std::string limits = "rate = 1\nburst = 1\nsyn_auth = \"cookie\"\n";
+  EXPECT_EQ(msg("[[class]]\nname = \"s\"\nmatch = { proto = \"tcp\", syn = true }\n" + limits + kDefault),
+            "t.toml:1: class[0]: class 's' has syn_auth but does not match all of TCP's packets; give it match.proto = "
+            "\"tcp\" "
+            "(ports as you like) and no match.syn");
+  EXPECT_EQ(msg("[[class]]\nname = \"u\"\nmatch = { proto = [\"tcp\", \"udp\"] }\n" + limits + kDefault),
+            "t.toml:1: class[0]: class 'u' has syn_auth but does not match all of TCP's packets; give it match.proto = "
+            "\"tcp\" "
+            "(ports as you like) and no match.syn");
+  EXPECT_NE(msg("[[class]]\nname = \"w\"\nmatch.proto = \"tcp\"\nrate = 1\nburst = 1\nsyn_auth = \"yes\"\n" + kDefault)
+                .find("syn_auth"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace levee

@@ -103,8 +103,9 @@ TEST(StatsOutput, WouldDropHasEveryMonitorableReasonZerosToo) {
   auto j = stats_json("eth0", c);
   ASSERT_TRUE(j.contains("would_drop"));
   ASSERT_TRUE(j.contains("would_drop_bytes"));
-  const std::vector<std::string> want{"rate",      "map_full", "contended",   "deny",     "bytes",    "ban",
-                                      "admission", "network",  "class_limit", "newcomer", "escalated"};
+  const std::vector<std::string> want{"rate",      "map_full",   "contended",  "deny",        "bytes",
+                                      "ban",       "admission",  "network",    "class_limit", "newcomer",
+                                      "escalated", "challenged", "unverified", "answer_limit"};
   EXPECT_EQ(j["would_drop"].size(), want.size()) << j["would_drop"].dump();
   for (const auto& r : want) {
     EXPECT_TRUE(j["would_drop"].contains(r)) << r;
@@ -113,7 +114,7 @@ TEST(StatsOutput, WouldDropHasEveryMonitorableReasonZerosToo) {
   }
   // Not monitorable: always dropped, never "would". (The deny list is, unless
   // deny_in_monitor = "drop".)
-  for (const char* r : {"malformed", "vlan_depth", "ext_depth", "conforming", "monitored"})
+  for (const char* r : {"malformed", "vlan_depth", "ext_depth", "conforming", "monitored", "verified"})
     EXPECT_FALSE(j["would_drop"].contains(r)) << r;
   EXPECT_EQ(j["would_drop"]["rate"], 9);
   EXPECT_EQ(j["would_drop"]["ban"], 3);

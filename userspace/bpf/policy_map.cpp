@@ -279,7 +279,9 @@ Status PolicyMap::init(const lv_policy& p, const Lists& lists, unsigned ifindex,
   return {};
 }
 
-void PolicyMap::seed_filter(uint32_t seed) {
+void PolicyMap::seed_filter(uint32_t seed, const uint64_t (&cookie_key)[2]) {
+  ctl_->cookie_key[0] = cookie_key[0];
+  ctl_->cookie_key[1] = cookie_key[1];
   ctl_->seen_seed = seed;
   ctl_->seen_active = 0;
   ctl_->good_active = 0;

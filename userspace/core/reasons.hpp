@@ -37,6 +37,14 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_NEWCOMER, "newcomer",
                "a source admitted during an attack, over what such sources share while its class is engaged"},
     ReasonInfo{LV_R_ESCALATED, "escalated", "its network was escalated by the autopilot: over that network's limit"},
+    ReasonInfo{LV_R_CHALLENGED, "challenged",
+               "a SYN of a source with no state, answered by levee with a SYN-ACK carrying a cookie (syn_auth)"},
+    ReasonInfo{LV_R_UNVERIFIED, "unverified",
+               "TCP of a source that has not proved its address: no SYN, no valid cookie, no connection (syn_auth)"},
+    ReasonInfo{LV_R_VERIFIED, "verified",
+               "a RST that returned a valid cookie: its source proved its address and is known-good (syn_auth)"},
+    ReasonInfo{LV_R_ANSWER_LIMIT, "answer_limit",
+               "a SYN left unanswered: SYN-ACKs towards its network, or in all, over their rate (syn_auth)"},
 };
 
 // Whether monitor mode counts this reason as a would-be drop instead of dropping.

@@ -170,6 +170,17 @@ OverrideIds compile_overrides(const Policy& p, const std::vector<uint8_t>& ids, 
   return ov_ids;
 }
 
+// What SYN authentication may answer: kAnswerPerNetwork, and kAnswerCap shared by the CPUs.
+void compile_answer(lv_answer& a) {
+  const uint64_t cpus = possible_cpus();
+  a.per_network = compile_packet_limit(kAnswerPerNetwork);
+  a.cap_per_cpu = compile_packet_limit(Rate{std::max<uint64_t>(kAnswerCap / cpus, 1), kAnswerPerNetwork.burst});
+  a.prefix4 = kAnswerPrefix4;
+  a.prefix6 = kAnswerPrefix6;
+  a.mask4 = mask4_of(kAnswerPrefix4);
+  mask6_of(kAnswerPrefix6, a.mask6);
+}
+
 // The interface's settings, and what the slot derives from its classes.
 void compile_interface(const Policy& p, lv_policy& s) {
   if (p.monitor) s.flags |= LV_POL_MONITOR;
@@ -179,6 +190,7 @@ void compile_interface(const Policy& p, lv_policy& s) {
   // The map's size as the file asks; a controller changing a running attachment
   // recomputes it from the map it has (a reload cannot resize it).
   s.full_at = refuse_full_at(p.iface.max_sources.value_or(LV_DEFAULT_MAX_SOURCES), possible_cpus());
+  compile_answer(s.answer);
   apply_interface(s);
 }
 
@@ -282,6 +294,7 @@ lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus) {
     k.flags |= LV_CLASS_BAN | (c.ban.all_classes ? LV_CLASS_BAN_ALL : 0);
   }
   if (c.monitor) k.flags |= LV_CLASS_MONITOR_OWN | LV_CLASS_MONITOR;
+  if (c.syn_auth) k.flags |= LV_CLASS_SYN_AUTH;
   compile_autopilot(c, k);
 
   // The cached clock may be a tick stale for any limit the datapath checks on it. The
@@ -360,6 +373,7 @@ ClassSpec class_of(const lv_class& c) {
     s.ban.all_classes = c.flags & LV_CLASS_BAN_ALL;
   }
   s.monitor = c.flags & LV_CLASS_MONITOR_OWN;
+  s.syn_auth = c.flags & LV_CLASS_SYN_AUTH;
   autopilot_of(c, s);
   return s;
 }

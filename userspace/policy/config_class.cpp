@@ -18,7 +18,8 @@ ClassSpec Reader::klass(const toml::table& t, const std::string& path, bool is_d
   if (const toml::node* m = t.get("match"); m && is_default)
     fail(*m, "default.match", "the default class has no match",
          "it takes everything no [[class]] matches; put this match in a [[class]]");
-  const Keys keys = {"name", "rate", "burst", "bytes_rate", "bytes_burst", "prefix4", "prefix6", "network", "total"};
+  const Keys keys = {"name",    "rate",    "burst",   "bytes_rate", "bytes_burst",
+                     "prefix4", "prefix6", "network", "total",      "syn_auth"};
   std::vector<std::string_view> all(keys);
   if (!is_default) all.emplace_back("match");
   known(t, path, with_inheritable(all));
@@ -29,6 +30,8 @@ ClassSpec Reader::klass(const toml::table& t, const std::string& path, bool is_d
   c.prefix6 = prefix(t, path, "prefix6", 128).value_or(prefix6_);
   if (const toml::node* n = t.get("network")) network(*n, join(path, "network"), c);
   if (const toml::node* n = t.get("total")) total(*n, join(path, "total"), c);
+  if (const toml::node* n = t.get("syn_auth"))
+    if (auto v = choice(*n, join(path, "syn_auth"), {"cookie", "off"})) c.syn_auth = *v == "cookie";
   inherit(t, path, inheritable(t, path), c);
   return c;
 }

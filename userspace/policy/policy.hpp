@@ -182,6 +182,10 @@ struct ClassSpec {
   bool escalate = true;                   // escalate = "auto"
   AutoSpec autop;
 
+  // syn_auth = "cookie": a TCP source with no state proves its address with a SYN
+  // cookie before it gets any (bpf/synauth.h).
+  bool syn_auth = false;
+
   // A limit on each source's packets or bytes (what a ban needs to be triggered).
   bool per_source_limited() const { return packets.set() || bytes.set(); }
 

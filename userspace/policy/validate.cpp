@@ -42,6 +42,11 @@ Status check_match(const ClassSpec& c) {
     if (c.match.syn && pr != Proto::Tcp)
       return at(c.where, fmt::format("class '{}' matches SYN but protocol {} is not tcp", c.name, proto_name(pr)));
   }
+  // SYN authentication sees a connection whole: the SYN it answers and the RST or ACK
+  // that brings the cookie back must fall into the same class.
+  if (c.syn_auth && (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn))
+    return at(c.where, fmt::format("class '{}' has syn_auth but does not match all of TCP's packets", c.name),
+              "give it match.proto = \"tcp\" (ports as you like) and no match.syn");
   return {};
 }
 

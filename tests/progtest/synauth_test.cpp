@@ -1,0 +1,200 @@
+// synauth_test.cpp - SYN authentication in the kernel: a SYN of a source with no state
+// is answered with a SYN-ACK carrying a cookie (its bytes checked: addresses, ports,
+// numbers, checksums, VLAN tags, a frame cut to its headers); the RST that returns the
+// cookie verifies the source, and its next SYN passes; forged cookies, bare ACKs and
+// SYN-ACK floods towards one network do not.
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "datapath.hpp"
+#include "frames.hpp"
+#include "packet.hpp"
+#include "syncookie.h"
+
+namespace levee::progtest {
+namespace {
+
+using pkt::kTcpAck;
+using pkt::kTcpRst;
+using pkt::kTcpSyn;
+
+constexpr uint16_t kPort = 80, kClientPort = 40000;
+constexpr Outcome kChallenged{XDP_TX, LV_R_CHALLENGED}, kVerified{XDP_DROP, LV_R_VERIFIED},
+    kUnverified{XDP_DROP, LV_R_UNVERIFIED}, kConforming{XDP_PASS, LV_R_CONFORMING};
+
+Policy syn_auth_policy() {
+  Policy p;
+  ClassSpec web = class_spec("web", on({Proto::Tcp}, {{kPort, kPort}}), {100, 10});
+  web.syn_auth = true;
+  p.classes = {web, class_spec("default", Match{}, {100, 10})};
+  return p;
+}
+
+uint32_t be32(const std::vector<uint8_t>& b, size_t off) {
+  return uint32_t{b[off]} << 24 | uint32_t{b[off + 1]} << 16 | uint32_t{b[off + 2]} << 8 | b[off + 3];
+}
+uint16_t be16(const std::vector<uint8_t>& b, size_t off) { return static_cast<uint16_t>(b[off] << 8 | b[off + 1]); }
+
+// The frame a client sends: `flags`, and `seq` as its sequence number.
+Bytes client(const std::string& src, uint8_t flags, uint32_t seq = 1, uint16_t vlan = 0) {
+  pkt::Frame f = pkt::Frame().eth();
+  if (vlan) f.vlan(vlan);
+  if (is_ipv6(src))
+    f.ipv6(src, kDst6);
+  else
+    f.ipv4(src, kDst4);
+  f.tcp(kClientPort, kPort, flags);
+  Bytes b = f.bytes();
+  const size_t at = f.layer(pkt::Layer::Tcp) + 4;
+  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
+  return b;
+}
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+class SynAuth : public ProgTest {
+ protected:
+  void SetUp() override {
+    ProgTest::SetUp();
+    ctl_.emplace(dp());
+    ctl_->install(syn_auth_policy());
+    lv_control c = dp().control();
+    c.cookie_key[0] = 0x0123456789abcdefULL;
+    c.cookie_key[1] = 0xfedcba9876543210ULL;
+    dp().write_control(c);
+  }
+  // The SYN-ACK levee answers `syn` with, checked as a whole; returns its cookie.
+  uint32_t challenge(const std::string& src, uint16_t vlan = 0) {
+    const Bytes syn = client(src, kTcpSyn, 1000, vlan);
+    EXPECT_EQ(dp().send(syn), kChallenged);
+    const RunResult r = dp().run_out(syn);
+    EXPECT_EQ(r.retval, uint32_t{XDP_TX});
+    const std::vector<uint8_t>& a = r.out;
+    const size_t l3 = 14 + (vlan ? 4 : 0), ip_len = is_ipv6(src) ? 40 : 20, l4 = l3 + ip_len;
+    EXPECT_EQ(a.size(), l4 + 20) << "cut to its headers";
+    if (a.size() != l4 + 20) return 0;
+    // Ethernet addresses swapped, the tag kept.
+    EXPECT_TRUE(std::equal(a.begin(), a.begin() + 6, syn.begin() + 6));
+    EXPECT_TRUE(std::equal(a.begin() + 6, a.begin() + 12, syn.begin()));
+    EXPECT_TRUE(std::equal(a.begin() + 12, a.begin() + l3, syn.begin() + 12));
+    uint32_t pseudo = 0;
+    if (is_ipv6(src)) {
+      EXPECT_EQ(a[l3] >> 4, 6);
+      EXPECT_EQ(be16(a, l3 + 4), 20);
+      EXPECT_EQ(a[l3 + 6], 6);
+      EXPECT_TRUE(std::equal(a.begin() + l3 + 8, a.begin() + l3 + 24, syn.begin() + l3 + 24)) << "source";
+      EXPECT_TRUE(std::equal(a.begin() + l3 + 24, a.begin() + l3 + 40, syn.begin() + l3 + 8)) << "destination";
+      for (size_t i = 8; i < 40; i += 2) pseudo += be16(a, l3 + i);
+    } else {
+      EXPECT_EQ(a[l3], 0x45);
+      EXPECT_EQ(be16(a, l3 + 2), 40);
+      EXPECT_EQ(a[l3 + 9], 6);
+      EXPECT_EQ(pkt::inet_checksum(&a[l3], 20), 0) << "IPv4 header checksum";
+      EXPECT_EQ(be32(a, l3 + 12), be32(syn, l3 + 16));
+      EXPECT_EQ(be32(a, l3 + 16), be32(syn, l3 + 12));
+      for (size_t i = 12; i < 20; i += 2) pseudo += be16(a, l3 + i);
+    }
+    pseudo += 6 + 20;
+    EXPECT_EQ(pkt::inet_checksum(&a[l4], 20, pseudo), 0) << "TCP checksum";
+    EXPECT_EQ(be16(a, l4), kPort);
+    EXPECT_EQ(be16(a, l4 + 2), kClientPort);
+    EXPECT_EQ(a[l4 + 12], 5 << 4);
+    EXPECT_EQ(a[l4 + 13], kTcpSyn | kTcpAck);
+    return be32(a, l4 + 8);  // the acknowledgment number: the cookie
+  }
+  std::optional<Controller> ctl_;
+};
+
+TEST_F(SynAuth, ASynIsAnsweredAndTheRstThatReturnsTheCookieAdmitsTheSource) {
+  for (const std::string src : {"198.18.2.1", "2001:db8:2::1"}) {
+    SCOPED_TRACE(src);
+    const uint32_t cookie = challenge(src);
+    EXPECT_EQ(dp().state_count(), 0u) << "an answer keeps nothing";
+    // The cookie is the shared rule's, under the interface's key.
+    lv_cookie_in in{};
+    const Bytes syn = client(src, kTcpSyn);
+    if (is_ipv6(src)) {
+      std::memcpy(in.saddr, &syn[14 + 8], 16);
+      std::memcpy(in.daddr, &syn[14 + 24], 16);
+    } else {
+      in.saddr[2] = in.daddr[2] = htonl(0xffff);
+      std::memcpy(&in.saddr[3], &syn[14 + 12], 4);
+      std::memcpy(&in.daddr[3], &syn[14 + 16], 4);
+    }
+    in.sport = kClientPort;
+    in.dport = kPort;
+    in.family = is_ipv6(src) ? LV_AF_INET6 : LV_AF_INET;
+    const lv_control c = dp().control();
+    EXPECT_TRUE(lv_cookie_check(&in, cookie, monotonic_ns(), c.cookie_key));
+    // A forged cookie proves nothing; the real one verifies the source.
+    EXPECT_EQ(dp().send(client(src, kTcpRst, cookie ^ 0x100)), kUnverified);
+    EXPECT_EQ(dp().send(client(src, kTcpRst, cookie)), kVerified);
+    EXPECT_EQ(dp().state_count(), 0u);
+    // Its retransmitted SYN gets state and passes, and so does the rest.
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming);
+    EXPECT_EQ(dp().send(client(src, kTcpAck)), kConforming);
+    EXPECT_EQ(dp().state_count(), 1u);
+    dp().reset_state();
+  }
+}
+
+TEST_F(SynAuth, AnswersInTheSynsVlanTags) {
+  const uint32_t cookie = challenge("198.18.2.2", 100);
+  EXPECT_EQ(dp().send(client("198.18.2.2", kTcpRst, cookie, 100)), kVerified);
+}
+
+TEST_F(SynAuth, AnythingButASynOfAnUnprovedSourceIsDropped) {
+  for (const std::string src : {"198.18.2.3", "2001:db8:2::3"}) {
+    SCOPED_TRACE(src);
+    EXPECT_EQ(dp().send(client(src, kTcpAck)), kUnverified);
+    EXPECT_EQ(dp().send(client(src, kTcpAck | pkt::kTcpPsh)), kUnverified);
+    EXPECT_EQ(dp().send(client(src, kTcpRst, 12345)), kUnverified);
+    EXPECT_EQ(dp().send(client(src, kTcpSyn | kTcpAck)), kUnverified);
+    EXPECT_EQ(dp().state_count(), 0u);
+  }
+}
+
+TEST_F(SynAuth, OtherClassesAreNotChallenged) {
+  const Bytes other = ip_from("198.18.2.4").tcp(kClientPort, 22, kTcpSyn).bytes();
+  EXPECT_EQ(dp().send(other), kConforming);
+}
+
+TEST_F(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
+  // Sources of one /24 with a new address each: the first kAnswerPerNetwork.burst are
+  // answered at once, the rest wait for the rate.
+  int answered = 0, limited = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Outcome o = dp().send(client("198.18.3." + std::to_string(i % 250 + 1), kTcpSyn));
+    answered += o == kChallenged;
+    limited += o == Outcome{XDP_DROP, LV_R_ANSWER_LIMIT};
+  }
+  EXPECT_EQ(answered + limited, 300);
+  EXPECT_GE(answered, int(kAnswerPerNetwork.burst));
+  EXPECT_LE(answered, int(kAnswerPerNetwork.burst) + 5) << "300 SYNs take far less than 5 ms";
+  // Another /24 has its own.
+  EXPECT_EQ(dp().send(client("198.18.4.1", kTcpSyn)), kChallenged);
+}
+
+TEST_F(SynAuth, MonitorModeAnswersNothing) {
+  Policy p = syn_auth_policy();
+  p.classes[0].monitor = true;
+  ctl_->publish(p);
+  const Bytes syn = client("198.18.2.5", kTcpSyn);
+  EXPECT_EQ(dp().send(syn), (Outcome{XDP_PASS, LV_R_MONITORED}));
+  EXPECT_EQ(dp().run_out(syn).out, syn) << "the SYN goes on as it came";
+}
+
+}  // namespace
+}  // namespace levee::progtest
