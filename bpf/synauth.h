@@ -51,7 +51,7 @@
 
 /* The connection a TCP header of the staged packet belongs to, as the client sent it. */
 static __always_inline void lv_cookie_in_of(struct lv_cookie_in *in, const struct lv_packet *pkt, const void *l3,
-					   const struct tcphdr *th)
+					    const struct tcphdr *th)
 {
 	__builtin_memcpy(in->saddr, pkt->addr, sizeof(in->saddr));
 	if (pkt->family == LV_AF_INET) {
@@ -114,7 +114,8 @@ static __always_inline int lv_answer_allowed(struct lv_ctx *c)
 			return 0;
 	}
 	if (a->cap_per_cpu.cost)
-		c->pc->answer_ready = lv_gcra_after(c->pc->answer_ready, c->now, a->cap_per_cpu.cost, a->cap_per_cpu.tau_ns);
+		c->pc->answer_ready =
+			lv_gcra_after(c->pc->answer_ready, c->now, a->cap_per_cpu.cost, a->cap_per_cpu.tau_ns);
 	return 1;
 }
 
@@ -184,9 +185,9 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_p
 		ip6->hop_limit = LV_SYNACK_TTL;
 		__builtin_memcpy(&ip6->saddr, src, sizeof(src));
 		__builtin_memcpy(&ip6->daddr, dst, sizeof(dst));
-		sum = lv_csum32(src[0]) + lv_csum32(src[1]) + lv_csum32(src[2]) + lv_csum32(src[3]) + lv_csum32(dst[0]) +
-		      lv_csum32(dst[1]) + lv_csum32(dst[2]) + lv_csum32(dst[3]) + bpf_htons(IPPROTO_TCP) +
-		      bpf_htons(sizeof(*th));
+		sum = lv_csum32(src[0]) + lv_csum32(src[1]) + lv_csum32(src[2]) + lv_csum32(src[3]) +
+		      lv_csum32(dst[0]) + lv_csum32(dst[1]) + lv_csum32(dst[2]) + lv_csum32(dst[3]) +
+		      bpf_htons(IPPROTO_TCP) + bpf_htons(sizeof(*th));
 	}
 
 	/* The TCP header goes right after the IP header: where the SYN's was, or before
@@ -261,7 +262,7 @@ static __always_inline int lv_host_connection(struct xdp_md *ctx, struct lv_perc
 static __always_inline int lv_tcp_at(struct xdp_md *ctx, struct lv_packet *pkt, __u32 *l3, __u32 *l4)
 {
 	void *data = (void *)(long)ctx->data;
-	struct lv_cursor cur = {.pos = data, .end = (void *)(long)ctx->data_end};
+	struct lv_cursor cur = { .pos = data, .end = (void *)(long)ctx->data_end };
 	int proto = lv_parse_eth(&cur), err;
 
 	if (proto < 0)
