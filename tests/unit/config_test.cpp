@@ -41,8 +41,10 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   const Policy& p = *r;
   EXPECT_EQ(p.source, LEVEE_SOURCE_DIR "/examples/levee.toml");
-  ASSERT_EQ(p.classes.size(), 7u);
+  ASSERT_EQ(p.classes.size(), 8u);
   EXPECT_EQ(p.classes.back().name, "default");
+  EXPECT_TRUE(p.classes[class_index(p, "smtp")].syn_auth);
+  EXPECT_FALSE(p.classes[class_index(p, "web")].syn_auth);
   EXPECT_EQ(p.iface.mode, LV_MODE_AUTO);
   EXPECT_EQ(p.iface.max_sources, 1'000'000u);
 
@@ -109,7 +111,8 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
 
   const Clocks clk{4'000'000, kConfigNow, 1000 * kSec};
   auto c = std::make_unique<CompiledPolicy>(compile(p, clk));
-  EXPECT_EQ(c->slot.nr_classes, 7u);
+  EXPECT_EQ(c->slot.nr_classes, 8u);
+  EXPECT_TRUE(c->slot.classes[class_index(p, "smtp")].flags & LV_CLASS_SYN_AUTH);
   EXPECT_EQ(c->slot.nr_overrides, 1u);
   EXPECT_EQ(c->slot.nr_list4, 4u);
   EXPECT_EQ(c->slot.nr_list6, 2u);
