@@ -17,7 +17,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Prefixes in network byte order, masks likewise; a zero mask matches nothing. */
 const volatile __u32 sink4 = 0, sink4_mask = 0;
-const volatile __u32 sink6_hi = 0, sink6_hi_mask = 0; /* the first 32 bits of an IPv6 destination */
+const volatile __u32 sink6_hi = 0, sink6_hi_mask = 0;     /* the first 32 bits of an IPv6 destination */
 const volatile __u32 sink6_next = 0, sink6_next_mask = 0; /* the next 32 */
 
 __u64 sunk = 0;

@@ -1,12 +1,12 @@
 // synauth_test.cpp - SYN authentication end to end: a real client's stack answers
 // levee's cookie SYN-ACK with the RST that proves its address, and its connection to a
 // listener behind levee completes; a connection made before the attach keeps working.
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <net/if.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -97,7 +97,6 @@ class SynAuth : public E2eFamily {
     if (!IsSkipped()) attach_peer_sink(sb().tx_ns(), sb().tx_if(), kFlood4, kFlood6);
   }
 };
-
 
 const std::string kSynAuthPolicy = R"([[class]]
 name = "web"
@@ -235,8 +234,8 @@ TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
   constexpr double kClientGap = 0.05;  // 20 a second
   std::vector<std::string> clients;
   for (int i = 0; i < kClients; ++i) {
-    clients.push_back(family().pick("198.18.0." + std::to_string(30 + i),
-                                    "2001:db8:100:" + std::to_string(i + 1) + "::1"));
+    clients.push_back(
+        family().pick("198.18.0." + std::to_string(30 + i), "2001:db8:100:" + std::to_string(i + 1) + "::1"));
     sb().add_sender_address(clients.back());
   }
   TempDir dir;
@@ -255,9 +254,14 @@ TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
   const int64_t over0 = listener_overflows(sb().rx_ns());
   const auto s0 = sb().stats();
 
-  FloodSpec spec{.ns = sb().tx_ns(), .dev = sb().tx_if(), .dst = family().rx(),
-                 .random = family().pick(kFlood4, kFlood6), .proto = "syn", .dport = kPort,
-                 .rate = 300'000, .seconds = 13};
+  FloodSpec spec{.ns = sb().tx_ns(),
+                 .dev = sb().tx_if(),
+                 .dst = family().rx(),
+                 .random = family().pick(kFlood4, kFlood6),
+                 .proto = "syn",
+                 .dport = kPort,
+                 .rate = 300'000,
+                 .seconds = 13};
   Flood flood(spec);
   usleep(1'500'000);  // the flood at full speed first
 
@@ -292,7 +296,8 @@ TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
   for (double l : latency)
     if (l >= 0 && l <= 3.0) ok.push_back(l);
   std::sort(ok.begin(), ok.end());
-  const double p50 = ok.empty() ? -1 : ok[ok.size() / 2], p99 = ok.empty() ? -1 : ok[(ok.size() * 99) / 100 - (ok.size() >= 100 ? 1 : 0)];
+  const double p50 = ok.empty() ? -1 : ok[ok.size() / 2],
+               p99 = ok.empty() ? -1 : ok[(ok.size() * 99) / 100 - (ok.size() >= 100 ? 1 : 0)];
   const int64_t challenged = stat_reason_delta(s0, s1, "dropped", "challenged");
   const int64_t limited = stat_reason_delta(s0, s1, "dropped", "answer_limit");
   report(std::string("clients_answered_within_3s_") + family().name, static_cast<double>(ok.size()));
@@ -314,9 +319,14 @@ TEST_P(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
   TempDir dir;
   attach({"--config", dir.write("levee.toml", kSynAuthPolicy)});
   const auto s0 = sb().stats();
-  FloodSpec spec{.ns = sb().tx_ns(), .dev = sb().tx_if(), .dst = family().rx(),
-                 .random = family().pick("198.19.5.0/24", "2001:db8:8000:5::/64"), .proto = "syn", .dport = kPort,
-                 .rate = 100'000, .seconds = 5};
+  FloodSpec spec{.ns = sb().tx_ns(),
+                 .dev = sb().tx_if(),
+                 .dst = family().rx(),
+                 .random = family().pick("198.19.5.0/24", "2001:db8:8000:5::/64"),
+                 .proto = "syn",
+                 .dport = kPort,
+                 .rate = 100'000,
+                 .seconds = 5};
   const FloodResult fr = Flood(spec).wait();
   ASSERT_TRUE(fr.ok) << fr.run.describe();
   const auto s1 = sb().stats();

@@ -88,12 +88,15 @@ void autopilot_off(lv_class& c) { c.flags &= ~uint32_t{LV_CLASS_AUTO_ADMIT | LV_
 
 // One class, no lists: written whole with one map update (nothing runs the program yet).
 // One class of `l`; `extra` adds what a Limits cannot say (admission, network, total).
-void set_policy(int policy_fd, const Limits& l, const std::function<void(lv_class&)>& extra = {}) {
+// `answer`: what SYN authentication may answer (none: unlimited).
+void set_policy(int policy_fd, const Limits& l, const std::function<void(lv_class&)>& extra = {},
+                const lv_answer& answer = {}) {
   auto ctl = std::make_unique<lv_control>();
   ctl->abi_version = LV_ABI_VERSION;
   lv_policy& p = ctl->slot[0];
   p.nr_classes = 1;
   p.classes[0] = levee::compile_class(l, levee::clock_tick_ns());
+  p.answer = answer;
   if (extra) extra(p.classes[0]);
   ctl->slot[1] = p;
   uint32_t zero = 0;
@@ -293,6 +296,41 @@ void run_all(Bench& b) {
       fmt::format("new source every packet, the autopilot engaged, {}-entry map holding 100k sources",
                   levee::format_count(o.full_entries)),
       o.full_entries, 100'000, o.repeat, [](lv_class& c) { c.autop.sustain_ns = 0; }, XDP_DROP);
+
+  // SYN authentication against a SYN flood from random sources: each SYN answered in
+  // place with a cookie SYN-ACK, or, over the answer rate of its network, dropped
+  // unanswered; and an ACK flood, each packet a socket lookup that finds nothing.
+  auto syn_case = [&](const std::string& name, const std::string& what, uint8_t flags, const lv_answer& answer,
+                      uint32_t verdict) {
+    SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
+    if (!sk.s) throw std::runtime_error("open progbench object");
+    const std::vector<uint8_t> tcp =
+        levee::pkt::Frame().eth().ipv4("198.18.0.7", "198.19.0.1").tcp(40000, 80, flags).pad_to(64).bytes();
+    if (tcp.size() != sizeof sk.s->bss->bench_frame) throw std::runtime_error("the TCP frame is not 64 bytes");
+    std::memcpy(sk.s->bss->bench_frame, tcp.data(), tcp.size());
+    bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
+    if (progbench__load(sk.s)) throw std::runtime_error("load progbench object");
+    set_policy(
+        bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64},
+        [](lv_class& c) {
+          autopilot_off(c);
+          c.flags |= LV_CLASS_SYN_AUTH;
+        },
+        answer);
+    int fd = bpf_program__fd(sk.s->progs.bench_levee_remade);
+    test_run(fd, tcp, 1000, verdict);  // spends the answer burst where there is a rate
+    b.add(name, what, o.repeat, [&] { return test_run(fd, tcp, o.repeat, verdict); });
+  };
+  syn_case("levee_syn_challenge", "a SYN from a new source every packet, answered with a cookie SYN-ACK (XDP_TX)",
+           levee::pkt::kTcpSyn, lv_answer{}, XDP_TX);
+  lv_answer tight{};
+  tight.per_network = levee::compile_packet_limit(levee::Rate{1, 1});
+  tight.mask4 = 0;  // every source in one network, long past its rate
+  syn_case("levee_syn_answer_limit", "the same, its network over its answer rate: dropped unanswered",
+           levee::pkt::kTcpSyn, tight, XDP_DROP);
+  syn_case("levee_ack_unverified",
+           "an ACK from a new source every packet: no cookie, no connection (a socket lookup), dropped",
+           levee::pkt::kTcpAck, lv_answer{}, XDP_DROP);
 }
 
 }  // namespace
