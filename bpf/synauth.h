@@ -305,6 +305,9 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 		return 0;
 	if (lv_good_known(&c))
 		return 0;
+	/* A SYN levee may not answer is refused before anything else is read. */
+	if (c.pkt->kind == LV_L4_TCP_SYN && !lv_answer_allowed(&c))
+		return LV_R_ANSWER_LIMIT;
 	if (lv_tcp_at(ctx, &pkt, &l3, &l4))
 		return LV_R_UNVERIFIED; /* cannot happen: the pipeline parsed it so */
 	data = (void *)(long)ctx->data;
@@ -314,8 +317,6 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 	if (ip + sizeof(struct ipv6hdr) > end || (void *)(th + 1) > end)
 		return LV_R_UNVERIFIED;
 	if (pkt.kind == LV_L4_TCP_SYN) {
-		if (!lv_answer_allowed(&c))
-			return LV_R_ANSWER_LIMIT;
 		/* Monitor mode answers nothing: it passes the SYN and counts what it would do. */
 		if (c.cls->flags & LV_CLASS_MONITOR)
 			return LV_R_CHALLENGED;

@@ -313,7 +313,7 @@ TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
 }
 
 // A SYN flood that spoofs the addresses of one network (a /24, a /48) would make levee
-// that network's hose: levee sends it no more SYN-ACKs than kAnswerPerNetwork (1,000/s
+// that network's hose: levee sends it no more SYN-ACKs than [syn_auth] answer_rate (1,000/s
 // after a burst of 100), the rest of the flood is dropped unanswered (answer_limit).
 TEST_P(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
   TempDir dir;

@@ -1247,9 +1247,56 @@ TEST(ConfigSynAuth, NeedsAClassThatSeesWholeTcpConnections) {
             "t.toml:1: class[0]: class 'u' has syn_auth but does not match all of TCP's packets; give it match.proto = "
             "\"tcp\" "
             "(ports as you like) and no match.syn");
+  // No class before it may take its SYNs (first match wins): one on an overlapping port
+  // range or on any TCP does; one on other ports or of another protocol does not.
+  const std::string shadow =
+      "[[class]]\nname = \"syn\"\nmatch = { proto = \"tcp\", port = \"440-450\", syn = true }\n"
+      "rate = 1\nburst = 1\n";
+  const std::string web = "[[class]]\nname = \"web\"\nmatch = { proto = \"tcp\", port = [80, 443] }\n" + limits;
+  EXPECT_EQ(msg(shadow + web + kDefault),
+            "t.toml:6: class[1]: class 'web' has syn_auth but class 'syn' before it takes its SYNs; put 'web' first, "
+            "or keep its ports out of 'syn'");
+  EXPECT_EQ(msg(web + shadow + kDefault), "(accepted)");
+  EXPECT_EQ(
+      msg("[[class]]\nname = \"dns\"\nmatch = { proto = \"udp\", port = 443 }\nrate = 1\nburst = 1\n" + web + kDefault),
+      "(accepted)");
+  EXPECT_EQ(
+      msg("[[class]]\nname = \"ssh\"\nmatch = { proto = \"tcp\", port = 22 }\nrate = 1\nburst = 1\n" + web + kDefault),
+      "(accepted)");
+  EXPECT_NE(msg("[[class]]\nname = \"any\"\nmatch.port = 80\nrate = 1\nburst = 1\n" + web + kDefault), "(accepted)")
+      << "a class of any protocol on port 80 takes TCP SYNs to 80";
   EXPECT_NE(msg("[[class]]\nname = \"w\"\nmatch.proto = \"tcp\"\nrate = 1\nburst = 1\nsyn_auth = \"yes\"\n" + kDefault)
                 .find("syn_auth"),
             std::string::npos);
+}
+
+TEST(ConfigSynAuth, TheAnswerRatesAreTheSynAuthTables) {
+  EXPECT_TRUE(parse_ok(kDefault).syn_auth == SynAuthSpec{});
+  Policy p = parse_ok(
+      "[syn_auth]\nanswer_rate = \"2k\"\nanswer_burst = 50\nanswer_prefix4 = 16\nanswer_prefix6 = 32\n"
+      "answer_cap = \"1M\"\n" +
+      kDefault);
+  EXPECT_EQ(p.syn_auth.per_network, (Rate{2'000, 50}));
+  EXPECT_EQ(p.syn_auth.prefix4, 16u);
+  EXPECT_EQ(p.syn_auth.prefix6, 32u);
+  EXPECT_EQ(p.syn_auth.cap, 1'000'000u);
+  const Clocks clk{4'000'000, kConfigNow, 1000 * kSec};
+  auto c = std::make_unique<CompiledPolicy>(compile(p, clk));
+  const lv_answer& a = c->slot.answer;
+  EXPECT_EQ(a.per_network.rate, 2'000u);
+  EXPECT_EQ(a.per_network.burst, 50u);
+  EXPECT_EQ(a.mask4, htonl(0xffff0000));
+  EXPECT_EQ(a.mask6[0], 0xffffffffu);
+  EXPECT_EQ(a.mask6[1], 0u);
+  EXPECT_EQ(a.cap_per_cpu.rate, 1'000'000u / possible_cpus());
+  auto msg = [](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? "(accepted)" : r.error().message();
+  };
+  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 10\n" + kDefault).find("t.toml:"), 0u) << "a rate needs its burst";
+  EXPECT_NE(msg("[syn_auth]\nanswers = 10\n" + kDefault).find("unknown key"), std::string::npos);
+  EXPECT_NE(msg("[syn_auth]\nanswer_prefix4 = 33\n" + kDefault), "(accepted)");
+  EXPECT_NE(msg("[syn_auth]\nanswer_cap = 0\n" + kDefault), "(accepted)");
 }
 
 }  // namespace

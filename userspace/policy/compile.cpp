@@ -170,15 +170,16 @@ OverrideIds compile_overrides(const Policy& p, const std::vector<uint8_t>& ids, 
   return ov_ids;
 }
 
-// What SYN authentication may answer: kAnswerPerNetwork, and kAnswerCap shared by the CPUs.
-void compile_answer(lv_answer& a) {
+// What SYN authentication may answer ([syn_auth]): per network, and the cap shared by
+// the CPUs.
+void compile_answer(const SynAuthSpec& sa, lv_answer& a) {
   const uint64_t cpus = possible_cpus();
-  a.per_network = compile_packet_limit(kAnswerPerNetwork);
-  a.cap_per_cpu = compile_packet_limit(Rate{std::max<uint64_t>(kAnswerCap / cpus, 1), kAnswerPerNetwork.burst});
-  a.prefix4 = kAnswerPrefix4;
-  a.prefix6 = kAnswerPrefix6;
-  a.mask4 = mask4_of(kAnswerPrefix4);
-  mask6_of(kAnswerPrefix6, a.mask6);
+  a.per_network = compile_packet_limit(sa.per_network);
+  a.cap_per_cpu = compile_packet_limit(Rate{std::max<uint64_t>(sa.cap / cpus, 1), sa.per_network.burst});
+  a.prefix4 = static_cast<uint8_t>(sa.prefix4);
+  a.prefix6 = static_cast<uint8_t>(sa.prefix6);
+  a.mask4 = mask4_of(sa.prefix4);
+  mask6_of(sa.prefix6, a.mask6);
 }
 
 // The interface's settings, and what the slot derives from its classes.
@@ -190,7 +191,7 @@ void compile_interface(const Policy& p, lv_policy& s) {
   // The map's size as the file asks; a controller changing a running attachment
   // recomputes it from the map it has (a reload cannot resize it).
   s.full_at = refuse_full_at(p.iface.max_sources.value_or(LV_DEFAULT_MAX_SOURCES), possible_cpus());
-  compile_answer(s.answer);
+  compile_answer(p.syn_auth, s.answer);
   apply_interface(s);
 }
 

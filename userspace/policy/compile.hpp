@@ -63,17 +63,6 @@ lv_limit compile_byte_limit(const Rate& r);
 // escalated network is charged every packet whatever the shift. Not configurable.
 inline constexpr uint32_t kWatchSampleShift = 5;
 
-// What SYN authentication may answer (struct lv_answer): SYN-ACKs towards one /24 or
-// /48, and from the interface in all. The first is what keeps a flood spoofing one
-// victim's network from turning levee into its hose; 1,000 new connections a second
-// from one /24 is more than a carrier-grade NAT sends one server. The cap is far above
-// what a host answers (divided among the CPUs), so that it is never what locks clients
-// out of a flood of random sources.
-inline constexpr Rate kAnswerPerNetwork{1'000, 100};
-inline constexpr unsigned kAnswerPrefix4 = 24;
-inline constexpr unsigned kAnswerPrefix6 = 48;
-inline constexpr uint64_t kAnswerCap = 5'000'000;
-
 // The most an escalated network's limit allows, packets per second: one a nanosecond,
 // the finest cost the GCRA expresses (network_sources x a fast class's rate gets there).
 inline constexpr uint64_t kMaxWatchRate = LV_NSEC_PER_SEC;

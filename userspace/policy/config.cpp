@@ -23,15 +23,17 @@ namespace {
 
 constexpr uint64_t kMaxSources = 100'000'000;  // as `levee attach --max-sources`
 constexpr uint64_t kMaxBans = 100'000'000;
+constexpr uint64_t kMaxAnswerCap = 1'000'000'000;
 
 }  // namespace
 
 Result<Policy> Reader::read(const toml::table& root) {
   Policy p;
   p.source = file_;
-  known(root, "", {"interface", "defaults", "class", "default", "lists", "override", "auto"});
+  known(root, "", {"interface", "defaults", "class", "default", "lists", "override", "auto", "syn_auth"});
   if (const toml::table* t = table(root, "interface")) interface(*t, p.iface);
   if (const toml::table* t = table(root, "auto")) autopilot(*t, p.autop);
+  if (const toml::table* t = table(root, "syn_auth")) syn_auth(*t, p.syn_auth);
   if (const toml::table* t = table(root, "defaults")) {
     known(*t, "defaults", with_inheritable({"prefix4", "prefix6"}));
     prefix4_ = prefix(*t, "defaults", "prefix4", 32).value_or(32);
@@ -93,6 +95,15 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
   }
   if (const toml::node* n = t.get("max_sources"))
     if (auto v = count(*n, "interface.max_sources", 1, kMaxSources)) s.max_sources = static_cast<uint32_t>(*v);
+}
+
+void Reader::syn_auth(const toml::table& t, SynAuthSpec& s) {
+  known(t, "syn_auth", {"answer_rate", "answer_burst", "answer_prefix4", "answer_prefix6", "answer_cap"});
+  if (Rate r = pair(t, "syn_auth", "answer_rate", "answer_burst", kMaxRatePps, kMaxBurst); r.set()) s.per_network = r;
+  s.prefix4 = prefix(t, "syn_auth", "answer_prefix4", 32).value_or(s.prefix4);
+  s.prefix6 = prefix(t, "syn_auth", "answer_prefix6", 128).value_or(s.prefix6);
+  if (const toml::node* n = t.get("answer_cap"))
+    if (auto v = count(*n, "syn_auth.answer_cap", 1, kMaxAnswerCap)) s.cap = *v;
 }
 
 void Reader::autopilot(const toml::table& t, AutoSpec& a) {

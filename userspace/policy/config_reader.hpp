@@ -122,7 +122,8 @@ class Reader {
 
   // ---- the top-level tables (config.cpp) ----
   void interface(const toml::table& t, InterfaceSettings& s);
-  void autopilot(const toml::table& t, AutoSpec& a);  // [auto]
+  void autopilot(const toml::table& t, AutoSpec& a);    // [auto]
+  void syn_auth(const toml::table& t, SynAuthSpec& s);  // [syn_auth]
   void list(const toml::node& n, const std::string& key, lv_list_kind kind, Policy& p);
   void override_(const toml::table& t, const std::string& path, Policy& p);
 

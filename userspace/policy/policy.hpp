@@ -162,6 +162,22 @@ struct AutoSpec {
 enum class Admission : uint8_t { Auto, Off, Budget };
 const char* admission_name(Admission a);  // "auto", "off", "budget"
 
+// [syn_auth]: what SYN authentication may answer (struct lv_answer). SYN-ACKs towards one
+// network (/answer_prefix4, /answer_prefix6) share answer_rate: that keeps a flood
+// spoofing one victim's network from turning levee into its hose, and 1,000 new
+// connections a second from one /24 is more than a carrier-grade NAT sends one server.
+// answer_cap is all of them together, divided among the CPUs: far above what a host
+// answers, so that it is never what locks clients out of a flood of random sources.
+struct SynAuthSpec {
+  Rate per_network{1'000, 100};
+  unsigned prefix4 = 24;
+  unsigned prefix6 = 48;
+  uint64_t cap = 5'000'000;
+  bool operator==(const SynAuthSpec& o) const {
+    return per_network == o.per_network && prefix4 == o.prefix4 && prefix6 == o.prefix6 && cap == o.cap;
+  }
+};
+
 struct ClassSpec {
   std::string name;
   Match match;
@@ -257,6 +273,7 @@ struct Policy {
   bool deny_in_monitor = false;  // the deny list drops even in monitor mode ([lists] deny_in_monitor)
   std::string source;            // the config file, or "command line"
   AutoSpec autop;                // [auto] as the file gave it (also in every class), for the daemon
+  SynAuthSpec syn_auth;          // [syn_auth]
 };
 
 // The --rate/--burst shorthand: one default class.

@@ -132,11 +132,39 @@ Status check_class(const ClassSpec& c, bool is_default, std::set<std::string>& n
   return check_class_extras(c);
 }
 
+// Does `earlier` take some TCP SYN that `later` matches (first match wins)? Both match
+// TCP and share a destination port.
+bool takes_syns_of(const ClassSpec& earlier, const ClassSpec& later) {
+  const auto& ep = earlier.match.protos;
+  if (!ep.empty() && std::find(ep.begin(), ep.end(), Proto::Tcp) == ep.end()) return false;
+  if (earlier.match.ports.empty() || later.match.ports.empty()) return true;
+  for (const PortRange& a : earlier.match.ports)
+    for (const PortRange& b : later.match.ports)
+      if (a.first <= b.last && b.first <= a.last) return true;
+  return false;
+}
+
+// A class with SYN authentication must see its SYNs: a class before it that takes them
+// would let them through unchallenged.
+Status check_syn_auth_order(const std::vector<ClassSpec>& classes) {
+  for (size_t i = 0; i < classes.size(); ++i) {
+    if (!classes[i].syn_auth) continue;
+    for (size_t j = 0; j < i; ++j)
+      if (takes_syns_of(classes[j], classes[i]))
+        return at(classes[i].where,
+                  fmt::format("class '{}' has syn_auth but class '{}' before it takes its SYNs", classes[i].name,
+                              classes[j].name),
+                  fmt::format("put '{}' first, or keep its ports out of '{}'", classes[i].name, classes[j].name));
+  }
+  return {};
+}
+
 Status check_classes(const std::vector<ClassSpec>& classes, std::set<std::string>& names) {
   if (classes.empty()) return usage_error("the policy has no classes", "give at least a default class");
   if (classes.size() > LV_MAX_CLASSES)
     return at(classes[LV_MAX_CLASSES].where, fmt::format("more than {} classes", LV_MAX_CLASSES));
   for (size_t i = 0; i < classes.size(); ++i) LV_TRY(check_class(classes[i], i + 1 == classes.size(), names));
+  LV_TRY(check_syn_auth_order(classes));
   return check_ban_scopes(classes);
 }
 
