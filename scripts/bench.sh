@@ -175,8 +175,10 @@ cleanup() {
   fi
   ip netns del "$NS_TX" 2>/dev/null
   ip netns del "$NS_RX" 2>/dev/null
-  # Pins of ours that outlived their interface (a run killed hard): the names are ours.
-  rm -rf "/sys/fs/bpf/levee/$DEV_RX" "/sys/fs/bpf/levee-bench/$DEV_RX" "/run/levee/$DEV_RX.lock"
+  # Pins and lock files of ours that outlived their interface (a run killed hard), and
+  # the lock `levee run` leaves: the names are ours.
+  rm -rf "/sys/fs/bpf/levee/$DEV_RX" "/sys/fs/bpf/levee-bench/$DEV_RX" "/run/levee/$DEV_RX.lock" \
+    "/run/levee/$DEV_RX.daemon"
   rmdir /sys/fs/bpf/levee /sys/fs/bpf/levee-bench 2>/dev/null
   [ -z "$TMP" ] || rm -rf "$TMP"
   return 0
