@@ -68,15 +68,7 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	c.sh = bpf_map_lookup_elem(&lv_shared, &c.class_id);
 	if (!c.sh) /* cannot happen: the array has an entry for every class id */
 		return lv_exit(c.pc, LV_R_MAP_FULL, c.class_id, c.len);
-	/* A TCP source without state proves its address first, before any budget, which a
-	 * SYN flood would otherwise spend (synauth.h). */
-	if (lv_syn_protected(&c)) {
-		lv_stage(&c);
-		r = lv_syn_auth(ctx) & (LV_REASON_MAX - 1); /* a global function's result is unbounded */
-		if (r)
-			return lv_exit(c.pc, lv_mode(&c, r), c.class_id, c.len);
-	}
-	r = lv_limit(&c);
+	r = lv_limit(&c, ctx);
 	if (r == LV_R_ADMISSION)
 		lv_event_every(&c, &c.sh->admit_event_ns, LV_EV_ADMISSION, r);
 	else if (r == LV_R_MAP_FULL)

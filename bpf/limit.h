@@ -257,15 +257,24 @@ static __always_inline __u32 lv_limit_state(struct lv_ctx *c, struct lv_state *s
  * Every level of limits for one packet of a limited class: its source, or its arrival,
  * then the levels above it.
  */
-static __always_inline __u32 lv_limit(struct lv_ctx *c)
+static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 {
 	const struct lv_limits *lim = &c->lim;
 	int on_probation = 0, fresh = 0;
 	struct lv_state *st;
 	__u32 r;
 
-	if (!lim->pkt->cost && !lim->bytes->cost && !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)))
+	if (!lim->pkt->cost && !lim->bytes->cost &&
+	    !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_AUTH)))
 		return LV_R_CONFORMING; /* a class without limits */
+
+	/* A TCP source certainly without state proves its address first, before any
+	 * budget, which a SYN flood would otherwise spend (synauth.h). */
+	if (lv_syn_protected(c) && !(lv_seen_check(c) & LV_SEEN_KNOWN)) {
+		r = lv_syn_gate(c, xdp);
+		if (r)
+			return r;
+	}
 
 	/* A spoofed flood past the admission budget: refused on the filter, without the
 	 * lookup that would miss (struct lv_seen_pair). */
@@ -279,6 +288,11 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c)
 		return r;
 
 	st = bpf_map_lookup_elem(&lv_state, &c->key);
+	if (!st && lv_syn_protected(c) && (lv_seen_check(c) & LV_SEEN_KNOWN)) {
+		r = lv_syn_gate(c, xdp); /* no state after all: the filter's false positive, an eviction */
+		if (r)
+			return r;
+	}
 	if (!st) {
 		lv_stage(c);
 		r = lv_arrival();

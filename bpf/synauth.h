@@ -281,9 +281,9 @@ static __always_inline int lv_tcp_at(struct xdp_md *ctx, struct lv_packet *pkt, 
 }
 
 /*
- * The TCP packet staged (lv_stage) in a class with SYN authentication: 0 when it goes
- * on to the limits (its source has state or is known-good, or the packet belongs to a
- * connection the host has), else LV_R_CHALLENGED (the frame is now its SYN-ACK),
+ * The TCP packet staged (lv_stage) of a source with no state and not known-good, in a
+ * class with SYN authentication: 0 when it goes on to the limits (the packet belongs to
+ * a connection the host has), else LV_R_CHALLENGED (the frame is now its SYN-ACK),
  * LV_R_ANSWER_LIMIT, LV_R_VERIFIED or LV_R_UNVERIFIED. A global function, verified
  * once; its one pointer is the packet's context.
  */
@@ -300,11 +300,6 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 	if (!ctx || lv_unstage(&c))
 		return LV_R_UNVERIFIED;
 	in = lv_syn_scratch(c.pc);
-	/* A source with state is past its proof (the lookup the limits repeat). */
-	if ((lv_seen_check(&c) & LV_SEEN_KNOWN) && bpf_map_lookup_elem(&lv_state, &c.key))
-		return 0;
-	if (lv_good_known(&c))
-		return 0;
 	/* A SYN levee may not answer is refused before anything else is read. */
 	if (c.pkt->kind == LV_L4_TCP_SYN && !lv_answer_allowed(&c))
 		return LV_R_ANSWER_LIMIT;
@@ -338,6 +333,17 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 static __always_inline int lv_syn_protected(const struct lv_ctx *c)
 {
 	return (c->cls->flags & LV_CLASS_SYN_AUTH) && (c->pkt->kind == LV_L4_TCP_SYN || c->pkt->kind == LV_L4_TCP);
+}
+
+/* A TCP packet of a source with no state, in a class with SYN authentication: 0 when
+ * it goes on to the limits (its source is known-good, or its connection the host's),
+ * else its reason. */
+static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp)
+{
+	if (lv_good_known(c))
+		return 0;
+	lv_stage(c);
+	return lv_syn_auth(xdp) & (LV_REASON_MAX - 1); /* a global function's result is unbounded */
 }
 
 #endif /* LEVEE_SYNAUTH_H */

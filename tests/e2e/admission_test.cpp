@@ -36,12 +36,6 @@ ScenarioSpec random_flood(const Family& fam, double seconds) {
   return spec;
 }
 
-std::string pct(double ratio) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3f%%", 100.0 * ratio);
-  return b;
-}
-
 // The new-source budget of the flood tests. IPv4 has few addresses: the flood's random
 // sources come from one /16 (65,536 of them) and repeat, each ~flood_pps/65536 times a
 // second; an admitted one is a known source from then on and passes under its own
@@ -123,16 +117,7 @@ TEST_P(Admission, RandomFloodIsHeldToTheBudgetClientAndNginxUnharmed) {
   // wrk error, any response other than 200 with the whole file, and also when its SYN
   // had to be sent again (TcpExt.TCPSynRetrans in the client's namespace: the request
   // waited >= 1 s for a SYN that was dropped; wrk itself does not see it).
-  ASSERT_TRUE(r.wrk.ok) << r.wrk.describe() << "\nnginx: " << r.nginx_log;
-  ASSERT_GT(r.wrk.attempts(), 0u) << r.wrk.describe();
-  const double attempts = d(r.wrk.attempts());
-  const double good = d(r.wrk.good) - std::min(d(r.wrk.good), d(r.syn_retrans));
-  EXPECT_GE(good / attempts, 0.99) << "nginx through the flood: " << num(good) << " of " << num(attempts)
-                                   << " requests succeeded (" << pct(good / attempts) << ", expected >= 99%); "
-                                   << r.wrk.describe() << "; SYN retransmits " << r.syn_retrans
-                                   << ", retransmitted segments " << r.retrans_segs << ", listen drops "
-                                   << r.listen_drops << "; the veth dropped " << r.tx_veth_dropped()
-                                   << " frames meanwhile (its ring full: before the filter)";
+  expect_nginx_through(r);
 
   // (c) The flood gets through at most the admission budget (+ burst), within 5%:
   // burst + rate * (the flood's measured span), against the distinct flood sources seen

@@ -92,6 +92,13 @@ inline std::string num(double v) {
   return b;
 }
 
+// A share for a message, in percent: "0.198%".
+inline std::string pct(double ratio) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f%%", 100.0 * ratio);
+  return b;
+}
+
 // A paced UDP flow from one source to the receiver's IPv4 address, waited for.
 inline SendLog send_udp(Sandbox& sb, const std::string& src, double pps, double seconds) {
   Sender s({.ns = sb.tx_ns(), .src = src, .dst = Addrs::rx4, .pps = pps, .seconds = seconds}, start_soon(50));

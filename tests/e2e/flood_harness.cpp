@@ -1,5 +1,7 @@
 #include "flood_harness.hpp"
 
+#include <gtest/gtest.h>
+
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <linux/if_packet.h>
@@ -784,6 +786,19 @@ std::vector<StatusPoller::Sample> StatusPoller::stop() {
 std::string StatusPoller::error() const {
   std::lock_guard l(mu_);
   return error_;
+}
+
+void expect_nginx_through(const ScenarioResult& r) {
+  ASSERT_TRUE(r.wrk.ok) << r.wrk.describe() << "\nnginx: " << r.nginx_log;
+  ASSERT_GT(r.wrk.attempts(), 0u) << r.wrk.describe();
+  const double attempts = d(r.wrk.attempts());
+  const double good = d(r.wrk.good) - std::min(d(r.wrk.good), d(r.syn_retrans));
+  EXPECT_GE(good / attempts, 0.99) << "nginx through the flood: " << num(good) << " of " << num(attempts)
+                                   << " requests succeeded (" << pct(good / attempts) << ", expected >= 99%); "
+                                   << r.wrk.describe() << "; SYN retransmits " << r.syn_retrans
+                                   << ", retransmitted segments " << r.retrans_segs << ", listen drops "
+                                   << r.listen_drops << "; the veth dropped " << r.tx_veth_dropped()
+                                   << " frames meanwhile (its ring full: before the filter)";
 }
 
 }  // namespace lvt

@@ -344,6 +344,11 @@ struct ScenarioResult {
   int64_t rx_veth_dropped() const;
 };
 
+// nginx + wrk through the flood: >= 99% of the requests succeed. A request counts as
+// failed on any wrk error, any response other than 200 with the whole file, and when its
+// SYN had to be sent again (the request waited >= 1 s; wrk itself does not see it).
+void expect_nginx_through(const ScenarioResult& r);
+
 // Runs one flood of random sources beside the paced client and nginx + wrk, all of
 // them started a second before the flood (so they are known sources when it starts)
 // and ended shortly after it. levee must already be attached (or not: the harness
