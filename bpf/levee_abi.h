@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 7
+#define LV_ABI_VERSION 8
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -415,7 +415,7 @@ struct lv_control {
 	__u32 seen_seed;   /* lv_seen_hash()'s seed, random per attach */
 	__u32 good_active; /* 0 or 1: the half of lv_good packets read */
 	__u32 pad;
-	__u64 cookie_key[2]; /* SYN cookies' SipHash key (syncookie.h), random per attach */
+	__u64 cookie_key[2][2]; /* SYN cookies' SipHash keys, one per key epoch's parity (syncookie.h) */
 };
 
 enum lv_attach_mode {

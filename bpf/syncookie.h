@@ -10,10 +10,17 @@
  * sent to its address: a spoofed source never sees the SYN-ACK.
  *
  * The cookie is a MAC of the connection (source and destination address and port) and
- * of a period of the monotonic clock, under a 128-bit key drawn at attach
- * (lv_control.cookie_key): SipHash-2-4, the keyed hash the kernel's own SYN cookies
- * use. Nobody outside can derive the key from cookies, nor make a cookie for an
- * address whose SYN-ACKs they cannot read.
+ * of a period of the monotonic clock, under a 128-bit key (lv_control.cookie_key):
+ * SipHash-2-4, the keyed hash the kernel's own SYN cookies use. Nobody outside can
+ * derive the key from cookies, nor make a cookie for an address whose SYN-ACKs they
+ * cannot read.
+ *
+ * The key is rotated. Time is cut into key epochs of LV_COOKIE_EPOCH_PERIODS periods,
+ * and an epoch's cookies use key slot (epoch & 1): the other slot belongs to the epoch
+ * before and the epoch after. Once the last cookies of the epoch before have expired
+ * (its last period's live through the first period of this one), that slot is nobody's
+ * until the next epoch begins, and `levee run` writes a fresh key into it then
+ * (lv_cookie_spare_slot). Both slots are drawn at attach; without a daemon they stay.
  *
  *   bits 31..8  the MAC's top 24 bits
  *   bit  7      the period's lowest bit: which of the last two periods made it
@@ -39,6 +46,8 @@
 #define LV_COOKIE_PERIOD_NS (1ULL << LV_COOKIE_PERIOD_SHIFT)
 #define LV_COOKIE_MAC_MASK 0xffffff00u
 #define LV_COOKIE_PERIOD_BIT 0x80u
+#define LV_COOKIE_EPOCH_SHIFT 3 /* 8 periods: a key serves 68.7 s, every other epoch */
+#define LV_COOKIE_EPOCH_PERIODS (1ULL << LV_COOKIE_EPOCH_SHIFT)
 
 #define LV_ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 
@@ -127,24 +136,50 @@ LV_INLINE __u64 lv_cookie_mac(const struct lv_cookie_in *in, __u64 period, const
 	return lv_sip_final(&s, 5);
 }
 
+/* The key slot of a period's cookies: its epoch's parity. */
+LV_INLINE __u32 lv_cookie_key_slot(__u64 period)
+{
+	return (__u32)(period >> LV_COOKIE_EPOCH_SHIFT) & 1;
+}
+
 /* The cookie for a connection at `now_ns`. */
-LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, const __u64 key[2])
+LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2])
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
 
-	return ((__u32)lv_cookie_mac(in, period, key) & LV_COOKIE_MAC_MASK) |
+	return ((__u32)lv_cookie_mac(in, period, keys[lv_cookie_key_slot(period)]) & LV_COOKIE_MAC_MASK) |
 	       ((__u32)(period & 1) ? LV_COOKIE_PERIOD_BIT : 0);
 }
 
 /* Is `cookie` one this connection was given within its lifetime, at `now_ns`? The
  * period bit names the period: this one, or the one before. One MAC per check. */
-LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 key[2])
+LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2])
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
 
 	if (!!(cookie & LV_COOKIE_PERIOD_BIT) != (int)(period & 1))
 		period--;
-	return ((__u32)lv_cookie_mac(in, period, key) & LV_COOKIE_MAC_MASK) == (cookie & LV_COOKIE_MAC_MASK);
+	return ((__u32)lv_cookie_mac(in, period, keys[lv_cookie_key_slot(period)]) & LV_COOKIE_MAC_MASK) ==
+	       (cookie & LV_COOKIE_MAC_MASK);
+}
+
+/*
+ * The key slot that may be written at `now_ns` without touching a live cookie, and the
+ * epoch whose key it becomes; -1 outside the window. The window is the current epoch
+ * from its third period to the end of its second-to-last: the slot's previous
+ * cookies died with the first period, and the next epoch, which makes cookies with
+ * it, is a whole period away. The margins are a period each (8.6 s) because the
+ * datapath's clock is a cached lower bound of the controller's, stale by at most a tick.
+ */
+LV_INLINE int lv_cookie_spare_slot(__u64 now_ns, __u64 *next_epoch)
+{
+	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
+	__u64 in_epoch = period & (LV_COOKIE_EPOCH_PERIODS - 1);
+
+	if (in_epoch < 2 || in_epoch >= LV_COOKIE_EPOCH_PERIODS - 1)
+		return -1;
+	*next_epoch = (period >> LV_COOKIE_EPOCH_SHIFT) + 1;
+	return (int)(*next_epoch & 1);
 }
 
 #endif /* LEVEE_SYNCOOKIE_H */

@@ -71,8 +71,16 @@ class SynAuth : public ProgTest {
     ctl_.emplace(dp());
     ctl_->install(syn_auth_policy());
     lv_control c = dp().control();
-    c.cookie_key[0] = 0x0123456789abcdefULL;
-    c.cookie_key[1] = 0xfedcba9876543210ULL;
+    c.cookie_key[0][0] = 0x0123456789abcdefULL;
+    c.cookie_key[0][1] = 0xfedcba9876543210ULL;
+    c.cookie_key[1][0] = 0x1357924680acebdfULL;
+    c.cookie_key[1][1] = 0x2468013579bdfaceULL;
+    dp().write_control(c);
+  }
+  // A new key into one slot, as the daemon's rotation writes it.
+  void rekey(unsigned slot) {
+    lv_control c = dp().control();
+    c.cookie_key[slot][0] ^= 0x5a5a5a5a;
     dp().write_control(c);
   }
   // The SYN-ACK levee answers `syn` with, checked as a whole; returns its cookie.
@@ -148,6 +156,18 @@ TEST_F(SynAuth, ASynIsAnsweredAndTheRstThatReturnsTheCookieAdmitsTheSource) {
     EXPECT_EQ(dp().state_count(), 1u);
     dp().reset_state();
   }
+}
+
+// The key is the slot of the cookie's epoch: a new key in the other slot (the rotation's
+// spare) leaves it good; a new key in its own slot voids it.
+TEST_F(SynAuth, ACookieIsCheckedUnderItsEpochsKeySlot) {
+  const uint32_t slot = lv_cookie_key_slot(monotonic_ns() >> LV_COOKIE_PERIOD_SHIFT);
+  uint32_t cookie = challenge("198.18.2.5");
+  rekey(slot ^ 1);
+  EXPECT_EQ(dp().send(client("198.18.2.5", kTcpRst, cookie)), kVerified);
+  cookie = challenge("198.18.2.6");
+  rekey(slot);
+  EXPECT_EQ(dp().send(client("198.18.2.6", kTcpRst, cookie)), kUnverified);
 }
 
 TEST_F(SynAuth, AnswersInTheSynsVlanTags) {

@@ -30,8 +30,12 @@ TEST(SipHash, MatchesThePublishedVectors) {
   EXPECT_EQ(reference_siphash(3), 0xb8ad50c6f649af94ULL);
 }
 
-constexpr __u64 kKey[2] = {0x1111222233334444ULL, 0x5555666677778888ULL};
-constexpr uint64_t kT0 = 1000 * LV_COOKIE_PERIOD_NS + 12345;  // early in a period
+// One key per slot (an epoch's parity); kT0 is early in the first period of an even
+// epoch, so its cookies and the next period's use slot 0.
+constexpr __u64 kKeys[2][2] = {{0x1111222233334444ULL, 0x5555666677778888ULL},
+                               {0x9999aaaabbbbccccULL, 0xddddeeeeffff0000ULL}};
+constexpr uint64_t kT0 = 1024 * LV_COOKIE_PERIOD_NS + 12345;
+static_assert(1024 % (2 * LV_COOKIE_EPOCH_PERIODS) == 0);
 
 lv_cookie_in connection(uint8_t family = LV_AF_INET) {
   lv_cookie_in in{};
@@ -51,35 +55,70 @@ lv_cookie_in connection(uint8_t family = LV_AF_INET) {
 TEST(SynCookie, GoodForItsPeriodAndTheNextOnly) {
   for (uint8_t family : {LV_AF_INET, LV_AF_INET6}) {
     const lv_cookie_in in = connection(family);
-    const uint32_t c = lv_cookie_make(&in, kT0, kKey);
+    const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
     EXPECT_EQ(c & ~(LV_COOKIE_MAC_MASK | LV_COOKIE_PERIOD_BIT), 0u) << "option bits stay free";
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKey));
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 + LV_COOKIE_PERIOD_NS, kKey)) << "the next period";
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 - 12346 + 2 * LV_COOKIE_PERIOD_NS - 1, kKey)) << "its last ns";
-    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 - 12345 + 2 * LV_COOKIE_PERIOD_NS, kKey)) << "two periods on";
-    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 + 3 * LV_COOKIE_PERIOD_NS, kKey));
+    EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys));
+    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 + LV_COOKIE_PERIOD_NS, kKeys)) << "the next period";
+    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 - 12346 + 2 * LV_COOKIE_PERIOD_NS - 1, kKeys)) << "its last ns";
+    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 - 12345 + 2 * LV_COOKIE_PERIOD_NS, kKeys)) << "two periods on";
+    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 + 3 * LV_COOKIE_PERIOD_NS, kKeys));
   }
 }
 
 TEST(SynCookie, BindsTheConnectionAndTheKey) {
   const lv_cookie_in in = connection();
-  const uint32_t c = lv_cookie_make(&in, kT0, kKey);
+  const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
   lv_cookie_in other = in;
   other.sport++;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKey));
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys));
   other = in;
   other.saddr[3] ^= 0x01000000;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKey));
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys));
   other = in;
   other.dport = 443;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKey));
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys));
   other = connection(LV_AF_INET6);
-  EXPECT_NE(lv_cookie_make(&other, kT0, kKey), c) << "the families are hashed apart";
-  const __u64 key2[2] = {kKey[0], kKey[1] ^ 1};
-  EXPECT_FALSE(lv_cookie_check(&in, c, kT0, key2));
+  EXPECT_NE(lv_cookie_make(&other, kT0, kKeys), c) << "the families are hashed apart";
+  __u64 keys2[2][2] = {{kKeys[0][0], kKeys[0][1] ^ 1}, {kKeys[1][0], kKeys[1][1]}};
+  EXPECT_FALSE(lv_cookie_check(&in, c, kT0, keys2));
   // Only the MAC's bits are checked: the option bits are the handshake's.
-  EXPECT_TRUE(lv_cookie_check(&in, c | 0x7f, kT0, kKey));
-  EXPECT_FALSE(lv_cookie_check(&in, c ^ 0x100, kT0, kKey));
+  EXPECT_TRUE(lv_cookie_check(&in, c | 0x7f, kT0, kKeys));
+  EXPECT_FALSE(lv_cookie_check(&in, c ^ 0x100, kT0, kKeys));
+}
+
+// An epoch's cookies use its parity's key; the other key does not matter to them.
+TEST(SynCookieKeys, AnEpochUsesItsOwnSlot) {
+  const lv_cookie_in in = connection();
+  const uint64_t t1 = kT0 + LV_COOKIE_EPOCH_PERIODS * LV_COOKIE_PERIOD_NS;  // the next epoch: slot 1
+  __u64 other[2][2] = {{kKeys[0][0], kKeys[0][1]}, {1, 2}};
+  EXPECT_EQ(lv_cookie_make(&in, kT0, kKeys), lv_cookie_make(&in, kT0, other)) << "slot 1 is not epoch 0's";
+  EXPECT_NE(lv_cookie_make(&in, t1, kKeys), lv_cookie_make(&in, t1, other)) << "slot 1 is epoch 1's";
+  // A cookie from the last period of an epoch is checked, in the next epoch, with its own.
+  const uint64_t last = t1 - LV_COOKIE_PERIOD_NS / 2;
+  const uint32_t c = lv_cookie_make(&in, last, kKeys);
+  EXPECT_TRUE(lv_cookie_check(&in, c, t1 + 1000, kKeys));
+  EXPECT_TRUE(lv_cookie_check(&in, c, t1 + 1000, other)) << "it needs slot 0 only";
+}
+
+// Whenever the window is open, the slot it names is used by no cookie made or checked
+// within a period either side (the datapath's cached clock may lag), and it is the slot
+// of the epoch after: the one the key is drawn for.
+TEST(SynCookieKeys, TheSpareSlotHoldsNoLiveCookie) {
+  const uint64_t step = LV_COOKIE_PERIOD_NS / 16;
+  unsigned open = 0;
+  for (uint64_t t = kT0; t < kT0 + 4 * LV_COOKIE_EPOCH_PERIODS * LV_COOKIE_PERIOD_NS; t += step) {
+    __u64 next_epoch = 0;
+    const int slot = lv_cookie_spare_slot(t, &next_epoch);
+    if (slot < 0) continue;
+    ++open;
+    ASSERT_EQ(next_epoch, (t >> LV_COOKIE_PERIOD_SHIFT >> LV_COOKIE_EPOCH_SHIFT) + 1);
+    ASSERT_EQ(static_cast<__u32>(slot), lv_cookie_key_slot(next_epoch << LV_COOKIE_EPOCH_SHIFT));
+    // Cookies made from two periods before t (alive at t) to a period after it.
+    for (uint64_t m = t - 2 * LV_COOKIE_PERIOD_NS; m <= t + LV_COOKIE_PERIOD_NS; m += step)
+      ASSERT_NE(lv_cookie_key_slot(m >> LV_COOKIE_PERIOD_SHIFT), static_cast<__u32>(slot)) << "at " << t;
+  }
+  // Open for 5 of every 8 periods: far more than the daemon's loop needs.
+  EXPECT_EQ(open, 4 * 5 * 16u);
 }
 
 }  // namespace

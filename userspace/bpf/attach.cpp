@@ -132,10 +132,11 @@ Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex,
   // LV_POL_REFUSE_FULL compares with full_at right for an empty lv_state.
   LV_TRY(policy.init(compiled.slot, Lists{std::move(compiled.list4), std::move(compiled.list6)}, ifindex, mode));
   uint32_t seed = 0;
-  uint64_t cookie_key[2] = {};
+  uint64_t cookie_keys[2][2] = {};
   if (getrandom(&seed, sizeof seed, 0) != sizeof seed) return sys_error("draw a seed for the known-source filter");
-  if (getrandom(cookie_key, sizeof cookie_key, 0) != sizeof cookie_key) return sys_error("draw the SYN cookies' key");
-  policy.seed_filter(seed, cookie_key);
+  if (getrandom(cookie_keys, sizeof cookie_keys, 0) != sizeof cookie_keys)
+    return sys_error("draw the SYN cookies' keys");
+  policy.seed_filter(seed, cookie_keys);
   return {};
 }
 

@@ -279,12 +279,19 @@ Status PolicyMap::init(const lv_policy& p, const Lists& lists, unsigned ifindex,
   return {};
 }
 
-void PolicyMap::seed_filter(uint32_t seed, const uint64_t (&cookie_key)[2]) {
-  ctl_->cookie_key[0] = cookie_key[0];
-  ctl_->cookie_key[1] = cookie_key[1];
+void PolicyMap::seed_filter(uint32_t seed, const uint64_t (&cookie_keys)[2][2]) {
+  for (unsigned slot = 0; slot < 2; ++slot) set_cookie_key(slot, cookie_keys[slot]);
   ctl_->seen_seed = seed;
   ctl_->seen_active = 0;
   ctl_->good_active = 0;
+}
+
+void PolicyMap::set_cookie_key(unsigned slot, const uint64_t (&key)[2]) {
+  // Two plain stores: no packet reads this slot now (lv_cookie_spare_slot), and the
+  // release orders them before whatever the caller publishes next.
+  ctl_->cookie_key[slot & 1][0] = key[0];
+  ctl_->cookie_key[slot & 1][1] = key[1];
+  std::atomic_thread_fence(std::memory_order_release);
 }
 
 namespace {

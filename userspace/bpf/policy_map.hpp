@@ -82,10 +82,13 @@ class PolicyMap {
   // First write, before the program is attached: no readers, no grace period. Both
   // slots and both trie pairs get the policy.
   Status init(const lv_policy& p, const Lists& lists, unsigned ifindex, lv_attach_mode mode);
-  // The known-source filter's hash seed (lv_control.seen_seed) and the SYN cookies' key
-  // (cookie_key), before the program is attached: random per attach, so a flood cannot
-  // aim at the filter's bits, and nobody outside can make a cookie.
-  void seed_filter(uint32_t seed, const uint64_t (&cookie_key)[2]);
+  // The known-source filter's hash seed (lv_control.seen_seed) and the SYN cookies' two
+  // keys (cookie_key), before the program is attached: random per attach, so a flood
+  // cannot aim at the filter's bits, and nobody outside can make a cookie.
+  void seed_filter(uint32_t seed, const uint64_t (&cookie_keys)[2][2]);
+  // A new key into one cookie slot: only the slot lv_cookie_spare_slot() names, which no
+  // live cookie uses (daemon/cookie_keys.hpp).
+  void set_cookie_key(unsigned slot, const uint64_t (&key)[2]);
   // Make packets read the other half of lv_seen (lv_control.seen_active): one atomic
   // store, after the controller refilled that half. Returns the half now read.
   uint32_t flip_seen();

@@ -16,10 +16,12 @@
 #include "bpf/known_good.hpp"
 #include "bpf/live.hpp"
 #include "bpf/pins.hpp"
+#include "core/clock.hpp"
 #include "core/lock.hpp"
 #include "core/quote.hpp"
 #include "core/signals.hpp"
 #include "daemon/attachment.hpp"
+#include "daemon/cookie_keys.hpp"
 #include "daemon/event_lines.hpp"
 #include "daemon/health.hpp"
 #include "daemon/known_good.hpp"
@@ -52,6 +54,7 @@ class Daemon {
   void open_events();
   void open_known_good();
   void walk();
+  void rotate_cookie_key();
   bool write_event(const EventRecord& r);
 
   const DaemonOptions& o_;
@@ -64,8 +67,9 @@ class Daemon {
   // The known-good filter: the walk's judge of who behaved, the marks, their ageing.
   AutoSpec autop_;
   daemon::GoodJudge judge_{AutoSpec{}.known_good_after_ns};
-  std::optional<PolicyMap> good_policy_;  // mapped for good_, which refers to it
+  std::optional<PolicyMap> policy_;  // mapped for good_, which refers to it, and the cookie keys
   std::optional<KnownGood> good_;
+  daemon::CookieKeys cookie_keys_;
   Clock::time_point next_age_;
   std::optional<daemon::MetricsServer> server_;  // last: stopped before what its scrapes read
 };
@@ -136,11 +140,11 @@ void Daemon::open_events() {
 
 void Daemon::open_known_good() {
   good_.reset();
-  good_policy_.reset();
+  policy_.reset();
   auto pm = map_pinned_policy(attachment_.pins());
   if (pm) {
-    good_policy_.emplace(std::move(pm.value()));
-    auto g = KnownGood::open(attachment_.pins(), *good_policy_);
+    policy_.emplace(std::move(pm.value()));
+    auto g = KnownGood::open(attachment_.pins(), *policy_);
     if (g) {
       good_.emplace(std::move(g.value()));
       return;
@@ -164,6 +168,17 @@ void Daemon::walk() {
   }
 }
 
+// A fresh SYN cookie key once per key epoch (cookie_keys.hpp): a check per turn of the
+// loop, which turns at least every 250 ms, well inside the window of ~43 s.
+void Daemon::rotate_cookie_key() {
+  if (!policy_) return;
+  auto r = cookie_keys_.rotate(mono_now_ns(), *policy_);
+  if (!r)
+    say(o_.iface, "rotating the SYN cookie key failed: {}", r.error().message());
+  else if (*r)
+    health_.rotated_cookie_key();
+}
+
 bool Daemon::loop() {
   const auto every = std::chrono::nanoseconds(o_.prune_every_ns);
   auto next_walk = Clock::now();
@@ -179,6 +194,7 @@ bool Daemon::loop() {
       walk();
       next_walk = Clock::now() + every;
     }
+    rotate_cookie_key();
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::clamp<Clock::duration>(next_walk - Clock::now(), Clock::duration::zero(), std::chrono::milliseconds(250)));
     if (events_) {
@@ -196,7 +212,7 @@ Status Daemon::stop(bool detached_by_other) {
   if (server_) server_->stop();
   events_.reset();
   good_.reset();
-  good_policy_.reset();
+  policy_.reset();
   const bool stays = attachment_.close();
   if (events_out_ != stdout) std::fclose(events_out_);
   events_out_ = stdout;

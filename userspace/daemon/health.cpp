@@ -27,6 +27,11 @@ void Health::dropped_event() {
   ++health_.events_dropped;
 }
 
+void Health::rotated_cookie_key() {
+  std::lock_guard g(mu_);
+  ++health_.cookie_key_rotations;
+}
+
 void Health::attached(bool yes) {
   std::lock_guard g(mu_);
   health_.attached = yes;

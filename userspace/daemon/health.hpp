@@ -19,6 +19,8 @@ class Health {
   void wrote(const EventRecord& r);
   // An event the events file refused (disk full).
   void dropped_event();
+  // A new SYN cookie key drawn (cookie_keys.hpp).
+  void rotated_cookie_key();
   void walked(const WalkCounts& w);
   // The filter's attachment and pins as the loop last found them.
   void attached(bool yes);

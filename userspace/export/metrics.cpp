@@ -218,6 +218,10 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
            "Known-good marks by this levee run's maintenance walks (a source that keeps behaving is marked "
            "again at every walk).");
   w.sample({}, d.known_good_marked);
+  w.family("levee_syn_cookie_key_rotations_total", "counter",
+           "SYN cookie keys this levee run drew: one per key epoch (68.7 s) while it runs; a filter without a "
+           "daemon keeps the keys drawn at attach.");
+  w.sample({}, d.cookie_key_rotations);
   w.family("levee_filter_attached", "gauge",
            "1 while the filter is attached to the interface, 0 while the interface is gone (levee run attaches "
            "again when it is back).");

@@ -54,6 +54,7 @@ struct DaemonHealth {
   bool attached = true, pinned = true;
   uint64_t reattaches = 0, repins = 0;  // recoveries from each
   uint64_t known_good_marked = 0;       // sources the walks marked known-good (WalkCounts.marked, summed)
+  uint64_t cookie_key_rotations = 0;    // SYN cookie keys drawn by this daemon (one per key epoch)
 };
 
 struct MetricsSnapshot {
