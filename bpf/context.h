@@ -46,14 +46,10 @@ struct lv_ctx {
 	__s32 seen;      /* what lv_seen says of the source (enum lv_seen_says); -1: not read yet */
 };
 
-/* The class of a packet: one byte of the compiled first-match table. */
+/* The class of a packet: the compiled first-match table's (rules.h). */
 static __always_inline __u32 lv_classify(const struct lv_policy *pol, const struct lv_packet *pkt)
 {
-	__u32 kind = pkt->kind;
-
-	if (kind < LV_L4_PORTED)
-		return pol->table.by_port[kind][pkt->dport] & (LV_MAX_CLASSES - 1);
-	return pol->table.by_kind[kind & (LV_L4_KINDS - 1)] & (LV_MAX_CLASSES - 1);
+	return lv_class_of(&pol->table, pol->flags, pkt->kind, pkt->dport, pkt->sport);
 }
 
 /* A parsed packet under the policy in `slot`: its class, its source's key, the cached

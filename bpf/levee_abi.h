@@ -328,11 +328,21 @@ enum lv_l4_kind {
 	LV_L4_KINDS = 8,
 };
 
-/* First match wins, compiled by the controller into a table: a packet's class is one
- * byte load whatever the number of classes. */
+/*
+ * First match wins, compiled by the controller into a table: a packet's class is one
+ * byte load whatever the number of classes. Classes that match source ports
+ * (match.sport: reflection from UDP services) have a table of their own, by_sport,
+ * read only when the policy has one (LV_POL_SPORT): a packet takes the first-placed of
+ * its by_port and its by_sport class (rank: position in first-match order). A class
+ * matches source or destination ports, never both, so each table is exact.
+ */
+#define LV_NO_SPORT_CLASS 0xff /* by_sport: no class matches this source port */
+
 struct lv_class_table {
-	__u8 by_port[LV_L4_PORTED][65536]; /* class id by destination port */
-	__u8 by_kind[LV_L4_KINDS];         /* class id for kinds >= LV_L4_PORTED */
+	__u8 by_port[LV_L4_PORTED][65536];  /* class id by destination port */
+	__u8 by_sport[LV_L4_PORTED][65536]; /* class id by source port, or LV_NO_SPORT_CLASS */
+	__u8 by_kind[LV_L4_KINDS];          /* class id for kinds >= LV_L4_PORTED */
+	__u8 rank[LV_MAX_CLASSES];          /* by id: position in first-match order */
 };
 
 /*
@@ -348,6 +358,7 @@ enum lv_policy_flags {
 	LV_POL_REFUSE_FULL = 1u << 2,  /* a full map refuses new sources (map_full) instead
 					* of evicting the least recently used */
 	LV_POL_BAN_ALL = 1u << 3,      /* some class bans in every class: look up lv_bans */
+	LV_POL_SPORT = 1u << 4,        /* some class matches source ports: read by_sport */
 };
 
 /*
@@ -848,7 +859,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_shared) == 192, "lv_shared layout");
 LV_STATIC_ASSERT(sizeof(struct lv_ban) == 48, "lv_ban layout");
 LV_STATIC_ASSERT(sizeof(struct lv_event) == 48, "lv_event layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
-LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 3 * 65536 + 8, "lv_class_table layout");
+LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 6 * 65536 + 8 + LV_MAX_CLASSES, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
 LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 56 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");

@@ -55,6 +55,8 @@ struct lv_packet {
 	__u8 family;   /* enum lv_family */
 	__u8 kind;     /* enum lv_l4_kind */
 	__u16 dport;   /* destination port, host order, for kinds < LV_L4_PORTED */
+	__u16 sport;   /* source port, likewise */
+	__u16 pad;
 };
 
 #define LV_MAX_VLAN_TAGS 2
@@ -121,6 +123,7 @@ static __always_inline void *lv_pull_ported(struct lv_cursor *c, __u32 len, __u3
 	if (!h || avail < len)
 		return NULL;
 	pkt->dport = bpf_ntohs(h->dest);
+	pkt->sport = bpf_ntohs(h->source);
 	return h;
 }
 
@@ -136,6 +139,7 @@ static __always_inline int lv_parse_l4(struct lv_cursor *c, __u8 proto, __u32 av
 	struct tcphdr *th;
 
 	pkt->dport = 0;
+	pkt->sport = 0;
 	switch (proto) {
 	case IPPROTO_TCP:
 		if (nonfirst) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * rules.h - the rules the datapath decides by and the controller reports by, as pure
- * functions: which key an address has, and what a list entry decides at a given time.
+ * functions: which class a packet is in, which key an address has, and what a list
+ * entry decides at a given time.
  *
  * Compiled into the XDP program and into the controller (as limiter.h is), so that
  * the program and `levee show`, `top`, `unban` and `prune` cannot disagree: a rule
@@ -12,6 +13,26 @@
 
 #include "levee_abi.h"
 #include "limiter.h"
+
+/*
+ * The class of a packet of `kind` with these ports under a compiled table
+ * (struct lv_class_table): one byte by destination port or kind; with source-port
+ * classes (LV_POL_SPORT in `pol_flags`), the first-placed of that and the by_sport one.
+ */
+LV_INLINE __u32 lv_class_of(const struct lv_class_table *t, __u32 pol_flags, __u32 kind, __u16 dport, __u16 sport)
+{
+	__u32 id, by_src;
+
+	if (kind >= LV_L4_PORTED)
+		return t->by_kind[kind & (LV_L4_KINDS - 1)] & (LV_MAX_CLASSES - 1);
+	id = t->by_port[kind][dport] & (LV_MAX_CLASSES - 1);
+	if (!(pol_flags & LV_POL_SPORT))
+		return id;
+	by_src = t->by_sport[kind][sport];
+	if (by_src != LV_NO_SPORT_CLASS && t->rank[by_src & (LV_MAX_CLASSES - 1)] < t->rank[id])
+		id = by_src & (LV_MAX_CLASSES - 1);
+	return id;
+}
 
 /*
  * The key of a source address masked to a prefix. `addr` is laid out as a packet's

@@ -14,6 +14,8 @@ struct lv_packet {
   uint8_t family;
   uint8_t kind;
   uint16_t dport;
+  uint16_t sport;
+  uint16_t pad;
 };
 uint32_t lv_fuzz_parse(const uint8_t* data, size_t len, struct lv_packet* pkt);
 }
@@ -26,12 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const levee::model::Parsed want = levee::model::parse_frame({data, size});
   bool same = got == want.reason;
   if (same && got == LV_R_CONFORMING)
-    same = pkt.family == want.family && pkt.kind == want.kind && pkt.dport == want.dport &&
+    same = pkt.family == want.family && pkt.kind == want.kind && pkt.dport == want.dport && pkt.sport == want.sport &&
            std::memcmp(pkt.addr, want.addr.data(), 16) == 0;
   if (!same) {
-    std::fprintf(stderr,
-                 "parse.h: reason %u family %u kind %u dport %u\nmodel:   reason %u family %u kind %u dport %u\n", got,
-                 pkt.family, pkt.kind, pkt.dport, want.reason, want.family, want.kind, want.dport);
+    std::fprintf(
+        stderr,
+        "parse.h: reason %u family %u kind %u dport %u sport %u\nmodel:   reason %u family %u kind %u dport %u "
+        "sport %u\n",
+        got, pkt.family, pkt.kind, pkt.dport, pkt.sport, want.reason, want.family, want.kind, want.dport, want.sport);
     std::abort();
   }
   return 0;

@@ -22,6 +22,7 @@ struct Parsed {
   uint8_t family = 0;              // LV_AF_INET or LV_AF_INET6
   uint8_t kind = 0;                // enum lv_l4_kind
   uint16_t dport = 0;              // TCP/UDP destination port of a first fragment, else 0
+  uint16_t sport = 0;              // its source port, likewise
   std::array<uint8_t, 16> addr{};  // source; IPv4 as ::ffff:a.b.c.d
   bool operator==(const Parsed&) const = default;
 };
@@ -46,6 +47,7 @@ inline Parsed transport(Parsed p, std::span<const uint8_t> l4, size_t avail, uin
   const bool v4 = p.family == LV_AF_INET;
   p.reason = LV_R_CONFORMING;
   p.dport = 0;
+  p.sport = 0;
   if (proto == kTcp || proto == kUdp) {
     if (later_fragment) {
       p.kind = proto == kTcp ? LV_L4_TCP_FRAG : LV_L4_UDP_FRAG;
@@ -54,6 +56,7 @@ inline Parsed transport(Parsed p, std::span<const uint8_t> l4, size_t avail, uin
     const size_t need = proto == kTcp ? 20 : 8;
     if (avail < need || l4.size() < need) return fail(LV_R_MALFORMED);
     p.dport = be16(l4, 2);
+    p.sport = be16(l4, 0);
     if (proto == kUdp) {
       p.kind = LV_L4_UDP;
     } else {

@@ -86,9 +86,30 @@ Policy table_b() {
   return p;
 }
 
+// Table C: reflection. A class of UDP source ports (what amplifiers answer from) after
+// a destination-port class, which keeps its own packets (first match wins).
+enum ClassC : int { kDnsServerC, kReflectionC, kDefaultC };
+
+Policy table_c() {
+  Match reflection = on({Proto::Udp});
+  reflection.sports = {{19, 19}, {53, 53}, {123, 123}, {11211, 11211}};
+  Policy p;
+  p.classes = {
+      class_spec("dns-server", on({Proto::Udp}, {{53, 53}}), kRoomy),
+      class_spec("reflection", reflection, kRoomy),
+      class_spec("default", Match{}, kRoomy),
+  };
+  return p;
+}
+
+Policy table(char t) {
+  if (t == 'A') return table_a();
+  return t == 'B' ? table_b() : table_c();
+}
+
 struct ClassCase {
   std::string name;
-  char table;  // 'A' or 'B'
+  char table;  // 'A', 'B' or 'C'
   Bytes frame;
   int cls;  // kNoClass: dropped before classification
   uint32_t verdict = kPass;
@@ -118,6 +139,9 @@ std::vector<ClassCase> class_cases() {
   };
   auto B = [&](std::string name, Bytes frame, int cls, std::string src = kSrc4) {
     c.push_back({std::move(name), 'B', std::move(frame), cls, kPass, LV_R_CONFORMING, std::move(src)});
+  };
+  auto C = [&](std::string name, Bytes frame, int cls, std::string src = kSrc4) {
+    c.push_back({std::move(name), 'C', std::move(frame), cls, kPass, LV_R_CONFORMING, std::move(src)});
   };
   auto A_drop = [&](std::string name, Bytes frame, uint32_t reason, std::string src = kSrc4) {
     c.push_back({std::move(name), 'A', std::move(frame), kNoClass, kDrop, reason, std::move(src)});
@@ -286,6 +310,22 @@ std::vector<ClassCase> class_cases() {
     Frame().eth().ipv6(kSrc6, kDst6).ipv6_frag(185, false).udp(40000, 53).payload(16).bytes(), kDefaultB, kSrc6);
   B("BIpv4IcmpIsDefault", Frame().eth().ipv4(kSrc4, kDst4).icmp_echo().bytes(), kDefaultB);
   B("BIpv6GreIsDefault", ip_proto_from(kSrc6, 47), kDefaultB, kSrc6);
+
+  // --- table C: source ports -----------------------------------------------------------
+  auto udp_ports = [](const char* src, uint16_t sport, uint16_t dport) {
+    return ip_from(src).udp(sport, dport).payload(18).bytes();
+  };
+  C("CNtpReplyToAnyPortIsReflection", udp_ports(kSrc4, 123, 40000), kReflectionC);
+  C("CIpv6MemcachedReplyIsReflection", udp_ports(kSrc6, 11211, 1), kReflectionC, kSrc6);
+  C("CChargenReplyIsReflection", udp_ports(kSrc4, 19, 65535), kReflectionC);
+  C("CDnsReplyToThePortOfTheClassBeforeIsDnsServer", udp_ports(kSrc4, 53, 53), kDnsServerC);
+  C("CSourcePort124IsDefault", udp_ports(kSrc4, 124, 40000), kDefaultC);
+  C("CTcpFrom123IsDefault", ip_from(kSrc4).tcp(123, 40000, kTcpAck).bytes(), kDefaultC);
+  C("CIpv4FirstFragmentFrom123IsReflection",
+    Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(0, true).udp(123, 40000).payload(64).bytes(), kReflectionC);
+  // A later fragment has no ports: it goes where a port-less class would take it.
+  C("CIpv4LaterFragmentIsDefault",
+    Frame().eth().ipv4(kSrc4, kDst4).ipv4_fragment(185, false).udp(123, 40000).payload(16).bytes(), kDefaultC);
   return c;
 }
 
@@ -316,7 +356,7 @@ class Classify : public ProgTest, public ::testing::WithParamInterface<ClassCase
 TEST_P(Classify, FrameFallsInItsClass) {
   const ClassCase& cc = GetParam();
   Controller ctl(dp());
-  ctl.install(cc.table == 'A' ? table_a() : table_b());
+  ctl.install(table(cc.table));
 
   EXPECT_EQ(dp().send(cc.frame), (Outcome{cc.verdict, cc.reason}));
   expect_class_counters(dp().class_counters(), expected_counters({&cc}));

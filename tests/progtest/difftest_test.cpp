@@ -160,8 +160,7 @@ class Model {
   }
 
   uint32_t classify(const model::Parsed& p) const {
-    if (p.kind < LV_L4_PORTED) return pol_.table.by_port[p.kind][p.dport] & (LV_MAX_CLASSES - 1);
-    return pol_.table.by_kind[p.kind] & (LV_MAX_CLASSES - 1);
+    return lv_class_of(&pol_.table, pol_.flags, p.kind, p.dport, p.sport);
   }
 
   // The longest list prefix covering the source, or none.
@@ -411,16 +410,16 @@ class Gen {
       }
     }
     const uint16_t dport = pick(std::vector<uint16_t>{53, 80, 443, 1500, 1999, 22, static_cast<uint16_t>(n(0, 65535))});
+    const uint16_t sport = pick(std::vector<uint16_t>{53, 80, 1500, static_cast<uint16_t>(n(1, 65535))});
     Bytes b;
     switch (n(0, 5)) {
       case 0:
       case 1:
-        f.udp(static_cast<uint16_t>(n(1, 65535)), dport);
+        f.udp(sport, dport);
         break;
       case 2:
       case 3:
-        f.tcp(static_cast<uint16_t>(n(1, 65535)), dport,
-              pick(std::vector<uint8_t>{pkt::kTcpSyn, pkt::kTcpSyn, 0x10, 0x12, 0x18, 0x01}));
+        f.tcp(sport, dport, pick(std::vector<uint8_t>{pkt::kTcpSyn, pkt::kTcpSyn, 0x10, 0x12, 0x18, 0x01}));
         break;
       case 4:
         if (v6)
@@ -518,7 +517,9 @@ class Gen {
     const bool ported = m.protos.empty() || std::all_of(m.protos.begin(), m.protos.end(),
                                                         [](Proto x) { return x == Proto::Tcp || x == Proto::Udp; });
     if (ported && p(0.5)) {
-      m.ports.push_back(pick(std::vector<PortRange>{{53, 53}, {80, 80}, {443, 443}, {1000, 1999}, {0, 1023}}));
+      // Destination ports, or (a quarter of the time) source ports.
+      auto& ranges = p(0.25) ? m.sports : m.ports;
+      ranges.push_back(pick(std::vector<PortRange>{{53, 53}, {80, 80}, {443, 443}, {1000, 1999}, {0, 1023}}));
       if (m.protos.empty()) m.protos = {Proto::Tcp, Proto::Udp};
     }
     if (m.protos == std::vector<Proto>{Proto::Tcp} && p(0.4)) m.syn = true;

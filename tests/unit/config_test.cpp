@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "export/render_policy.hpp"
+#include "rules.h"
 #include "unit.hpp"
 
 namespace levee {
@@ -41,8 +43,9 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   const Policy& p = *r;
   EXPECT_EQ(p.source, LEVEE_SOURCE_DIR "/examples/levee.toml");
-  ASSERT_EQ(p.classes.size(), 8u);
+  ASSERT_EQ(p.classes.size(), 9u);
   EXPECT_EQ(p.classes.back().name, "default");
+  EXPECT_EQ(p.classes[class_index(p, "reflection")].match.sports.size(), 6u);
   EXPECT_TRUE(p.classes[class_index(p, "smtp")].syn_auth);
   EXPECT_FALSE(p.classes[class_index(p, "web")].syn_auth);
   EXPECT_EQ(p.iface.mode, LV_MODE_AUTO);
@@ -96,6 +99,9 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   EXPECT_EQ(t->by_kind[LV_L4_ICMP], class_index(p, "icmp"));
   EXPECT_EQ(t->by_kind[LV_L4_ICMP6], class_index(p, "icmp"));
   EXPECT_EQ(t->by_kind[LV_L4_OTHER], def);
+  EXPECT_EQ(t->by_sport[LV_L4_UDP][123], class_index(p, "reflection"));
+  EXPECT_EQ(t->by_sport[LV_L4_UDP][124], LV_NO_SPORT_CLASS);
+  EXPECT_EQ(t->by_sport[LV_L4_TCP][123], LV_NO_SPORT_CLASS);
 
   // Lists: 2 allow, 2 deny (one expiring in 7 days), 2 override networks.
   ASSERT_EQ(p.lists.size(), 6u);
@@ -111,7 +117,7 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
 
   const Clocks clk{4'000'000, kConfigNow, 1000 * kSec};
   auto c = std::make_unique<CompiledPolicy>(compile(p, clk));
-  EXPECT_EQ(c->slot.nr_classes, 8u);
+  EXPECT_EQ(c->slot.nr_classes, 9u);
   EXPECT_TRUE(c->slot.classes[class_index(p, "smtp")].flags & LV_CLASS_SYN_AUTH);
   EXPECT_EQ(c->slot.nr_overrides, 1u);
   EXPECT_EQ(c->slot.nr_list4, 4u);
@@ -286,6 +292,35 @@ port = 65535
   EXPECT_EQ(t->by_port[LV_L4_TCP_SYN][22], 1);
   EXPECT_EQ(t->by_port[LV_L4_TCP][22], 4);
   EXPECT_EQ(t->by_port[LV_L4_UDP][65535], 3);
+}
+
+// Reflection: a class of source ports holds what UDP services send, whatever port it is
+// sent to; a class placed before it keeps its own packets.
+TEST(Config, MatchSourcePorts) {
+  Policy p = parse_ok(R"(
+[[class]]
+name = "dns-server"
+match = { proto = "udp", port = 53 }
+rate = 1
+burst = 1
+[[class]]
+name = "reflection"
+match = { proto = "udp", sport = [19, 53, 123, 389, 1900, 11211] }
+rate = 1
+burst = 1
+)" + kDefault);
+  const ClassSpec& r = p.classes[1];
+  EXPECT_TRUE(r.match.ports.empty());
+  EXPECT_EQ(r.match.sports.size(), 6u);
+  EXPECT_EQ(describe_match(r.match), "udp sports 19,53,123,389,1900,11211");
+  auto c = std::make_unique<CompiledPolicy>(compile(p, Clocks{kTick, kConfigNow, 1000 * kSec}));
+  const lv_policy& s = c->slot;
+  EXPECT_TRUE(s.flags & LV_POL_SPORT);
+  EXPECT_EQ(lv_class_of(&s.table, s.flags, LV_L4_UDP, 40000, 123), 1u) << "an NTP reply to any port";
+  EXPECT_EQ(lv_class_of(&s.table, s.flags, LV_L4_UDP, 53, 123), 0u) << "the class before it keeps port 53";
+  EXPECT_EQ(lv_class_of(&s.table, s.flags, LV_L4_UDP, 40000, 124), 2u);
+  EXPECT_EQ(lv_class_of(&s.table, s.flags, LV_L4_TCP, 40000, 123), 2u) << "udp only";
+  EXPECT_EQ(lv_class_of(&s.table, s.flags, LV_L4_UDP_FRAG, 0, 0), 2u) << "a later fragment has no ports";
 }
 
 TEST(Config, Lists) {
@@ -886,6 +921,12 @@ std::vector<Broken> broken_files() {
        "expected true or false, got a string"},
       {"ports with icmp", c + "match.proto = [\"tcp\", \"icmp\"]\nmatch.port = 7 #<\nrate = 1\nburst = 1\n" + kDefault,
        "class[0].match.port", "protocol icmp has no ports"},
+      {"source ports with icmp", c + "match.proto = \"icmp\"\nmatch.sport = 7 #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.sport", "protocol icmp has no ports"},
+      {"source and destination ports", c + "match.port = 53\nmatch.sport = 53 #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.sport", "a class matches source ports or destination ports, not both"},
+      {"source port out of range", c + "match.sport = [53, 70000] #<\nrate = 1\nburst = 1\n" + kDefault,
+       "class[0].match.sport[1]", "70000 is not a port"},
       {"class without a limit", "[[class]] #<\nname = \"web\"\nmatch.port = 443\n" + kDefault, "class[0]",
        "class 'web' has no limit"},
       {"class matching everything", "[[class]] #<\nname = \"all\"\nrate = 1\nburst = 1\n" + kDefault, "class[0]",
@@ -1242,11 +1283,11 @@ TEST(ConfigSynAuth, NeedsAClassThatSeesWholeTcpConnections) {
   EXPECT_EQ(msg("[[class]]\nname = \"s\"\nmatch = { proto = \"tcp\", syn = true }\n" + limits + kDefault),
             "t.toml:1: class[0]: class 's' has syn_auth but does not match all of TCP's packets; give it match.proto = "
             "\"tcp\" "
-            "(ports as you like) and no match.syn");
+            "(destination ports as you like), no match.syn and no match.sport");
   EXPECT_EQ(msg("[[class]]\nname = \"u\"\nmatch = { proto = [\"tcp\", \"udp\"] }\n" + limits + kDefault),
             "t.toml:1: class[0]: class 'u' has syn_auth but does not match all of TCP's packets; give it match.proto = "
             "\"tcp\" "
-            "(ports as you like) and no match.syn");
+            "(destination ports as you like), no match.syn and no match.sport");
   // No class before it may take its SYNs (first match wins): one on an overlapping port
   // range or on any TCP does; one on other ports or of another protocol does not.
   const std::string shadow =
@@ -1257,6 +1298,13 @@ TEST(ConfigSynAuth, NeedsAClassThatSeesWholeTcpConnections) {
             "t.toml:6: class[1]: class 'web' has syn_auth but class 'syn' before it takes its SYNs; put 'web' first, "
             "or keep its ports out of 'syn'");
   EXPECT_EQ(msg(web + shadow + kDefault), "(accepted)");
+  // A class of source ports before it takes SYNs too: a spoofed SYN picks its source port.
+  EXPECT_EQ(msg("[[class]]\nname = \"refl\"\nmatch = { sport = 53 }\nrate = 1\nburst = 1\n" + web + kDefault),
+            "t.toml:6: class[1]: class 'web' has syn_auth but class 'refl' before it takes its SYNs; put 'web' first, "
+            "or keep its ports out of 'refl'");
+  EXPECT_EQ(msg("[[class]]\nname = \"s\"\nmatch = { proto = \"tcp\", sport = 1 }\n" + limits + kDefault),
+            "t.toml:1: class[0]: class 's' has syn_auth but does not match all of TCP's packets; give it match.proto = "
+            "\"tcp\" (destination ports as you like), no match.syn and no match.sport");
   EXPECT_EQ(
       msg("[[class]]\nname = \"dns\"\nmatch = { proto = \"udp\", port = 443 }\nrate = 1\nburst = 1\n" + web + kDefault),
       "(accepted)");

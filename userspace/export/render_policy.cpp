@@ -59,17 +59,20 @@ std::string describe_match(const Match& m) {
   std::vector<Proto> protos = m.protos;
   // Ports and SYN only exist for the protocols that carry them.
   if (protos.empty() && m.syn) protos = {Proto::Tcp};
-  if (protos.empty() && !m.ports.empty()) protos = {Proto::Tcp, Proto::Udp};
+  if (protos.empty() && m.ported()) protos = {Proto::Tcp, Proto::Udp};
   for (Proto p : protos) s += fmt::format("{}{}", s.empty() ? "" : ",", proto_name(p));
   if (m.syn) s += " syn";
-  if (!m.ports.empty()) {
-    s += m.ports.size() == 1 && m.ports[0].first == m.ports[0].last ? " port " : " ports ";
-    for (size_t i = 0; i < m.ports.size(); ++i) {
-      const PortRange& r = m.ports[i];
+  auto ranges = [&](const std::vector<PortRange>& v, const char* one, const char* many) {
+    if (v.empty()) return;
+    s += v.size() == 1 && v[0].first == v[0].last ? one : many;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const PortRange& r = v[i];
       s += i ? "," : "";
       s += r.first == r.last ? fmt::format("{}", r.first) : fmt::format("{}-{}", r.first, r.last);
     }
-  }
+  };
+  ranges(m.ports, " port ", " ports ");
+  ranges(m.sports, " sport ", " sports ");
   return s;
 }
 

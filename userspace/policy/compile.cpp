@@ -25,15 +25,15 @@ bool kind_matches(const Match& m, unsigned kind) {
     case LV_L4_UDP:
       return !m.syn && proto_ok(Proto::Udp);
     case LV_L4_ICMP:
-      return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp);
+      return !m.syn && !m.ported() && proto_ok(Proto::Icmp);
     case LV_L4_ICMP6:
-      return !m.syn && m.ports.empty() && proto_ok(Proto::Icmp6);
+      return !m.syn && !m.ported() && proto_ok(Proto::Icmp6);
     case LV_L4_OTHER:
-      return !m.syn && m.ports.empty() && proto_ok(Proto::Other);
+      return !m.syn && !m.ported() && proto_ok(Proto::Other);
     case LV_L4_TCP_FRAG:
-      return !m.syn && m.ports.empty() && proto_ok(Proto::Tcp);
+      return !m.syn && !m.ported() && proto_ok(Proto::Tcp);
     case LV_L4_UDP_FRAG:
-      return !m.syn && m.ports.empty() && proto_ok(Proto::Udp);
+      return !m.syn && !m.ported() && proto_ok(Proto::Udp);
     default:
       return false;
   }
@@ -204,6 +204,8 @@ CompiledPolicy compile(const Policy& p, const Clocks& clk, const lv_policy* prio
   const OverrideIds ov_ids = compile_overrides(p, ids, clk.tick_ns, s);
   std::snprintf(s.source, sizeof s.source, "%s", p.source.c_str());
   compile_table(p.classes, s.table, ids);
+  if (std::any_of(p.classes.begin(), p.classes.end(), [](const ClassSpec& c) { return !c.match.sports.empty(); }))
+    s.flags |= LV_POL_SPORT;
   compile_interface(p, s);
   compile_lists(p.lists, ov_ids, clk, out.list4, out.list6);
   s.nr_list4 = static_cast<uint32_t>(out.list4.size());
@@ -242,22 +244,29 @@ lv_limit compile_byte_limit(const Rate& r) {
 void compile_table(const std::vector<ClassSpec>& classes, lv_class_table& t, const std::vector<uint8_t>& ids) {
   auto id_of = [&](size_t i) { return ids.empty() ? static_cast<uint8_t>(i) : ids[i]; };
   const uint8_t def = classes.empty() ? 0 : id_of(classes.size() - 1);
-  std::memset(&t, def, sizeof t);
-  // Paint from the last class to the first, so the first match is what remains.
+  std::memset(t.by_port, def, sizeof t.by_port);
+  std::memset(t.by_kind, def, sizeof t.by_kind);
+  std::memset(t.by_sport, LV_NO_SPORT_CLASS, sizeof t.by_sport);
+  std::memset(t.rank, LV_MAX_CLASSES, sizeof t.rank);
+  // Paint from the last class to the first, so the first match is what remains. A class
+  // of source ports paints by_sport only: it never takes a packet by destination port.
   for (size_t i = classes.size(); i-- > 0;) {
     const Match& m = classes[i].match;
     const uint8_t id = id_of(i);
+    t.rank[id] = static_cast<uint8_t>(i);
     for (unsigned kind = 0; kind < LV_L4_KINDS; ++kind) {
       if (!kind_matches(m, kind)) continue;
       if (kind >= LV_L4_PORTED) {
         t.by_kind[kind] = id;
         continue;
       }
-      if (m.ports.empty()) {
-        std::memset(t.by_port[kind], id, sizeof t.by_port[kind]);
+      auto& row = m.sports.empty() ? t.by_port[kind] : t.by_sport[kind];
+      const auto& ranges = m.sports.empty() ? m.ports : m.sports;
+      if (ranges.empty()) {
+        std::memset(row, id, sizeof row);
         continue;
       }
-      for (const PortRange& r : m.ports) std::memset(&t.by_port[kind][r.first], id, r.last - r.first + 1u);
+      for (const PortRange& r : ranges) std::memset(&row[r.first], id, r.last - r.first + 1u);
     }
   }
 }

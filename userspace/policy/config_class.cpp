@@ -190,17 +190,25 @@ Match Reader::match(const toml::node& n, const std::string& path) {
   Match m;
   const toml::table* t = n.as_table();
   if (!t) return wrong_type(n, path, "a table", "write match.proto = \"udp\", match.port = 53, match.syn = true"), m;
-  known(*t, path, {"proto", "port", "syn"});
+  known(*t, path, {"proto", "port", "sport", "syn"});
   if (const toml::node* p = t->get("proto")) protos(*p, join(path, "proto"), m.protos);
   if (const toml::node* p = t->get("port")) ports(*p, join(path, "port"), m.ports);
+  if (const toml::node* p = t->get("sport")) {
+    ports(*p, join(path, "sport"), m.sports);
+    if (!m.ports.empty())
+      fail(*p, join(path, "sport"), "a class matches source ports or destination ports, not both",
+           "keep sport and put the destination ports in a class of their own, placed after it");
+  }
   if (const toml::node* s = t->get("syn")) {
     if (!s->is_boolean()) wrong_type(*s, join(path, "syn"), "true or false");
     m.syn = s->value_or(false);
   }
   for (Proto pr : m.protos) {
-    if (!m.ports.empty() && pr != Proto::Tcp && pr != Proto::Udp)
-      fail(*t->get("port"), join(path, "port"), fmt::format("protocol {} has no ports", proto_name(pr)),
+    if (m.ported() && pr != Proto::Tcp && pr != Proto::Udp) {
+      const char* key = m.ports.empty() ? "sport" : "port";
+      fail(*t->get(key), join(path, key), fmt::format("protocol {} has no ports", proto_name(pr)),
            "ports apply to tcp and udp; match other protocols in a class of their own");
+    }
     if (m.syn && pr != Proto::Tcp)
       fail(*t->get("syn"), join(path, "syn"),
            fmt::format("syn matches TCP only, and proto includes {}", proto_name(pr)),

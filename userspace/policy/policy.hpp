@@ -45,11 +45,13 @@ struct PortRange {
 // A class matches a packet when every condition given holds; an empty Match matches
 // everything.
 struct Match {
-  std::vector<Proto> protos;     // any of these; empty: any protocol
-  std::vector<PortRange> ports;  // destination port in any range; empty: any port
-  bool syn = false;              // TCP with SYN and without ACK only
+  std::vector<Proto> protos;      // any of these; empty: any protocol
+  std::vector<PortRange> ports;   // destination port in any range; empty: any port
+  bool syn = false;               // TCP with SYN and without ACK only
+  std::vector<PortRange> sports;  // source port in any range (never with ports); empty: any
 
-  bool empty() const { return protos.empty() && ports.empty() && !syn; }
+  bool empty() const { return protos.empty() && ports.empty() && sports.empty() && !syn; }
+  bool ported() const { return !ports.empty() || !sports.empty(); }
 };
 
 // One limit: `rate` per second with bursts of `burst`. rate 0: no limit of this kind.

@@ -33,10 +33,14 @@ const Where& or_class(const Where& w, const ClassSpec& c) { return w.file.empty(
 // The match of one class: port ranges in order, ports and SYN only with protocols that
 // have them.
 Status check_match(const ClassSpec& c) {
-  for (const PortRange& r : c.match.ports)
-    if (r.first > r.last) return at(c.where, fmt::format("port range {}-{} is empty", r.first, r.last));
+  for (const auto* ranges : {&c.match.ports, &c.match.sports})
+    for (const PortRange& r : *ranges)
+      if (r.first > r.last) return at(c.where, fmt::format("port range {}-{} is empty", r.first, r.last));
+  if (!c.match.ports.empty() && !c.match.sports.empty())
+    return at(c.where, fmt::format("class '{}' matches source and destination ports", c.name),
+              "match one of them per class; first match wins across classes");
   for (Proto pr : c.match.protos) {
-    if (!c.match.ports.empty() && pr != Proto::Tcp && pr != Proto::Udp)
+    if (c.match.ported() && pr != Proto::Tcp && pr != Proto::Udp)
       return at(c.where, fmt::format("class '{}' matches ports but protocol {} has none", c.name, proto_name(pr)),
                 "ports apply to tcp and udp");
     if (c.match.syn && pr != Proto::Tcp)
@@ -44,9 +48,9 @@ Status check_match(const ClassSpec& c) {
   }
   // SYN authentication sees a connection whole: the SYN it answers and the RST or ACK
   // that brings the cookie back must fall into the same class.
-  if (c.syn_auth && (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn))
+  if (c.syn_auth && (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn || !c.match.sports.empty()))
     return at(c.where, fmt::format("class '{}' has syn_auth but does not match all of TCP's packets", c.name),
-              "give it match.proto = \"tcp\" (ports as you like) and no match.syn");
+              "give it match.proto = \"tcp\" (destination ports as you like), no match.syn and no match.sport");
   return {};
 }
 
@@ -133,7 +137,8 @@ Status check_class(const ClassSpec& c, bool is_default, std::set<std::string>& n
 }
 
 // Does `earlier` take some TCP SYN that `later` matches (first match wins)? Both match
-// TCP and share a destination port.
+// TCP and share a destination port. An earlier class of source ports takes them too:
+// a spoofed SYN may carry any source port.
 bool takes_syns_of(const ClassSpec& earlier, const ClassSpec& later) {
   const auto& ep = earlier.match.protos;
   if (!ep.empty() && std::find(ep.begin(), ep.end(), Proto::Tcp) == ep.end()) return false;
