@@ -24,3 +24,4 @@ install(FILES examples/levee.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/levee
 install(FILES examples/grafana/levee.json DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/levee/examples/grafana)
 # Beside the configs the unit reads (SYSCONFDIR/levee/IFACE.toml), never over one.
 install(FILES examples/levee.toml DESTINATION ${SYSCONFDIR}/levee RENAME levee.toml.example)
+include(cmake/Manpage.cmake)

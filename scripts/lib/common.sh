@@ -8,12 +8,14 @@ LEVEE_BUILD=${LEVEE_BUILD:-$LEVEE_ROOT/build}
 # without them (scripts/bench.sh after scripts/test.sh) does not undo them.
 read -r -a LEVEE_CMAKE_EXTRA <<<"${LEVEE_CMAKE_ARGS:-}"
 
-# What building and testing levee needs from Debian 12.
+# What building and testing levee needs from Debian 12. help2man: levee(8), made from
+# levee --help (cmake/Manpage.cmake); without it the build has no manual page and no package.
 LEVEE_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
   iproute2 util-linux procps
+  help2man
 )
 # What scripts/fuzz.sh adds: the compiler its harnesses need and libFuzzer.
 FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev)
