@@ -44,9 +44,11 @@ ensure_bpffs() {
   mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || die "cannot mount bpffs on /sys/fs/bpf"
 }
 
+# The prefix /usr: the Debian package is made from this build (the unit names the
+# binary's and the config's absolute paths), and its test runs with the others.
 configure_levee() {
-  cmake -S "$LEVEE_ROOT" -B "$LEVEE_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LEVEE_CMAKE_EXTRA[@]}" \
-    >/dev/null || die "cmake configure failed"
+  cmake -S "$LEVEE_ROOT" -B "$LEVEE_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+    "${LEVEE_CMAKE_EXTRA[@]}" >/dev/null || die "cmake configure failed"
 }
 
 # Configure and build the targets in "$@", or every target.
