@@ -92,4 +92,8 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${_deb_dir}/conffiles ${PROJECT_SOURCE_DI
                                        ${PROJECT_SOURCE_DIR}/dist/debian/prerm ${PROJECT_SOURCE_DIR}/dist/debian/postrm)
 # 0755 for the scripts, 0644 for conffiles, whatever their mode in the tree.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# include(CPack) also makes package_source, a tarball of the source directory: without
+# the build directories (gigabytes) and git's (a directory, or a worktree's file).
+set(CPACK_SOURCE_GENERATOR TXZ)
+set(CPACK_SOURCE_IGNORE_FILES "/\\.git/" "/\\.git$" "/build[^/]*/")
 include(CPack)
