@@ -11,9 +11,10 @@ set -euo pipefail
 # receiver's namespace and wrk as its load client in the sender's (each started by the
 # test on its own config; a system nginx service the package may start is not used).
 # tests/e2e/daemon_test.cpp runs Debian's Prometheus server (and promtool) against `levee run`.
-# tests/install/package_test.sh lints the Debian package with lintian (cpack's
-# dpkg-shlibdeps and dpkg-deb come with build-essential's dpkg-dev).
-TEST_PACKAGES=(nginx wrk prometheus lintian)
+# tests/install/package_test.sh lints the Debian package with lintian; cpack finds the
+# binaries to give dpkg-shlibdeps with file (dpkg-shlibdeps and dpkg-deb come with
+# build-essential's dpkg-dev).
+TEST_PACKAGES=(nginx wrk prometheus lintian file)
 
 need_root
 ensure_packages "${LEVEE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"

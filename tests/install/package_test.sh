@@ -15,8 +15,8 @@ fail() {
 }
 [[ $prefix == /usr ]] ||
   fail "the package is made from a build configured with -DCMAKE_INSTALL_PREFIX=/usr, $build has $prefix: configure it again with that (scripts/test.sh does)"
-for tool in cpack dpkg dpkg-deb dpkg-query dpkg-shlibdeps lintian; do
-  command -v "$tool" >/dev/null || fail "$tool not found: apt-get install dpkg-dev lintian (scripts/test.sh installs them)"
+for tool in cpack dpkg dpkg-deb dpkg-query dpkg-shlibdeps file lintian; do
+  command -v "$tool" >/dev/null || fail "$tool not found: apt-get install dpkg-dev file lintian (scripts/test.sh installs them)"
 done
 
 tmp=$(mktemp -d "$build/package-test.XXXXXX")
