@@ -95,5 +95,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # include(CPack) also makes package_source, a tarball of the source directory: without
 # the build directories (gigabytes) and git's (a directory, or a worktree's file).
 set(CPACK_SOURCE_GENERATOR TXZ)
+# Written to CPackConfig.cmake as set here (the regular expressions' backslashes too).
+set(CPACK_VERBATIM_VARIABLES ON)
 set(CPACK_SOURCE_IGNORE_FILES "/\\.git/" "/\\.git$" "/build[^/]*/")
 include(CPack)
