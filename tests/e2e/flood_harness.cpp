@@ -454,7 +454,8 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
                .dev = sb.tx_if(),
                .dst = dst,
                .random = spec.flood_prefix,
-               .dport = 9,
+               .proto = spec.flood_proto,
+               .dport = spec.flood_dport,
                .seconds = spec.flood_seconds,
                .threads = spec.flood_threads,
                .cpu = spec.flood_threads == 1 ? spec.wire_cpu : -1});

@@ -295,6 +295,8 @@ class FloodE2e : public E2eFamily {
 struct ScenarioSpec {
   Family family = kIpv4;
   std::string flood_prefix;  // --random
+  std::string flood_proto = "udp";
+  uint16_t flood_dport = 9;
   double flood_seconds = 30;
   int flood_threads = 1;
   double client_pps = 200;    // the paced UDP client

@@ -339,6 +339,53 @@ TEST_P(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
   EXPECT_GE(stat_reason_delta(s0, s1, "dropped", "answer_limit"), static_cast<int64_t>(fr.packets * 9 / 10));
 }
 
+// Real clients through the flood SYN authentication is for: nginx, and wrk making every
+// request a new connection, while levee-flood sends SYNs from random spoofed sources to
+// nginx's port at its full speed. wrk's address proves itself once (its first
+// connections are challenged, and each costs one SYN retransmission, counted a failure);
+// >= 99% of its requests succeed, and neither a flood SYN nor anything else of the
+// flood reaches the receiver. Every flood SYN is answered or refused an answer: from a
+// /16 (256 networks of [syn_auth]'s /24) at most 256 x answer_rate a second are
+// answered, from a /33 of IPv6 (2^15 /48s) nearly all.
+TEST_P(SynAuth, NginxServesNewConnectionsThroughAFullSpeedSynFlood) {
+  TempDir dir;
+  attach({"--config", dir.write("levee.toml", R"([[class]]
+name = "web"
+match = { proto = "tcp", port = 80 }
+rate = 1000
+burst = 100
+syn_auth = "cookie"
+
+[default]
+rate = 1000
+burst = 100
+)")});
+  ScenarioSpec spec;
+  spec.family = family();
+  spec.flood_prefix = family().pick(kFlood4, kFlood6);
+  spec.flood_proto = "syn";
+  spec.flood_dport = 80;
+  spec.flood_seconds = env_double("LVT_FLOOD_SECONDS", 10);
+  spec.wire_cpu = wire_cpu();
+  const int64_t over0 = listener_overflows(sb().rx_ns());
+  const ScenarioResult r = run_scenario(sb(), spec);
+  const int64_t over1 = listener_overflows(sb().rx_ns());
+  report_scenario(std::string("syn_flood_") + family().name, r);
+  ASSERT_TRUE(r.flood.ok) << r.flood.describe();
+  expect_nginx_through(r);
+  EXPECT_EQ(r.flood_frames_passed, 0u) << "flood frames reached the receiver";
+  EXPECT_EQ(over1 - over0, 0) << "the listener dropped or cookie-answered SYNs: the flood reached it";
+  const int64_t challenged = stat_reason_delta(r.before.stats, r.after.stats, "dropped", "challenged");
+  const int64_t limited = stat_reason_delta(r.before.stats, r.after.stats, "dropped", "answer_limit");
+  report(std::string("syn_flood_challenged_") + family().name, static_cast<double>(challenged));
+  report(std::string("syn_flood_answer_limit_") + family().name, static_cast<double>(limited));
+  EXPECT_GE(challenged + limited, static_cast<int64_t>(r.flood.packets * 99 / 100))
+      << stat_reasons_text(r.after.stats, "dropped");
+  if (family().af == AF_INET) {
+    EXPECT_LE(challenged, static_cast<int64_t>(256 * (100 + 1000 * (r.flood.seconds + 1)))) << "the /24s' answer rate";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(, SynAuth, kBothFamilies, family_name);
 
 }  // namespace
