@@ -56,8 +56,8 @@ Match random_match(std::mt19937& rng) {
   Match m;
   for (Proto pr : {Proto::Tcp, Proto::Udp, Proto::Icmp, Proto::Icmp6, Proto::Other})
     if (chance(0.3)) m.protos.push_back(pr);
-  const bool ported = std::all_of(m.protos.begin(), m.protos.end(),
-                                  [](Proto p) { return p == Proto::Tcp || p == Proto::Udp; });
+  const bool ported =
+      std::all_of(m.protos.begin(), m.protos.end(), [](Proto p) { return p == Proto::Tcp || p == Proto::Udp; });
   if (ported && chance(0.7)) {
     auto& v = chance(0.5) ? m.sports : m.ports;  // one or the other, as validate() allows
     v.push_back(ranges[rng() % ranges.size()]);
