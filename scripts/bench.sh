@@ -258,6 +258,8 @@ E2E_ROWS=(
   "levee_admit|1|v6rand|levee, a new random IPv6 /64 every packet, admission budget 1k new sources/s"
   "levee_admit4|1|v4rand|levee, random IPv4 sources of a /15, admission budget 1k new sources/s"
   "levee_unguarded|1|v6rand|levee with the autopilot off and no budget, a new random IPv6 /64 every packet (1M-entry LRU full)"
+  "levee_syn|1|v6syn|levee, SYN authentication: a SYN from a new random IPv6 /64 every packet, each answered with a cookie SYN-ACK"
+  "levee_syn4|1|v4syn|levee, SYN authentication: SYNs from random IPv4 sources of a /15 (512 /24s at their answer rate; the rest refused an answer)"
   "nft|1|v4one|nftables netdev ingress meter, one source (XDP_PASS in front)"
   "hashlimit|1|v4one|iptables hashlimit, raw PREROUTING, one source (XDP_PASS in front)"
   "bare_2t|2|v4one|bare XDP_DROP (counting), 2 sender threads"
@@ -270,6 +272,8 @@ flood_sources() {
     v6one) echo "--dst 2001:db8::1 --src 2001:db8:1::5" ;;
     v6rand) echo "--dst 2001:db8::1 --random 2001:db8:8000::/33" ;;
     v4rand) echo "--dst 198.18.0.1 --random 198.18.0.0/15" ;;
+    v6syn) echo "--dst 2001:db8::1 --random 2001:db8:8000::/33 --proto syn --dport 80" ;;
+    v4syn) echo "--dst 198.18.0.1 --random 198.18.0.0/15 --proto syn --dport 80" ;;
   esac
 }
 
@@ -287,6 +291,12 @@ rx_setup() {
     levee_unguarded)
       printf '[default]\nrate = 10\nburst = 10\nnew_sources = "off"\nescalate = "off"\n' >"$TMP/unguarded.toml"
       levee_rx attach "$DEV_RX" --config "$TMP/unguarded.toml" >/dev/null
+      ;;
+    levee_syn|levee_syn4)
+      # The veth's sender end runs no XDP program, so the SYN-ACKs levee sends are
+      # dropped by the veth (a NIC would send them): the cost measured is levee's.
+      printf '[[class]]\nname = "web"\nmatch = { proto = "tcp", port = 80 }\nrate = "1k"\nburst = 100\nsyn_auth = "cookie"\n[default]\nrate = "1k"\nburst = 100\n' >"$TMP/syn.toml"
+      levee_rx attach "$DEV_RX" --config "$TMP/syn.toml" >/dev/null
       ;;
     levee_admit|levee_admit4)
       printf '[default]\nrate = "1k"\nburst = 100\nnew_sources = "1k"\nnew_sources_burst = 100\n' >"$TMP/admit.toml"

@@ -39,6 +39,9 @@ def per_round($rows; $a; $b):
    random_vs_one_source_v4: per_round($e; "levee_admit4"; "levee"),
    random_unguarded_vs_one_source_v6: per_round($e; "levee_unguarded"; "levee_v6"),
    random_defaults_vs_bare_random_v6: per_round($e; "levee_random"; "bare_rand"),
+   syn_flood_vs_one_source_v6: per_round($e; "levee_syn"; "levee_v6"),
+   syn_flood_vs_one_source_v4: per_round($e; "levee_syn4"; "levee"),
+   syn_flood_vs_bare_random_v6: per_round($e; "levee_syn"; "bare_rand"),
    bare_random_vs_bare: per_round($e; "bare_rand"; "bare")} as $cmp
 
 | ($raw | map(select(.kind == "accuracy") | .expected |= rnd(1) | .ratio |= rnd(4) | .ratio_exact |= rnd(4) | .seconds |= rnd(4)))
@@ -114,6 +117,10 @@ def per_round($rows; $a; $b):
      target: ">= 0.8x", value: $cmp.random_defaults_vs_one_source_v6.median, pending: ($fast | not),
      measured: "\($cmp.random_defaults_vs_one_source_v6.median)x of one IPv6 source (\(recv("levee_random").mpps_median) vs \(recv("levee_v6").mpps_median) Mpps); IPv4 \($cmp.random_defaults_vs_one_source_v4.median)x; the generator alone makes random sources \($cmp.bare_random_vs_bare.median)x of one\(host_note)",
      met: ([$cmp.random_defaults_vs_one_source_v6.median, $cmp.random_defaults_vs_one_source_v4.median] | min >= 0.8)},
+    {goal: "random-source SYN flood on a class with SYN authentication vs one source",
+     target: ">= 0.7x", value: ([$cmp.syn_flood_vs_one_source_v6.median, $cmp.syn_flood_vs_one_source_v4.median] | min), pending: ($fast | not),
+     measured: "\($cmp.syn_flood_vs_one_source_v6.median)x of one IPv6 source (\(recv("levee_syn").mpps_median) vs \(recv("levee_v6").mpps_median) Mpps, every SYN answered); IPv4 \($cmp.syn_flood_vs_one_source_v4.median)x (\(recv("levee_syn4").mpps_median) Mpps); \($cmp.syn_flood_vs_bare_random_v6.median)x of bare XDP_DROP on a random IPv6 flood\(host_note)",
+     met: ([$cmp.syn_flood_vs_one_source_v6.median, $cmp.syn_flood_vs_one_source_v4.median] | min >= 0.7)},
     {goal: "the autopilot's cost on the pass path, program cost",
      target: "<= 5 ns", value: ($prog.levee_pass.median_ns - $prog.levee_pass_no_autopilot.median_ns | rnd(1)), pending: false,
      measured: "\($prog.levee_pass.median_ns - $prog.levee_pass_no_autopilot.median_ns | rnd(1)) ns (levee_pass \($prog.levee_pass.median_ns | rnd(1)) ns, without it \($prog.levee_pass_no_autopilot.median_ns | rnd(1)) ns)",

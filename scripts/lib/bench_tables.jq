@@ -45,6 +45,9 @@ elif $s == "e2e" then
      ["levee random IPv4 sources, admission budget ÷ one IPv4 source", $e.random_vs_one_source_v4],
      ["levee random IPv6 sources, the autopilot off, no budget ÷ one IPv6 source", $e.random_unguarded_vs_one_source_v6],
      ["levee random IPv6 sources, as attached ÷ bare XDP_DROP of the same flood", $e.random_defaults_vs_bare_random_v6],
+     ["levee SYN authentication, random IPv6 SYNs (each answered) ÷ one IPv6 source", $e.syn_flood_vs_one_source_v6],
+     ["levee SYN authentication, random IPv4 SYNs of a /15 ÷ one IPv4 source", $e.syn_flood_vs_one_source_v4],
+     ["levee SYN authentication, random IPv6 SYNs ÷ bare XDP_DROP of a random IPv6 flood", $e.syn_flood_vs_bare_random_v6],
      ["bare XDP_DROP, random IPv6 sources ÷ one source (the generator's own cost)", $e.bare_random_vs_bare]][]
    | [.[0], (.[1].median | x), (.[1].runs | map(tostring) | join(" "))] | row),
   "",
