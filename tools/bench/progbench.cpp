@@ -328,6 +328,12 @@ void run_all(Bench& b) {
   tight.mask4 = 0;  // every source in one network, long past its rate
   syn_case("levee_syn_answer_limit", "the same, its network over its answer rate: dropped unanswered",
            levee::pkt::kTcpSyn, tight, XDP_DROP);
+  // Verifying is one cookie check (a SipHash of the connection): a forged cookie costs
+  // what a good one does, less the known-good mark; a good one cannot be made for a
+  // source that changes every run.
+  syn_case("levee_rst_cookie_check",
+           "a RST from a new source every packet with a forged cookie: one cookie check, dropped unverified",
+           levee::pkt::kTcpRst, lv_answer{}, XDP_DROP);
   syn_case("levee_ack_unverified",
            "an ACK from a new source every packet: no cookie, no connection (a socket lookup), dropped",
            levee::pkt::kTcpAck, lv_answer{}, XDP_DROP);
