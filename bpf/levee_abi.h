@@ -382,6 +382,14 @@ struct lv_answer {
 
 #define LV_ANSWER_LOG2 16
 #define LV_ANSWER_CELLS (1u << LV_ANSWER_LOG2)
+#define LV_ANSWER_SAY_NS (10 * LV_NSEC_PER_SEC) /* an answer_limited event per cell at most */
+
+/* One cell of lv_answers: the GCRA ready time of the networks hashed to it, and when it
+ * last said it refused an answer (LV_EV_ANSWER_LIMITED), claimed with a CAS. */
+struct lv_answer_cell {
+	__u64 ready;
+	__u64 said_ns;
+};
 
 struct lv_policy {
 	__u32 nr_classes;
@@ -594,17 +602,20 @@ struct lv_watch {
 #define LV_EVENT_EVERY_NS LV_NSEC_PER_SEC
 
 enum lv_event_type {
-	LV_EV_LIMITED = 1,     /* a source's first drop since its state was created (reason) */
-	LV_EV_BANNED = 2,      /* a ban started: value = its duration in ns, count = offences */
-	LV_EV_ADMISSION = 3,   /* the class's new-source budget refused a source */
-	LV_EV_MAP_FULL = 4,    /* no state could be created for a new source */
-	LV_EV_BAN_ENDED = 5,   /* written by the controller: a ban ran out */
-	LV_EV_ENGAGED = 6,     /* the class's autopilot engaged: value = its threshold, new
+	LV_EV_LIMITED = 1,         /* a source's first drop since its state was created (reason) */
+	LV_EV_BANNED = 2,          /* a ban started: value = its duration in ns, count = offences */
+	LV_EV_ADMISSION = 3,       /* the class's new-source budget refused a source */
+	LV_EV_MAP_FULL = 4,        /* no state could be created for a new source */
+	LV_EV_BAN_ENDED = 5,       /* written by the controller: a ban ran out */
+	LV_EV_ENGAGED = 6,         /* the class's autopilot engaged: value = its threshold, new
 			      * sources per second; count = engagements so far (no address) */
-	LV_EV_RELEASED = 7,    /* ...released: value = ns it was engaged (no address) */
-	LV_EV_ESCALATED = 8,   /* a network was escalated: the address is the network's,
+	LV_EV_RELEASED = 7,        /* ...released: value = ns it was engaged (no address) */
+	LV_EV_ESCALATED = 8,       /* a network was escalated: the address is the network's,
 			      * value = its limit, packets per second */
-	LV_EV_DEESCALATED = 9, /* ...released: value = ns it was escalated */
+	LV_EV_DEESCALATED = 9,     /* ...released: value = ns it was escalated */
+	LV_EV_ANSWER_LIMITED = 10, /* SYN-ACKs towards a network went over its answer rate: the
+				    * address is the network's (lv_answer's prefix), value = the
+				    * rate a second; once per LV_ANSWER_SAY_NS per cell at most */
 };
 
 struct lv_event {

@@ -87,13 +87,13 @@ struct {
 	__type(value, struct lv_hot);
 } lv_hotset SEC(".maps");
 
-/* The SYN-ACKs levee sent towards each network lately: a GCRA ready time per cell
- * (struct lv_answer). Not pinned, as lv_hotset: a replaced program starts afresh. */
+/* The SYN-ACKs levee sent towards each network lately (struct lv_answer_cell, struct
+ * lv_answer). Not pinned, as lv_hotset: a replaced program starts afresh. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, LV_ANSWER_CELLS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct lv_answer_cell);
 } lv_answers SEC(".maps");
 
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */

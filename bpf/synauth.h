@@ -40,6 +40,7 @@
 #include "levee_abi.h"
 #include "cas.h"
 #include "context.h"
+#include "events.h"
 #include "good.h"
 #include "maps.h"
 #include "parse.h"
@@ -83,6 +84,21 @@ static __always_inline __u64 lv_csum32(__u32 w)
 	return (w & 0xffff) + (w >> 16);
 }
 
+/* A network's answers were refused: an event naming it, once per LV_ANSWER_SAY_NS per
+ * cell (the CPU that wins the CAS sends it), so a flood raises a handful, not one a SYN. */
+static __always_inline void lv_answer_say(struct lv_ctx *c, struct lv_answer_cell *cell, const struct lv_answer *a)
+{
+	__u64 said = LV_READ_ONCE(cell->said_ns);
+	struct lv_key net;
+
+	if (said && (__s64)(c->now - said) < (__s64)LV_ANSWER_SAY_NS)
+		return;
+	if (__sync_val_compare_and_swap(&cell->said_ns, said, c->now) != said)
+		return;
+	lv_key_mask(&net, c->pkt->addr, c->pkt->family, a->mask4, a->mask6, 0, 0, 0);
+	lv_event_of(c, net.addr, LV_EV_ANSWER_LIMITED, LV_R_ANSWER_LIMIT, 0, a->per_network.rate);
+}
+
 /*
  * Is a SYN-ACK towards this source's network, and from this CPU, within what levee may
  * send (struct lv_answer)? Charges both when it is.
@@ -91,7 +107,8 @@ static __always_inline int lv_answer_allowed(struct lv_ctx *c)
 {
 	const struct lv_answer *a = &c->pol->answer;
 	const __u32 *addr = c->pkt->addr;
-	__u64 *cell, ready, h;
+	struct lv_answer_cell *cell;
+	__u64 ready, h;
 	__u32 i;
 
 	if (a->cap_per_cpu.cost) {
@@ -110,8 +127,11 @@ static __always_inline int lv_answer_allowed(struct lv_ctx *c)
 		cell = bpf_map_lookup_elem(&lv_answers, &i);
 		if (!cell)
 			return 0;
-		if (lv_gcra_take(cell, LV_READ_ONCE(*cell), c->now, a->per_network.cost, a->per_network.tau_ns, 1))
+		if (lv_gcra_take(&cell->ready, LV_READ_ONCE(cell->ready), c->now, a->per_network.cost,
+				 a->per_network.tau_ns, 1)) {
+			lv_answer_say(c, cell, a);
 			return 0;
+		}
 	}
 	if (a->cap_per_cpu.cost)
 		c->pc->answer_ready =

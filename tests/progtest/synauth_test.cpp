@@ -209,6 +209,14 @@ TEST_F(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
       << "in " << seconds << " s";
   // Another /24 has its own.
   EXPECT_EQ(dp().send(client("198.18.4.1", kTcpSyn)), kChallenged);
+  // One event names the network, however many SYNs it was refused.
+  std::vector<lv_event> said;
+  for (const lv_event& e : dp().events())
+    if (e.type == LV_EV_ANSWER_LIMITED) said.push_back(e);
+  ASSERT_EQ(said.size(), 1u) << limited << " refused";
+  EXPECT_EQ(said[0].reason, LV_R_ANSWER_LIMIT);
+  EXPECT_EQ(said[0].value, per_network.rate);
+  EXPECT_EQ(said[0].addr[3], htonl(0xc6120300)) << "198.18.3.0: the /24";
 }
 
 TEST_F(SynAuth, MonitorModeAnswersNothing) {

@@ -98,6 +98,17 @@ TEST(Events, DecodeNamesTheClassAndMasksTheAddress) {
   EXPECT_TRUE(aj["class"].is_null());
   EXPECT_EQ(aj["address"], "2001:db8:5::");  // no class prefix known: as a host
   EXPECT_FALSE(aj.contains("duration_ms"));
+
+  // SYN authentication's: the network of [syn_auth]'s prefix, and its answer rate.
+  lv_event s = event_of(1000 * kSec, v4_key("198.18.9.0"), LV_EV_ANSWER_LIMITED, class_order(slot)[0]);
+  s.reason = LV_R_ANSWER_LIMIT;
+  s.value = 1000;
+  const EventRecord sr = decode_event(s, slot, clocks, "eth0");
+  EXPECT_EQ(sr.address, "198.18.9.0/24");
+  EXPECT_EQ(event_json(sr)["limit_pps"], 1000);
+  EXPECT_EQ(event_text(sr),
+            "2026-01-01T00:00:00.000Z eth0 answer_limited 198.18.9.0/24 class ssh-syn reason answer_limit: SYN-ACKs "
+            "towards this network over 1,000/s: SYNs from it refused an answer");
 }
 
 TEST(Events, BanEndsFromSuccessiveReads) {

@@ -52,10 +52,14 @@ EventRecord decode_event(const lv_event& e, const lv_policy& p, const Clocks& cl
     case LV_EV_DEESCALATED:
       if (c) r.address = key_address(e.addr, e.family, r.family == 4 ? c->autop.watch_prefix4 : c->autop.watch_prefix6);
       break;
+    case LV_EV_ANSWER_LIMITED:
+      r.address = key_address(e.addr, e.family, r.family == 4 ? p.answer.prefix4 : p.answer.prefix6);
+      break;
     default:
       break;
   }
-  if ((e.type == LV_EV_ENGAGED || e.type == LV_EV_ESCALATED) && c) r.monitor = c->flags & LV_CLASS_MONITOR;
+  if ((e.type == LV_EV_ENGAGED || e.type == LV_EV_ESCALATED || e.type == LV_EV_ANSWER_LIMITED) && c)
+    r.monitor = c->flags & LV_CLASS_MONITOR;
   r.reason = e.reason;
   r.count = e.count;
   r.value = e.value;

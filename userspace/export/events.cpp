@@ -29,6 +29,8 @@ const char* event_type_name(unsigned type) {
       return "escalated";
     case LV_EV_DEESCALATED:
       return "deescalated";
+    case LV_EV_ANSWER_LIMITED:
+      return "answer_limited";
     default:
       return "unknown";
   }
@@ -59,8 +61,8 @@ nlohmann::json event_json(const EventRecord& r) {
     j["threshold"] = r.value;
     j["engagements"] = r.count;
   }
-  if (r.type == LV_EV_ESCALATED) j["limit_pps"] = r.value;
-  if (r.type == LV_EV_ENGAGED || r.type == LV_EV_ESCALATED) j["monitor"] = r.monitor;
+  if (r.type == LV_EV_ESCALATED || r.type == LV_EV_ANSWER_LIMITED) j["limit_pps"] = r.value;
+  if (r.type == LV_EV_ENGAGED || r.type == LV_EV_ESCALATED || r.type == LV_EV_ANSWER_LIMITED) j["monitor"] = r.monitor;
   if (r.type == LV_EV_RELEASED || r.type == LV_EV_DEESCALATED) j["duration_ms"] = r.value / 1'000'000;
   return j;
 }
@@ -101,6 +103,10 @@ std::string event_text(const EventRecord& r) {
       break;
     case LV_EV_DEESCALATED:
       out += fmt::format(": network released after {}", format_duration(r.value / 1'000'000 * 1'000'000));
+      break;
+    case LV_EV_ANSWER_LIMITED:
+      out += fmt::format(": SYN-ACKs towards this network over {}/s: SYNs from it refused an answer{}",
+                         group_digits(r.value), r.monitor ? " (monitor mode)" : "");
       break;
     default:
       break;

@@ -203,8 +203,8 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
            "When the config was last loaded successfully (Unix time).");
   w.sample({}, seconds(d.last_success_unix_ns));
   w.family("levee_events_total", "counter", "Events this levee run wrote, by type.");
-  for (const char* type :
-       {"limited", "banned", "ban_ended", "admission", "map_full", "engaged", "released", "escalated", "deescalated"}) {
+  for (const char* type : {"limited", "banned", "ban_ended", "admission", "map_full", "engaged", "released",
+                           "escalated", "deescalated", "answer_limited"}) {
     auto it = d.events.find(type);
     w.sample({{"type", type}}, it == d.events.end() ? uint64_t{0} : it->second);
   }
