@@ -1,8 +1,9 @@
 // synauth_test.cpp - SYN authentication in the kernel: a SYN of a source with no state
 // is answered with a SYN-ACK carrying a cookie (its bytes checked: addresses, ports,
-// numbers, checksums, VLAN tags, a frame cut to its headers); the RST that returns the
-// cookie verifies the source, and its next SYN passes; forged cookies, bare ACKs and
-// SYN-ACK floods towards one network do not.
+// numbers, checksums, VLAN tags, a frame cut to its headers; SYNs with options, in one
+// and two tags, IPv6 with extension headers); the RST that returns the cookie verifies
+// the source, and its next SYN passes; forged and stale cookies, bare ACKs and SYN-ACK
+// floods towards one network do not.
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 
@@ -83,14 +84,18 @@ class SynAuth : public ProgTest {
     c.cookie_key[slot][0] ^= 0x5a5a5a5a;
     dp().write_control(c);
   }
-  // The SYN-ACK levee answers `syn` with, checked as a whole; returns its cookie.
+  // The SYN-ACK levee answers a SYN from `src` with, checked as a whole; returns its cookie.
   uint32_t challenge(const std::string& src, uint16_t vlan = 0) {
-    const Bytes syn = client(src, kTcpSyn, 1000, vlan);
+    return challenge_frame(client(src, kTcpSyn, 1000, vlan), is_ipv6(src), 14 + (vlan ? 4 : 0));
+  }
+  // The same for any SYN frame whose IP header starts at `l3`: the answer keeps the
+  // tags, and has a bare IP header (no options, no extension headers) and TCP header.
+  uint32_t challenge_frame(const Bytes& syn, bool v6, size_t l3) {
     EXPECT_EQ(dp().send(syn), kChallenged);
     const RunResult r = dp().run_out(syn);
     EXPECT_EQ(r.retval, uint32_t{XDP_TX});
     const std::vector<uint8_t>& a = r.out;
-    const size_t l3 = 14 + (vlan ? 4 : 0), ip_len = is_ipv6(src) ? 40 : 20, l4 = l3 + ip_len;
+    const size_t ip_len = v6 ? 40 : 20, l4 = l3 + ip_len;
     EXPECT_EQ(a.size(), l4 + 20) << "cut to its headers";
     if (a.size() != l4 + 20) return 0;
     // Ethernet addresses swapped, the tag kept.
@@ -98,7 +103,7 @@ class SynAuth : public ProgTest {
     EXPECT_TRUE(std::equal(a.begin() + 6, a.begin() + 12, syn.begin()));
     EXPECT_TRUE(std::equal(a.begin() + 12, a.begin() + l3, syn.begin() + 12));
     uint32_t pseudo = 0;
-    if (is_ipv6(src)) {
+    if (v6) {
       EXPECT_EQ(a[l3] >> 4, 6);
       EXPECT_EQ(be16(a, l3 + 4), 20);
       EXPECT_EQ(a[l3 + 6], 6);
@@ -173,6 +178,74 @@ TEST_F(SynAuth, ACookieIsCheckedUnderItsEpochsKeySlot) {
 TEST_F(SynAuth, AnswersInTheSynsVlanTags) {
   const uint32_t cookie = challenge("198.18.2.2", 100);
   EXPECT_EQ(dp().send(client("198.18.2.2", kTcpRst, cookie, 100)), kVerified);
+  // Two tags (802.1ad outside 802.1Q), kept in the answer.
+  const Bytes two =
+      pkt::Frame().eth().vlan(7, 0x88a8).vlan(100).ipv4("198.18.2.7", kDst4).tcp(kClientPort, kPort).bytes();
+  const uint32_t c2 = challenge_frame(two, false, 14 + 8);
+  EXPECT_EQ(dp().send(client("198.18.2.7", kTcpRst, c2)), kVerified) << "the cookie binds the connection, not tags";
+}
+
+// A SYN with the options a Linux client sends (MSS, SACK permitted, timestamps, window
+// scale) is answered without options: the cookie cannot carry them back (the full
+// proxy's cookie would), so the client falls back to no options on this SYN-ACK, which
+// it only answers with its RST anyway.
+TEST_F(SynAuth, ASynWithOptionsIsAnsweredWithoutThem) {
+  for (const std::string src : {"198.18.2.8", "2001:db8:2::8"}) {
+    SCOPED_TRACE(src);
+    pkt::Frame f = pkt::Frame().eth();
+    if (is_ipv6(src))
+      f.ipv6(src, kDst6);
+    else
+      f.ipv4(src, kDst4);
+    f.tcp(kClientPort, kPort, kTcpSyn).payload(20);
+    Bytes syn = f.bytes();
+    const size_t l4 = f.layer(pkt::Layer::Tcp);
+    const uint8_t opts[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7};
+    std::memcpy(&syn[l4 + 20], opts, sizeof opts);
+    syn[l4 + 12] = 10 << 4;  // a 40-byte header
+    const uint32_t cookie = challenge_frame(syn, is_ipv6(src), 14);
+    EXPECT_EQ(dp().send(client(src, kTcpRst, cookie)), kVerified);
+  }
+}
+
+// IPv6 extension headers before the TCP header (hop-by-hop, destination options) are
+// walked to the SYN, and the answer has none: a bare IPv6 header, next header TCP.
+TEST_F(SynAuth, AnIpv6SynAfterExtensionHeadersIsAnswered) {
+  const Bytes syn = pkt::Frame()
+                        .eth()
+                        .ipv6("2001:db8:2::9", kDst6)
+                        .ipv6_ext(IPPROTO_HOPOPTS)
+                        .ipv6_ext(IPPROTO_DSTOPTS)
+                        .tcp(kClientPort, kPort)
+                        .bytes();
+  const uint32_t cookie = challenge_frame(syn, true, 14);
+  EXPECT_EQ(dp().send(client("2001:db8:2::9", kTcpRst, cookie)), kVerified);
+}
+
+// The test knows the key, so it makes cookies of other times: one of the period before
+// is still good, one two periods old is stale.
+TEST_F(SynAuth, ACookieFromThePeriodBeforeIsGoodAnOlderOneIsStale) {
+  for (const std::string src : {"198.18.2.10", "2001:db8:2::10"}) {
+    SCOPED_TRACE(src);
+    const Bytes syn = client(src, kTcpSyn);
+    lv_cookie_in in{};
+    if (is_ipv6(src)) {
+      std::memcpy(in.saddr, &syn[14 + 8], 16);
+      std::memcpy(in.daddr, &syn[14 + 24], 16);
+    } else {
+      in.saddr[2] = in.daddr[2] = htonl(0xffff);
+      std::memcpy(&in.saddr[3], &syn[14 + 12], 4);
+      std::memcpy(&in.daddr[3], &syn[14 + 16], 4);
+    }
+    in.sport = kClientPort;
+    in.dport = kPort;
+    in.family = is_ipv6(src) ? LV_AF_INET6 : LV_AF_INET;
+    const lv_control c = dp().control();
+    const uint64_t now = monotonic_ns();
+    EXPECT_EQ(dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - 2 * LV_COOKIE_PERIOD_NS, c.cookie_key))),
+              kUnverified);
+    EXPECT_EQ(dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - LV_COOKIE_PERIOD_NS, c.cookie_key))), kVerified);
+  }
 }
 
 TEST_F(SynAuth, AnythingButASynOfAnUnprovedSourceIsDropped) {
