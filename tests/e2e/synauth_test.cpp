@@ -98,17 +98,12 @@ class SynAuth : public E2eFamily {
   }
 };
 
-const std::string kSynAuthPolicy = R"([[class]]
-name = "web"
-match = { proto = "tcp", port = 8080 }
-rate = 1000
-burst = 100
-syn_auth = "cookie"
-
-[default]
-rate = 1000
-burst = 100
-)";
+// A class with SYN authentication for TCP to `port`, and a default class.
+std::string syn_auth_policy(uint16_t port) {
+  return "[[class]]\nname = \"web\"\nmatch = { proto = \"tcp\", port = " + std::to_string(port) +
+         " }\nrate = 1000\nburst = 100\nsyn_auth = \"cookie\"\n\n[default]\nrate = 1000\nburst = 100\n";
+}
+const std::string kSynAuthPolicy = syn_auth_policy(kPort);
 
 levee::Fd listener(const std::string& ns, const Family& f) {
   levee::Fd fd = socket_in(ns, f.af, SOCK_STREAM, 0);
@@ -349,17 +344,7 @@ TEST_P(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
 // answered, from a /33 of IPv6 (2^15 /48s) nearly all.
 TEST_P(SynAuth, NginxServesNewConnectionsThroughAFullSpeedSynFlood) {
   TempDir dir;
-  attach({"--config", dir.write("levee.toml", R"([[class]]
-name = "web"
-match = { proto = "tcp", port = 80 }
-rate = 1000
-burst = 100
-syn_auth = "cookie"
-
-[default]
-rate = 1000
-burst = 100
-)")});
+  attach({"--config", dir.write("levee.toml", syn_auth_policy(80))});
   ScenarioSpec spec;
   spec.family = family();
   spec.flood_prefix = family().pick(kFlood4, kFlood6);

@@ -59,6 +59,24 @@ Bytes client(const std::string& src, uint8_t flags, uint32_t seq = 1, uint16_t v
   return b;
 }
 
+// What a cookie of a client's connection binds, as the datapath builds it.
+lv_cookie_in cookie_in(const std::string& src) {
+  lv_cookie_in in{};
+  const Bytes syn = client(src, kTcpSyn);
+  if (is_ipv6(src)) {
+    std::memcpy(in.saddr, &syn[14 + 8], 16);
+    std::memcpy(in.daddr, &syn[14 + 24], 16);
+  } else {
+    in.saddr[2] = in.daddr[2] = htonl(0xffff);
+    std::memcpy(&in.saddr[3], &syn[14 + 12], 4);
+    std::memcpy(&in.daddr[3], &syn[14 + 16], 4);
+  }
+  in.sport = kClientPort;
+  in.dport = kPort;
+  in.family = is_ipv6(src) ? LV_AF_INET6 : LV_AF_INET;
+  return in;
+}
+
 uint64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -136,19 +154,7 @@ TEST_F(SynAuth, ASynIsAnsweredAndTheRstThatReturnsTheCookieAdmitsTheSource) {
     const uint32_t cookie = challenge(src);
     EXPECT_EQ(dp().state_count(), 0u) << "an answer keeps nothing";
     // The cookie is the shared rule's, under the interface's key.
-    lv_cookie_in in{};
-    const Bytes syn = client(src, kTcpSyn);
-    if (is_ipv6(src)) {
-      std::memcpy(in.saddr, &syn[14 + 8], 16);
-      std::memcpy(in.daddr, &syn[14 + 24], 16);
-    } else {
-      in.saddr[2] = in.daddr[2] = htonl(0xffff);
-      std::memcpy(&in.saddr[3], &syn[14 + 12], 4);
-      std::memcpy(&in.daddr[3], &syn[14 + 16], 4);
-    }
-    in.sport = kClientPort;
-    in.dport = kPort;
-    in.family = is_ipv6(src) ? LV_AF_INET6 : LV_AF_INET;
+    const lv_cookie_in in = cookie_in(src);
     const lv_control c = dp().control();
     EXPECT_TRUE(lv_cookie_check(&in, cookie, monotonic_ns(), c.cookie_key));
     // A forged cookie proves nothing; the real one verifies the source.
@@ -227,19 +233,7 @@ TEST_F(SynAuth, AnIpv6SynAfterExtensionHeadersIsAnswered) {
 TEST_F(SynAuth, ACookieFromThePeriodBeforeIsGoodAnOlderOneIsStale) {
   for (const std::string src : {"198.18.2.10", "2001:db8:2::10"}) {
     SCOPED_TRACE(src);
-    const Bytes syn = client(src, kTcpSyn);
-    lv_cookie_in in{};
-    if (is_ipv6(src)) {
-      std::memcpy(in.saddr, &syn[14 + 8], 16);
-      std::memcpy(in.daddr, &syn[14 + 24], 16);
-    } else {
-      in.saddr[2] = in.daddr[2] = htonl(0xffff);
-      std::memcpy(&in.saddr[3], &syn[14 + 12], 4);
-      std::memcpy(&in.daddr[3], &syn[14 + 16], 4);
-    }
-    in.sport = kClientPort;
-    in.dport = kPort;
-    in.family = is_ipv6(src) ? LV_AF_INET6 : LV_AF_INET;
+    const lv_cookie_in in = cookie_in(src);
     const lv_control c = dp().control();
     const uint64_t now = monotonic_ns();
     EXPECT_EQ(dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - 2 * LV_COOKIE_PERIOD_NS, c.cookie_key))),
