@@ -15,14 +15,15 @@
 
 #include "levee_abi.h"
 #include "maps.h"
-#include "parse.h"   /* the frame up to its transport header */
-#include "context.h" /* its class, its source's key, the cached clock */
-#include "hot.h"     /* a flooding source's next packet, and every reject */
-#include "lists.h"   /* allow, deny, override */
-#include "bans.h"    /* a ban from another class */
-#include "limit.h"   /* the source, its network, its class as a whole */
-#include "events.h"  /* class-wide conditions for the event log */
-#include "exit.h"    /* the one counted exit, monitor mode */
+#include "parse.h"    /* the frame up to its transport header */
+#include "context.h"  /* its class, its source's key, the cached clock */
+#include "hot.h"      /* a flooding source's next packet, and every reject */
+#include "lists.h"    /* allow, deny, override */
+#include "crowdsec.h" /* the fleet's decisions (levee run's bouncer) */
+#include "bans.h"     /* a ban from another class */
+#include "limit.h"    /* the source, its network, its class as a whole */
+#include "events.h"   /* class-wide conditions for the event log */
+#include "exit.h"     /* the one counted exit, monitor mode */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -62,6 +63,10 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 		return lv_exit(c.pc, LV_R_ALLOW, c.class_id, c.len);
 	if (r == LV_R_DENY)
 		return lv_exit(c.pc, lv_mode(&c, LV_R_DENY), c.class_id, c.len);
+	/* After the operator's lists: their allow wins over a fleet decision. Monitor mode
+	 * counts it as a would-be drop (LV_MONITORABLE). */
+	if (lv_crowdsec(&c))
+		return lv_exit(c.pc, lv_mode(&c, LV_R_CROWDSEC), c.class_id, c.len);
 	if (lv_banned_elsewhere(&c, &until))
 		return lv_exit(c.pc, lv_mode(&c, lv_reject(&c, NULL, until, LV_R_BAN, LV_R_BAN)), c.class_id, c.len);
 

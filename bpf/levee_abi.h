@@ -33,12 +33,19 @@
 #define LV_MAP_SEEN "lv_seen"
 #define LV_MAP_GOOD "lv_good"
 #define LV_MAP_EVENTS "lv_events"
+#define LV_MAP_CS_HOST4 "lv_cs_host4"
+#define LV_MAP_CS_HOST6 "lv_cs_host6"
+#define LV_MAP_CS_NET4 "lv_cs_net4"
+#define LV_MAP_CS_NET6 "lv_cs_net6"
 #define LV_PIN_LINK "link"
 
 /* Default size of the per-source map; `levee attach --max-sources` overrides it. */
 #define LV_DEFAULT_MAX_SOURCES 1000000
 /* Entries each list trie may hold (tries allocate per entry, this is only a cap). */
 #define LV_MAX_LIST_ENTRIES 1000000
+/* Entries each CrowdSec map may hold (per family, hosts and ranges apart): a host hash
+ * of this many costs 8 MB of buckets whether filled or not. */
+#define LV_MAX_CS_ENTRIES 524288
 /* Default size of the ban records map (an LRU); `max_bans` in [interface] overrides it. */
 #define LV_DEFAULT_MAX_BANS 65536
 
@@ -85,8 +92,9 @@ enum lv_reason {
 			       * address and is known-good; the RST itself goes no further */
 	LV_R_ANSWER_LIMIT = 25, /* a SYN left unanswered: SYN-ACKs towards its network, or
 				 * all SYN-ACKs, over their rate (struct lv_answer) */
-	LV_R_DROP_END = 26,     /* one past the last drop reason: a new one takes it and moves this */
-	/* 26..31 reserved */
+	LV_R_CROWDSEC = 26,     /* its source is under a CrowdSec decision (struct lv_cs_value) */
+	LV_R_DROP_END = 27,     /* one past the last drop reason: a new one takes it and moves this */
+	/* 27..31 reserved */
 	LV_REASON_MAX = 32,
 };
 
@@ -101,7 +109,8 @@ static inline int lv_reason_drops(unsigned int reason)
 #define LV_MONITORABLE                                                                                                \
 	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | (1u << LV_R_BAN) | \
 	 (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT) | (1u << LV_R_NEWCOMER) |           \
-	 (1u << LV_R_ESCALATED) | (1u << LV_R_CHALLENGED) | (1u << LV_R_UNVERIFIED) | (1u << LV_R_ANSWER_LIMIT))
+	 (1u << LV_R_ESCALATED) | (1u << LV_R_CHALLENGED) | (1u << LV_R_UNVERIFIED) | (1u << LV_R_ANSWER_LIMIT) |     \
+	 (1u << LV_R_CROWDSEC))
 
 /* ---- per-source state: LRU hash lv_state ---------------------------------------- */
 
@@ -430,10 +439,10 @@ struct lv_control {
 	__u32 ifindex;     /* interface attached to, to notice it went away */
 	__u32 attach_mode; /* enum lv_attach_mode as requested */
 	struct lv_policy slot[2];
-	__u32 seen_active; /* 0 or 1: the half of lv_seen packets read */
-	__u32 seen_seed;   /* lv_seen_hash()'s seed, random per attach */
-	__u32 good_active; /* 0 or 1: the half of lv_good packets read */
-	__u32 pad;
+	__u32 seen_active;      /* 0 or 1: the half of lv_seen packets read */
+	__u32 seen_seed;        /* lv_seen_hash()'s seed, random per attach */
+	__u32 good_active;      /* 0 or 1: the half of lv_good packets read */
+	__u32 cs_present;       /* enum lv_cs_present: which CrowdSec maps hold entries */
 	__u64 cookie_key[2][2]; /* SYN cookies' SipHash keys, one per key epoch's parity (syncookie.h) */
 };
 
@@ -497,6 +506,29 @@ struct lv_list_value {
 	__u64 after_expires_ns; /* when the covering entry stops; 0 = never */
 	__u16 then_override;
 	__u8 pad[6];
+};
+
+/*
+ * ---- CrowdSec decisions: lv_cs_host{4,6} (hashes of single addresses) and
+ * lv_cs_net{4,6} (LPM tries of ranges), written only by the bouncer of `levee run`
+ * (userspace/daemon/bouncer.*). A list of their own, apart from the operator's: not per
+ * policy slot (a reload does not touch them), checked after the operator's allow and
+ * deny lists, so an allow-listed network is never dropped by a fleet decision. Each
+ * entry expires in the datapath (expires_ns against the program's clock), so a stale one
+ * stops matching even when the daemon is gone.
+ */
+struct lv_cs_value {
+	__u64 expires_ns; /* CLOCK_MONOTONIC ns this decision stops matching at */
+	__u64 id;         /* the LAPI's decision id: a delete must name the one held */
+};
+
+/* lv_control.cs_present: a bit per CrowdSec map that may hold entries; 0 skips the
+ * lookups. Set before the first entry is written, cleared after the last is gone. */
+enum lv_cs_present {
+	LV_CS_HOST4 = 1u << 0,
+	LV_CS_NET4 = 1u << 1,
+	LV_CS_HOST6 = 1u << 2,
+	LV_CS_NET6 = 1u << 3,
 };
 
 /* ---- state shared by every CPU of a class: lv_shared, an array by class id ------- */
@@ -872,6 +904,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_event) == 48, "lv_event layout");
 LV_STATIC_ASSERT(sizeof(struct lv_override) == 112, "lv_override layout");
 LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 6 * 65536 + 8 + LV_MAX_CLASSES, "lv_class_table layout");
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
+LV_STATIC_ASSERT(sizeof(struct lv_cs_value) == 16, "lv_cs_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
 LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 56 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
 #endif

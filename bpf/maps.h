@@ -131,4 +131,26 @@ LV_LIST_MAP(lv_host4_1, BPF_MAP_TYPE_HASH, __u32);
 LV_LIST_MAP(lv_host6_0, BPF_MAP_TYPE_HASH, struct lv_in6);
 LV_LIST_MAP(lv_host6_1, BPF_MAP_TYPE_HASH, struct lv_in6);
 
+/*
+ * CrowdSec decisions (struct lv_cs_value): hashes of single addresses and tries of
+ * ranges, per family, written by the daemon's bouncer only and not per policy slot (a
+ * reload leaves them alone). Allocated per entry: about 100 B a host, 8 MB of buckets
+ * per hash. Hashes, not one trie: a decision is nearly always one address, a hash lookup
+ * costs a fraction of a trie walk, and a hash takes batched updates (a startup pull of
+ * 100k decisions is a few syscalls).
+ */
+#define LV_CS_MAP(name, maptype, keytype)               \
+	struct {                                        \
+		__uint(type, maptype);                  \
+		__uint(max_entries, LV_MAX_CS_ENTRIES); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);   \
+		__type(key, keytype);                   \
+		__type(value, struct lv_cs_value);      \
+	} name SEC(".maps")
+
+LV_CS_MAP(lv_cs_host4, BPF_MAP_TYPE_HASH, __u32);
+LV_CS_MAP(lv_cs_host6, BPF_MAP_TYPE_HASH, struct lv_in6);
+LV_CS_MAP(lv_cs_net4, BPF_MAP_TYPE_LPM_TRIE, struct lv_lpm4);
+LV_CS_MAP(lv_cs_net6, BPF_MAP_TYPE_LPM_TRIE, struct lv_lpm6);
+
 #endif /* LEVEE_MAPS_H */

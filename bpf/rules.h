@@ -96,4 +96,11 @@ LV_INLINE struct lv_list_verdict lv_list_decide(const struct lv_list_value *v, _
 	return d;
 }
 
+/* A CrowdSec decision is in force until `now` (CLOCK_MONOTONIC ns) reaches its expiry:
+ * the datapath drops by it, the controller removes it and counts what is held by it. */
+LV_INLINE int lv_cs_in_force(const struct lv_cs_value *v, __u64 now)
+{
+	return !lv_gcra_conforms(v->expires_ns, now);
+}
+
 #endif /* LEVEE_RULES_H */

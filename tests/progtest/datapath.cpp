@@ -340,6 +340,7 @@ Pinned Datapath::pinned(const std::string& iface) const {
   p.events = dup_of(LV_MAP_EVENTS);
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) p.lists[slot][m] = dup_of(kListPins[slot][m]);
+  for (unsigned m = 0; m < kCsMaps; ++m) p.crowdsec[m] = dup_of(kCsPins[m]);
   return p;
 }
 

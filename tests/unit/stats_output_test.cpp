@@ -103,9 +103,9 @@ TEST(StatsOutput, WouldDropHasEveryMonitorableReasonZerosToo) {
   auto j = stats_json("eth0", c);
   ASSERT_TRUE(j.contains("would_drop"));
   ASSERT_TRUE(j.contains("would_drop_bytes"));
-  const std::vector<std::string> want{"rate",      "map_full",   "contended",  "deny",        "bytes",
-                                      "ban",       "admission",  "network",    "class_limit", "newcomer",
-                                      "escalated", "challenged", "unverified", "answer_limit"};
+  const std::vector<std::string> want{"rate",      "map_full",   "contended",  "deny",         "bytes",
+                                      "ban",       "admission",  "network",    "class_limit",  "newcomer",
+                                      "escalated", "challenged", "unverified", "answer_limit", "crowdsec"};
   EXPECT_EQ(j["would_drop"].size(), want.size()) << j["would_drop"].dump();
   for (const auto& r : want) {
     EXPECT_TRUE(j["would_drop"].contains(r)) << r;

@@ -71,6 +71,19 @@ ClassSpec named(const char* name) {
   return c;
 }
 
+TEST(StatusOutput, CrowdsecDecisionsHeldInTheMaps) {
+  IfaceStatus s = status_of({named("default")});
+  s.crowdsec = 100'001;
+  s.crowdsec_in_force = 100'000;
+  const std::string t = status_text({s});
+  EXPECT_NE(t.find("  crowdsec 100,001 decisions held, 100,000 in force (levee run's bouncer: see its metrics)\n"),
+            std::string::npos)
+      << t;
+  auto j = status_json({s})["interfaces"][0];
+  EXPECT_EQ(j["crowdsec"]["held"], 100'001);
+  EXPECT_EQ(j["crowdsec"]["in_force"], 100'000);
+}
+
 TEST(StatusOutput, ModeWhenFullSourcesNetworksBansAdmitted) {
   ClassSpec syn = named("web-syn");
   syn.new_sources = {500, 50};
@@ -112,6 +125,8 @@ TEST(StatusOutput, ModeWhenFullSourcesNetworksBansAdmitted) {
   EXPECT_EQ(j["bans"], 3);
   EXPECT_EQ(j["ban_records"], 5);
   EXPECT_EQ(j["max_bans"], 65'536);
+  EXPECT_EQ(j["crowdsec"]["held"], 0);
+  EXPECT_EQ(t.find("crowdsec"), std::string::npos) << "no line without decisions held";
   const auto& cls = j["classes"];
   EXPECT_EQ(cls[0]["admitted"], 1'234);
   EXPECT_EQ(cls[0]["new_sources"], 500);

@@ -198,6 +198,9 @@ std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link) {
   const ListFds lists = list_fds_of(skel);
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{lists[slot][m], kListPins[slot][m]});
+  const bpf_map* cs[kCsMaps] = {skel->maps.lv_cs_host4, skel->maps.lv_cs_host6, skel->maps.lv_cs_net4,
+                                skel->maps.lv_cs_net6};
+  for (unsigned m = 0; m < kCsMaps; ++m) objs.push_back(PinObj{bpf_map__fd(cs[m]), kCsPins[m]});
   return objs;
 }
 
@@ -287,6 +290,7 @@ Status repin(const Pinned& p) {
   if (p.events.valid()) objs.push_back(PinObj{p.events.get(), LV_MAP_EVENTS});
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{p.lists[slot][m].get(), kListPins[slot][m]});
+  for (unsigned m = 0; m < kCsMaps; ++m) objs.push_back(PinObj{p.crowdsec[m].get(), kCsPins[m]});
   return pin_into_place(objs, p.iface);
 }
 

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 
+#include "bpf/crowdsec_maps.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/known_good.hpp"
 #include "bpf/list_entries.hpp"
@@ -76,6 +77,9 @@ Status walk_maps(const Pinned& p, IfaceStatus& s) {
   s.networks = n.networks;
   s.probation = n.probation;
   s.watched = n.watched;
+  LV_TRY_ASSIGN(auto cs, count_crowdsec(p, now));
+  s.crowdsec = cs.entries;
+  s.crowdsec_in_force = cs.in_force;
   return for_each_ban(p.bans.get(), [&](const lv_key&, const lv_ban& b) {
     ++s.ban_records;
     if (b.until_ns > now) ++s.bans_active;

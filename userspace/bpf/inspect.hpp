@@ -46,6 +46,9 @@ struct IfaceStatus {
   // From the walk: sources on probation, networks the autopilot watches, and those of
   // them escalated and not yet calm.
   uint64_t probation = 0, watched = 0;
+  // CrowdSec decisions in the filter's maps (levee run's bouncer), and of those the ones
+  // not expired: what status can know without asking the daemon.
+  uint64_t crowdsec = 0, crowdsec_in_force = 0;
   struct Escalation {
     lv_key key;  // the network (LV_KEY_WATCH), masked to its class's watch prefix
     lv_watch watch;

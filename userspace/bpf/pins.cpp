@@ -146,6 +146,7 @@ Result<Pinned> open_pinned(const std::string& iface) {
                           Want{&p.seen, LV_MAP_SEEN},     Want{&p.good, LV_MAP_GOOD}};
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) wants.push_back(Want{&p.lists[slot][m], kListPins[slot][m]});
+  for (unsigned m = 0; m < kCsMaps; ++m) wants.push_back(Want{&p.crowdsec[m], kCsPins[m]});
   for (Want w : wants) {
     auto fd = open_pin(fmt::format("{}/{}", dir, w.name));
     if (!fd) {

@@ -11,6 +11,7 @@
 //   /sys/fs/bpf/levee/<iface>/lv_events  the datapath's events (ring buffer)
 //   /sys/fs/bpf/levee/<iface>/lv_list{4,6}_{0,1}  list tries, per family and slot
 //   /sys/fs/bpf/levee/<iface>/lv_host{4,6}_{0,1}  list host hashes, per family and slot
+//   /sys/fs/bpf/levee/<iface>/lv_cs_{host,net}{4,6}  CrowdSec decisions (levee run's bouncer)
 //
 // An attach pins into a staging directory and renames it into place; a detach renames
 // the directory away before it takes it apart. So to a reader the directory either
@@ -65,7 +66,12 @@ struct Pinned {
   // fewer): everything but `levee events` works on it.
   Fd events;
   Fd lists[2][4];  // [slot][ListMap: net4, net6, host4, host6]
+  Fd crowdsec[4];  // [CsMap: host4, host6, net4, net6]
 };
+
+// The CrowdSec maps, by index into Pinned::crowdsec, and their pinned names.
+enum CsMap { kCsHost4 = 0, kCsHost6 = 1, kCsNet4 = 2, kCsNet6 = 3, kCsMaps = 4 };
+inline constexpr const char* kCsPins[kCsMaps] = {LV_MAP_CS_HOST4, LV_MAP_CS_HOST6, LV_MAP_CS_NET4, LV_MAP_CS_NET6};
 
 // The pinned names of the list maps, [slot][ListMap].
 inline constexpr const char* kListPins[2][4] = {{LV_MAP_LIST4_0, LV_MAP_LIST6_0, LV_MAP_HOST4_0, LV_MAP_HOST6_0},

@@ -308,6 +308,10 @@ uint32_t flip(__u32& half) {
 uint32_t PolicyMap::flip_seen() { return flip(ctl_->seen_active); }
 uint32_t PolicyMap::flip_good() { return flip(ctl_->good_active); }
 
+void PolicyMap::set_cs_present(uint32_t bits) {
+  std::atomic_ref(ctl_->cs_present).store(bits, std::memory_order_release);
+}
+
 Status PolicyMap::publish(lv_policy next, const Lists& lists) {
   // The inactive slot may have been active until the previous publish, possibly a
   // moment ago from another process: let packets still reading it finish first.

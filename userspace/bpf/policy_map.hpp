@@ -95,6 +95,9 @@ class PolicyMap {
   // The same for lv_good (lv_control.good_active), after the controller cleared the half
   // it flips away from's counterpart (known_good.hpp).
   uint32_t flip_good();
+  // Which CrowdSec maps may hold entries (lv_control.cs_present, enum lv_cs_present):
+  // one atomic store, by the bouncer, the only writer of those maps.
+  void set_cs_present(uint32_t bits);
   // Replace the policy and its lists atomically with respect to packets. Sets the
   // generation (one above the active one) and the list counts.
   Status publish(lv_policy next, const Lists& lists);

@@ -45,6 +45,7 @@ inline constexpr std::array kReasons{
                "a RST that returned a valid cookie: its source proved its address and is known-good (syn_auth)"},
     ReasonInfo{LV_R_ANSWER_LIMIT, "answer_limit",
                "a SYN left unanswered: SYN-ACKs towards its network, or in all, over their rate (syn_auth)"},
+    ReasonInfo{LV_R_CROWDSEC, "crowdsec", "its source is under a CrowdSec ban decision ([crowdsec], levee run)"},
 };
 
 // Whether monitor mode counts this reason as a would-be drop instead of dropping.

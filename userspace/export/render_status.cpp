@@ -175,6 +175,7 @@ json iface_json(const IfaceStatus& s) {
             {"bans", s.bans_active},
             {"ban_records", s.ban_records},
             {"max_bans", s.max_bans},
+            {"crowdsec", {{"held", s.crowdsec}, {"in_force", s.crowdsec_in_force}}},
             {"probation", s.probation},
             {"watched", s.watched},
             {"escalated", s.escalated.size()}};
@@ -288,6 +289,9 @@ std::string iface_tail_text(const IfaceStatus& s) {
                        s.watched == 1 ? "" : "s", group_digits(s.escalated.size()));
   out += fmt::format("  bans     {} active, {} records of {}\n", group_digits(s.bans_active),
                      group_digits(s.ban_records), group_digits(s.max_bans));
+  if (s.crowdsec)
+    out += fmt::format("  crowdsec {} decision{} held, {} in force (levee run's bouncer: see its metrics)\n",
+                       group_digits(s.crowdsec), s.crowdsec == 1 ? "" : "s", group_digits(s.crowdsec_in_force));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ struct Cidr {
   std::string to_string() const;
   bool contains(const Cidr& o) const;  // o is within this prefix
   bool operator==(const Cidr&) const = default;
+  auto operator<=>(const Cidr&) const = default;  // an order for maps, not a containment
 };
 
 // The first `len` bits of `a`, the rest zero.

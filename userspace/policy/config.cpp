@@ -30,10 +30,11 @@ constexpr uint64_t kMaxAnswerCap = 1'000'000'000;
 Result<Policy> Reader::read(const toml::table& root) {
   Policy p;
   p.source = file_;
-  known(root, "", {"interface", "defaults", "class", "default", "lists", "override", "auto", "syn_auth"});
+  known(root, "", {"interface", "defaults", "class", "default", "lists", "override", "auto", "syn_auth", "crowdsec"});
   if (const toml::table* t = table(root, "interface")) interface(*t, p.iface);
   if (const toml::table* t = table(root, "auto")) autopilot(*t, p.autop);
   if (const toml::table* t = table(root, "syn_auth")) syn_auth(*t, p.syn_auth);
+  if (const toml::table* t = table(root, "crowdsec")) crowdsec(*t, p.crowdsec);
   if (const toml::table* t = table(root, "defaults")) {
     known(*t, "defaults", with_inheritable({"prefix4", "prefix6"}));
     prefix4_ = prefix(*t, "defaults", "prefix4", 32).value_or(32);

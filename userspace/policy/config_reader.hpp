@@ -122,8 +122,11 @@ class Reader {
 
   // ---- the top-level tables (config.cpp) ----
   void interface(const toml::table& t, InterfaceSettings& s);
-  void autopilot(const toml::table& t, AutoSpec& a);    // [auto]
-  void syn_auth(const toml::table& t, SynAuthSpec& s);  // [syn_auth]
+  void autopilot(const toml::table& t, AutoSpec& a);     // [auto]
+  void syn_auth(const toml::table& t, SynAuthSpec& s);   // [syn_auth]
+  void crowdsec(const toml::table& t, CrowdsecSpec& s);  // [crowdsec] (config_crowdsec.cpp)
+  // An array of non-empty strings, into `out`.
+  void strings(const toml::node& n, const std::string& key, std::vector<std::string>& out);
   void list(const toml::node& n, const std::string& key, lv_list_kind kind, Policy& p);
   void override_(const toml::table& t, const std::string& path, Policy& p);
 

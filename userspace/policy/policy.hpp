@@ -20,6 +20,7 @@
 #include "core/result.hpp"
 #include "levee_abi.h"
 #include "policy/cidr.hpp"
+#include "policy/crowdsec.hpp"
 #include "policy/limits.hpp"
 
 namespace levee {
@@ -276,6 +277,7 @@ struct Policy {
   std::string source;            // the config file, or "command line"
   AutoSpec autop;                // [auto] as the file gave it (also in every class), for the daemon
   SynAuthSpec syn_auth;          // [syn_auth]
+  CrowdsecSpec crowdsec;         // [crowdsec]: levee run's bouncer (the filter's policy ignores it)
 };
 
 // The --rate/--burst shorthand: one default class.
