@@ -10,14 +10,17 @@ set -euo pipefail
 # The end-to-end flood tests (tests/e2e/admission_test.cpp) run a private nginx in the
 # receiver's namespace and wrk as its load client in the sender's (each started by the
 # test on its own config; a system nginx service the package may start is not used).
-# tests/e2e/daemon_test.cpp runs Debian's Prometheus server (and promtool) against `levee run`.
+# tests/e2e/daemon_test.cpp runs Debian's Prometheus server (and promtool) against `levee run`;
+# tests/e2e/crowdsec_test.cpp Debian's CrowdSec Local API, unpacked, not installed (ensure_crowdsec),
+# and sqlite3 to change its database while it is down.
 # tests/install/package_test.sh lints the Debian package with lintian; cpack finds the
 # binaries to give dpkg-shlibdeps with file (dpkg-shlibdeps and dpkg-deb come with
 # build-essential's dpkg-dev).
-TEST_PACKAGES=(nginx wrk prometheus lintian file)
+TEST_PACKAGES=(nginx wrk prometheus sqlite3 lintian file)
 
 need_root
 ensure_packages "${LEVEE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+ensure_crowdsec
 ensure_bpffs
 build_levee
 

@@ -58,3 +58,19 @@ build_levee() {
   configure_levee
   cmake --build "$LEVEE_BUILD" -j "$(nproc)" "${targets[@]}" || die "build failed (run: cmake --build $LEVEE_BUILD)"
 }
+
+# CrowdSec's Local API and cscli for the bouncer's end-to-end test (tests/e2e/crowdsec_test.cpp),
+# unpacked into $1 (default /var/cache/levee-test/crowdsec) if not there yet. Never
+# `apt-get install crowdsec`: its postinst registers with CrowdSec's online API, fails
+# offline and leaves dpkg half-configured. Unpacked, no script of the package runs.
+LEVEE_CROWDSEC_DIR=${LEVEE_CROWDSEC_DIR:-/var/cache/levee-test/crowdsec}
+ensure_crowdsec() {
+  local dir=${1:-$LEVEE_CROWDSEC_DIR} tmp
+  [ -x "$dir/usr/bin/crowdsec" ] && [ -x "$dir/usr/bin/cscli" ] && return 0
+  tmp=$(mktemp -d) || die "cannot make a temporary directory"
+  (cd "$tmp" && apt-get download -q crowdsec >/dev/null 2>&1) \
+    || (apt-get update -q >/dev/null && cd "$tmp" && apt-get download -q crowdsec >/dev/null) \
+    || { rm -rf "$tmp"; die "apt-get download crowdsec failed"; }
+  mkdir -p "$dir" && dpkg -x "$tmp"/crowdsec_*.deb "$dir" || { rm -rf "$tmp"; die "dpkg -x crowdsec failed"; }
+  rm -rf "$tmp"
+}

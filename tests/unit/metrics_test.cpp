@@ -95,6 +95,16 @@ MetricsSnapshot full_snapshot() {
   d.events_suppressed = 1234;
   d.known_good_marked = 42;
   s.daemon = d;
+  BouncerHealth b;
+  b.held[0][0] = 100;
+  b.held[1][1] = 2;
+  b.up = true;
+  b.last_pull_unix_ns = 1'700'000'200'000'000'000ull;
+  b.pulls = 9;
+  b.pull_errors = 1;
+  b.applied = 103;
+  b.removed = 1;
+  s.bouncer = b;
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "core/quote.hpp"
 #include "core/signals.hpp"
 #include "daemon/attachment.hpp"
+#include "daemon/bouncer.hpp"
 #include "daemon/cookie_keys.hpp"
 #include "daemon/event_lines.hpp"
 #include "daemon/health.hpp"
@@ -53,6 +54,8 @@ class Daemon {
   Status open_events_file();
   void open_events();
   void open_known_good();
+  // [crowdsec]: the bouncer (re)started with the file's settings and key, or stopped.
+  Status start_bouncer(const CrowdsecSpec& spec);
   void walk();
   void rotate_cookie_key();
   bool write_event(const EventRecord& r);
@@ -71,6 +74,7 @@ class Daemon {
   std::optional<KnownGood> good_;
   daemon::CookieKeys cookie_keys_;
   Clock::time_point next_age_;
+  std::unique_ptr<daemon::Bouncer> bouncer_;     // [crowdsec]
   std::optional<daemon::MetricsServer> server_;  // last: stopped before what its scrapes read
 };
 
@@ -99,6 +103,8 @@ Status Daemon::start() {
   LV_TRY(preflight("run"));
   // Everything that can fail without touching the kernel, first.
   LV_TRY_ASSIGN(auto p, load_config(o_.config, iface));
+  const CrowdsecSpec crowdsec = p.crowdsec;
+  if (crowdsec.enabled) LV_TRY(read_cs_key(crowdsec.api_key_file));  // a bad key file changes nothing
   autop_ = p.autop;
   judge_.set_after(autop_.known_good_after_ns);
   next_age_ = Clock::now() + std::chrono::nanoseconds(autop_.known_good_for_ns);
@@ -116,6 +122,7 @@ Status Daemon::start() {
   if (server_) server_->ready();
   open_events();
   open_known_good();
+  LV_TRY(start_bouncer(crowdsec));
   if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
   return {};
 }
@@ -125,7 +132,25 @@ Status Daemon::start() {
 // found then must not leave the events going to the rotated file.
 void Daemon::hangup() {
   if (auto e = open_events_file(); !e) say(o_.iface, "{}", e.error().message());
-  if (daemon::reload_config(o_, health_, &autop_)) judge_.set_after(autop_.known_good_after_ns);
+  CrowdsecSpec crowdsec;
+  if (!daemon::reload_config(o_, health_, &autop_, &crowdsec)) return;
+  judge_.set_after(autop_.known_good_after_ns);
+  // Again with the file's settings and key (a rotated key is read here): the new
+  // bouncer starts from what the maps hold and reconciles with its first pull.
+  if (auto st = start_bouncer(crowdsec); !st) say(o_.iface, "crowdsec: {}", st.error().message());
+}
+
+Status Daemon::start_bouncer(const CrowdsecSpec& spec) {
+  if (!spec.enabled) {
+    if (bouncer_) say(o_.iface, "crowdsec: no [crowdsec] any more: the bouncer stops, its decisions expire");
+    bouncer_.reset();
+    return {};
+  }
+  LV_TRY_ASSIGN(auto key, read_cs_key(spec.api_key_file));
+  bouncer_.reset();
+  bouncer_ = std::make_unique<daemon::Bouncer>(o_.iface, spec, std::move(key), health_);
+  bouncer_->start();
+  return {};
 }
 
 void Daemon::open_events() {
@@ -189,6 +214,7 @@ bool Daemon::loop() {
     if (attachment_.take_replaced()) {  // attached again: new maps
       open_events();
       open_known_good();
+      if (bouncer_) bouncer_->resync();
     }
     if (Clock::now() >= next_walk && attachment_.whole()) {
       walk();
@@ -209,6 +235,7 @@ bool Daemon::loop() {
 
 Status Daemon::stop(bool detached_by_other) {
   const std::string& iface = o_.iface;
+  bouncer_.reset();
   if (server_) server_->stop();
   events_.reset();
   good_.reset();

@@ -60,10 +60,16 @@ void Health::walked(const WalkCounts& w) {
   health_.known_good_marked += w.marked;
 }
 
+void Health::bouncer(const BouncerHealth& b) {
+  std::lock_guard g(mu_);
+  bouncer_ = b;
+}
+
 void Health::read(MetricsSnapshot& s) const {
   std::lock_guard g(mu_);
   s.walk = walk_;
   s.daemon = health_;
+  s.bouncer = bouncer_;
 }
 
 }  // namespace levee::daemon

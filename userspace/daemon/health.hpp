@@ -27,6 +27,8 @@ class Health {
   void pinned(bool yes);
   void reattached();
   void repinned();
+  // levee run's CrowdSec bouncer, after each of its pulls.
+  void bouncer(const BouncerHealth& b);
   // Into a scrape: s.walk and s.daemon.
   void read(MetricsSnapshot& s) const;
 
@@ -34,6 +36,7 @@ class Health {
   mutable std::mutex mu_;
   DaemonHealth health_;
   std::optional<WalkCounts> walk_;
+  std::optional<BouncerHealth> bouncer_;
 };
 
 }  // namespace levee::daemon

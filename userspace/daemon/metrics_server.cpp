@@ -2,36 +2,14 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <signal.h>
 
 #include "bpf/inspect.hpp"
 #include "bpf/maps.hpp"
 #include "core/version.hpp"
+#include "daemon/block_signals.hpp"
 #include "daemon/http_guard.hpp"
 
 namespace levee::daemon {
-namespace {
-
-// Signals reach the main loop only: threads started in this scope (the HTTP server and
-// its workers inherit the mask) never take SIGHUP, SIGINT or SIGTERM, so a signal always
-// interrupts the main thread's wait.
-class BlockDaemonSignals {
- public:
-  BlockDaemonSignals() {
-    sigset_t s;
-    sigemptyset(&s);
-    for (int sig : {SIGHUP, SIGINT, SIGTERM}) sigaddset(&s, sig);
-    pthread_sigmask(SIG_BLOCK, &s, &old_);
-  }
-  ~BlockDaemonSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  BlockDaemonSignals(const BlockDaemonSignals&) = delete;
-  BlockDaemonSignals& operator=(const BlockDaemonSignals&) = delete;
-
- private:
-  sigset_t old_;
-};
-
-}  // namespace
 
 MetricsServer::MetricsServer(std::string iface, Scrape scrape) : iface_(std::move(iface)), scrape_(std::move(scrape)) {}
 

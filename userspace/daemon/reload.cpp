@@ -57,7 +57,7 @@ Status start_filter(const DaemonOptions& o, Policy p) {
   return {};
 }
 
-bool reload_config(const DaemonOptions& o, Health& health, AutoSpec* autop) {
+bool reload_config(const DaemonOptions& o, Health& health, AutoSpec* autop, CrowdsecSpec* crowdsec) {
   auto p = load_config(o.config, o.iface);
   Result<ReloadResult> r = p ? levee::reload(o.iface, *p) : Result<ReloadResult>(p.error());
   health.reloaded(r.ok());
@@ -68,6 +68,7 @@ bool reload_config(const DaemonOptions& o, Health& health, AutoSpec* autop) {
   say(o.iface, "reloaded {}: policy generation {}, {} classes, {} list entries", o.config, r->generation, r->classes,
       group_digits(r->list_entries));
   if (autop) *autop = p->autop;
+  if (crowdsec) *crowdsec = p->crowdsec;
   say_reload_notes(o.iface, *r);
   return true;
 }

@@ -15,7 +15,8 @@ Status start_filter(const DaemonOptions& o, Policy p);
 
 // The config reloaded into the running filter, recorded in `health`; false if it failed
 // (said, and the running policy is unchanged). `autop`, if given, gets the file's
-// autopilot settings on success (the daemon's own: known-good sources).
-bool reload_config(const DaemonOptions& o, Health& health, AutoSpec* autop = nullptr);
+// autopilot settings on success (the daemon's own: known-good sources), `crowdsec` its
+// [crowdsec] (the daemon's bouncer).
+bool reload_config(const DaemonOptions& o, Health& health, AutoSpec* autop = nullptr, CrowdsecSpec* crowdsec = nullptr);
 
 }  // namespace levee::daemon

@@ -237,6 +237,34 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.sample({{"action", "repin"}}, d.repins);
 }
 
+// levee run's CrowdSec bouncer.
+void bouncer_families(Writer& w, const BouncerHealth& b) {
+  w.family("levee_crowdsec_decisions", "gauge",
+           "CrowdSec decisions the filter holds (dropped as reason crowdsec until they expire), by family and scope.");
+  for (unsigned f = 0; f < 2; ++f)
+    for (unsigned sc = 0; sc < 2; ++sc)
+      w.sample({{"family", f ? "ipv6" : "ipv4"}, {"scope", sc ? "range" : "ip"}}, b.held[f][sc]);
+  w.family("levee_crowdsec_up", "gauge", "1 if the last pull of the CrowdSec Local API's decisions succeeded.");
+  w.sample({}, uint64_t{b.up ? 1u : 0u});
+  w.family("levee_crowdsec_last_pull_timestamp_seconds", "gauge",
+           "When the CrowdSec decisions were last pulled successfully (Unix time; 0: not yet).");
+  w.sample({}, seconds(b.last_pull_unix_ns));
+  w.family("levee_crowdsec_pulls_total", "counter", "Pulls of the CrowdSec Local API's decision stream, by result.");
+  w.sample({{"result", "success"}}, b.pulls);
+  w.sample({{"result", "failure"}}, b.pull_errors);
+  w.family("levee_crowdsec_decisions_applied_total", "counter", "CrowdSec decisions written into the filter.");
+  w.sample({}, b.applied);
+  w.family("levee_crowdsec_decisions_removed_total", "counter",
+           "CrowdSec decisions taken out of the filter: deleted, expired, or no longer held by the Local API.");
+  w.sample({}, b.removed);
+  w.family("levee_crowdsec_decisions_skipped_total", "counter",
+           "Entries of the decision stream levee could not take (another scope, a bad address or duration).");
+  w.sample({}, b.skipped);
+  w.family("levee_crowdsec_apply_duration_seconds", "gauge",
+           "How long the last pull took from its reply to its last change written (parse, plan, writes).");
+  w.sample({}, b.last_apply_seconds);
+}
+
 }  // namespace
 
 std::string render_metrics(const MetricsSnapshot& s) {
@@ -247,6 +275,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
   autopilot_families(w, s.status);
   if (s.walk) walk_families(w, *s.walk, s.status);
   if (s.daemon) daemon_families(w, *s.daemon);
+  if (s.bouncer) bouncer_families(w, *s.bouncer);
   return w.take();
 }
 

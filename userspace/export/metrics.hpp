@@ -57,6 +57,17 @@ struct DaemonHealth {
   uint64_t cookie_key_rotations = 0;    // SYN cookie keys drawn by this daemon (one per key epoch)
 };
 
+// levee run's CrowdSec bouncer ([crowdsec]): what it holds and how its pulls went.
+struct BouncerHealth {
+  uint64_t held[2][2] = {};        // decisions in the filter's maps, [IPv4, IPv6][Ip, Range]
+  uint64_t last_pull_unix_ns = 0;  // the last successful pull; 0: none yet
+  bool up = false;                 // the last pull succeeded
+  uint64_t pulls = 0, pull_errors = 0;
+  uint64_t applied = 0, removed = 0;  // decisions written into the maps, taken out of them
+  uint64_t skipped = 0;               // stream entries not understood (counted, ignored)
+  double last_apply_seconds = 0;      // the last pull, from its reply to its last change written
+};
+
 struct MetricsSnapshot {
   std::string iface;
   std::string version;
@@ -64,7 +75,8 @@ struct MetricsSnapshot {
   Counters counters;
   std::vector<ClassCounters> classes;  // first-match order; status.admitted in the same order
   std::optional<WalkCounts> walk;
-  std::optional<DaemonHealth> daemon;  // absent: no daemon families
+  std::optional<DaemonHealth> daemon;    // absent: no daemon families
+  std::optional<BouncerHealth> bouncer;  // absent: no [crowdsec], no bouncer families
 };
 
 // The text exposition: # HELP and # TYPE per family, every family once, labels escaped.

@@ -1,0 +1,188 @@
+#include "daemon/bouncer.hpp"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+#include "daemon/block_signals.hpp"
+#include "daemon/log.hpp"
+
+namespace levee::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr auto kBackoffFirst = 1s;
+constexpr auto kBackoffMax = 30s;
+// A startup pull now and then, errors or not: the Local API's incremental stream can
+// miss a decision committed just after a pull that its creation time precedes (seen with
+// `cscli decisions import` while pulling), and only a full pull brings it.
+constexpr auto kFullPullEvery = 5min;
+
+double seconds_since(SteadyClock::time_point t0) {
+  return std::chrono::duration<double>(SteadyClock::now() - t0).count();
+}
+
+// The lv_cs_present bits of the maps that hold entries.
+uint32_t present_bits(const CsCounts& c) {
+  uint32_t bits = 0;
+  for (unsigned f = 0; f < 2; ++f)
+    for (unsigned r = 0; r < 2; ++r)
+      if (c.n[f][r]) bits |= cs_present_bit(static_cast<CsMap>(r ? kCsNet4 + f : kCsHost4 + f));
+  return bits;
+}
+
+}  // namespace
+
+Bouncer::Bouncer(std::string iface, const CrowdsecSpec& spec, std::string key, Health& health)
+    : iface_(std::move(iface)), spec_(spec), health_(health), client_(spec, std::move(key)) {}
+
+Bouncer::~Bouncer() { stop(); }
+
+void Bouncer::start() {
+  BlockDaemonSignals blocked;
+  thread_ = std::thread([this] { run(); });
+}
+
+void Bouncer::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  client_.cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Bouncer::resync() {
+  {
+    std::lock_guard lock(mu_);
+    resync_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Bouncer::wait(std::chrono::nanoseconds d) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, d, [this] { return stopping_ || resync_; });
+  if (resync_) {
+    resync_ = false;
+    maps_.reset();
+  }
+  return !stopping_;
+}
+
+void Bouncer::run() {
+  say(iface_, "crowdsec: pulling decisions from http://{}:{} every {}", spec_.host, spec_.port,
+      format_duration(spec_.poll_ns));
+  std::chrono::nanoseconds backoff = kBackoffFirst;
+  while (true) {
+    expire();
+    if (turn()) {
+      backoff = kBackoffFirst;
+      if (!wait(std::chrono::nanoseconds(spec_.poll_ns))) return;
+      continue;
+    }
+    if (!wait(backoff)) return;
+    backoff = std::min<std::chrono::nanoseconds>(backoff * 2, kBackoffMax);
+  }
+}
+
+bool Bouncer::turn() {
+  if (!maps_) {
+    auto m = CrowdsecMaps::open(iface_);
+    if (!m) return error(m.error()), false;
+    auto held = m->read();
+    if (!held) return error(held.error()), false;
+    held_.adopt(*held);
+    maps_.emplace(std::move(m.value()));
+    present_ = present_bits(held_.counts());  // what the adopted maps hold keeps its bits until removed
+    startup_ = true;
+  }
+  const auto t0 = SteadyClock::now();
+  if (t0 >= next_full_) startup_ = true;
+  const bool startup = startup_;
+  auto body = client_.pull(startup);
+  if (!body) return error(body.error()), false;
+  const double pull_s = seconds_since(t0);
+  // From the reply to the last entry written: the parse, the plan, the writes.
+  const auto t1 = SteadyClock::now();
+  auto stream = parse_cs_stream(*body);
+  body->clear();
+  body->shrink_to_fit();
+  if (!stream) return error(stream.error()), false;
+  const CsPlan plan = held_.plan(spec_, *stream, startup, Clocks::read().now_mono_ns);
+  if (Status st = plan.empty() ? Status{} : apply(plan); !st) {
+    maps_.reset();  // start over from what the maps hold
+    return error(st.error()), false;
+  }
+  stats_.last_apply_seconds = seconds_since(t1);
+  stats_.skipped += stream->skipped;
+  stats_.last_pull_unix_ns = Clocks::read().now_unix_ns;
+  ++stats_.pulls;
+  startup_ = false;
+  if (startup) next_full_ = SteadyClock::now() + kFullPullEvery;
+  if (startup || !last_error_.empty())
+    say(iface_,
+        "crowdsec: {} pull: {} decisions held ({} written, {} removed, {} skipped); pulled in {:.3f} s, "
+        "applied in {:.3f} s",
+        startup ? "startup" : "first good", held_.size(), plan.put.size(), plan.remove.size(), stream->skipped, pull_s,
+        stats_.last_apply_seconds);
+  last_error_.clear();
+  publish(true);
+  // A startup pull of 100k decisions parses into ~100 MB of JSON values, freed by now:
+  // give the heap back rather than keep it resident until the next one.
+  if (startup) malloc_trim(0);
+  return true;
+}
+
+Status Bouncer::apply(const CsPlan& plan) {
+  // A map's bit is set before its first entry is written, and cleared only after the
+  // counts say it is empty: the datapath never skips a map holding one in force.
+  const uint32_t present = present_bits(held_.counts());
+  uint32_t writing = present;
+  for (const CsEntry& e : plan.put) writing |= cs_present_bit(cs_map_of(e.net));
+  maps_->set_present(writing | present_);
+  LV_TRY(maps_->put(plan.put));
+  LV_TRY(maps_->remove(plan.remove));
+  maps_->set_present(present);
+  present_ = present;
+  stats_.applied += plan.put.size();
+  stats_.removed += plan.remove.size();
+  return {};
+}
+
+void Bouncer::expire() {
+  if (!maps_) return;
+  const std::vector<Cidr> gone = held_.expire(Clocks::read().now_mono_ns);
+  if (gone.empty()) return;
+  if (Status st = apply(CsPlan{{}, gone}); !st) {
+    maps_.reset();
+    error(st.error());
+    return;
+  }
+  publish(last_error_.empty());
+}
+
+void Bouncer::publish(bool up) {
+  const CsCounts c = held_.counts();
+  for (unsigned f = 0; f < 2; ++f)
+    for (unsigned r = 0; r < 2; ++r) stats_.held[f][r] = c.n[f][r];
+  stats_.up = up;
+  health_.bouncer(stats_);
+}
+
+void Bouncer::error(const Error& e) {
+  ++stats_.pull_errors;
+  startup_ = true;  // after any error, every decision again: reconcile
+  const std::string m = e.message();
+  if (m != last_error_) say(iface_, "crowdsec: {} (the filter keeps the decisions it holds; retrying)", m);
+  last_error_ = m;
+  publish(false);
+}
+
+}  // namespace levee::daemon
