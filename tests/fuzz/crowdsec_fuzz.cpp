@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr uint64_t kNow = 1'000'000'000'000;
   CsHeldSet held;
   const CsPlan plan = held.plan(spec, *s, true, kNow);
-  std::set<Cidr> want;
+  std::set<Cidr, CidrLess> want;
   size_t wanted = 0;
   for (const CsDecision& d : s->added)
     if (d.duration_ns > 0 && cs_wanted(spec, d)) want.insert(d.net), ++wanted;

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <array>
-#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "core/result.hpp"
 
@@ -24,10 +24,16 @@ struct Cidr {
   std::string to_string() const;
   bool contains(const Cidr& o) const;  // o is within this prefix
   bool operator==(const Cidr&) const = default;
-  auto operator<=>(const Cidr&) const = default;  // an order for maps, not a containment
 };
 
 // The first `len` bits of `a`, the rest zero.
+// An order of networks for maps and sets (by family, length, address): not containment.
+struct CidrLess {
+  bool operator()(const Cidr& a, const Cidr& b) const {
+    return std::tie(a.family, a.len, a.addr) < std::tie(b.family, b.len, b.addr);
+  }
+};
+
 std::array<uint8_t, 16> mask_prefix(const std::array<uint8_t, 16>& a, unsigned len);
 
 }  // namespace levee

@@ -198,7 +198,7 @@ Result<CsStream> parse_cs_stream(std::string_view body) {
   if (!root.is_object()) return Error{"the Local API's decision stream is not a JSON object", 0, hint};
   CsStream s;
   if (!decisions(root, "new", s.added, s.skipped) || !decisions(root, "deleted", s.deleted, s.skipped))
-    return Error{"the Local API's decision stream has \"new\" or \"deleted\" that is not a list", 0, hint};
+    return Error{R"(the Local API's decision stream has "new" or "deleted" that is not a list)", 0, hint};
   return s;
 }
 

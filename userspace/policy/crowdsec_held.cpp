@@ -34,7 +34,7 @@ CsPlan CsHeldSet::plan(const CrowdsecSpec& spec, const CsStream& s, bool startup
 void CsHeldSet::startup(const CrowdsecSpec& spec, const CsStream& s, uint64_t now, CsPlan& plan) {
   // Its "deleted" list is every expired or deleted decision still in the database:
   // nothing to act on, whatever is held and not in "new" goes below.
-  std::map<Cidr, lv_cs_value> want;
+  std::map<Cidr, lv_cs_value, CidrLess> want;
   for (const CsDecision& d : s.added) {
     const auto v = value_of(spec, d, now);
     if (!v) continue;
@@ -59,7 +59,7 @@ void CsHeldSet::startup(const CrowdsecSpec& spec, const CsStream& s, uint64_t no
 void CsHeldSet::incremental(const CrowdsecSpec& spec, const CsStream& s, uint64_t now, CsPlan& plan) {
   // Each network's last change in the reply: a network deleted and added again in one
   // reply is written, not removed.
-  std::map<Cidr, std::optional<lv_cs_value>> change;
+  std::map<Cidr, std::optional<lv_cs_value>, CidrLess> change;
   for (const CsDecision& d : s.deleted) {
     const auto it = held_.find(d.net);
     if (it == held_.end() || it->second.id != d.id) continue;  // not held, or another decision of it

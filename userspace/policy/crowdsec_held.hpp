@@ -49,7 +49,7 @@ class CsHeldSet {
  private:
   void startup(const CrowdsecSpec& spec, const CsStream& s, uint64_t now, CsPlan& plan);
   void incremental(const CrowdsecSpec& spec, const CsStream& s, uint64_t now, CsPlan& plan);
-  std::map<Cidr, lv_cs_value> held_;
+  std::map<Cidr, lv_cs_value, CidrLess> held_;
   uint64_t next_expiry_ = 0;  // the earliest expiry held (0: none known): expire() skips the walk until then
 };
 
