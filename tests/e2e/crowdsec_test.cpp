@@ -9,6 +9,7 @@
 // port is free there), the daemon pulls it over TCP, and nothing listens or sends
 // outside the sandbox. Each Local API lives in a TempDir (config, SQLite database),
 // removed with it; the server is a child that dies with the test.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,7 +95,13 @@ class Lapi {
     RunOptions o;
     o.netns = ns_;
     o.timeout = std::chrono::milliseconds(120'000);
+    // 1.4.6 on SQLite may refuse a write with "database is locked" while a bouncer pulls
+    // (a pull writes the bouncer's last pull time); the write was rolled back: again.
     RunResult r = run(argv, o);
+    for (int i = 0; i < 5 && r.code != 0 && r.err.find("database is locked") != std::string::npos; ++i) {
+      usleep(200'000);
+      r = run(argv, o);
+    }
     if (r.code != 0) throw std::runtime_error("cscli failed: " + r.describe());
     return r.out;
   }
@@ -217,7 +224,16 @@ TEST_F(Crowdsec, DecisionsAreEnforcedAndLiftedWithinTwoSecondsIpRangeAndIpv6) {
     EXPECT_LE(t, 2.0);
   }
   EXPECT_GE(d.sample("levee_crowdsec_decisions_removed_total"), 3);
-  d.stop();
+
+  // SIGHUP: the bouncer starts again from what the maps hold, and goes on.
+  ASSERT_GE(add({"--ip", "198.18.0.11"}, "198.18.0.11"), 0);
+  d.signal(SIGHUP);
+  EXPECT_GT(fleet_drops("198.18.0.11"), 0) << "kept through the bouncer's restart";
+  const double after_hup = add({"--ip", "198.18.0.14"}, "198.18.0.14");
+  EXPECT_GE(after_hup, 0);
+  EXPECT_LE(after_hup, 2.0);
+  const RunResult r = d.stop();
+  EXPECT_NE(r.err.find("reloaded"), std::string::npos) << r.describe();
 }
 
 TEST_F(Crowdsec, OutageKeepsTheDecisionsAndTheReconnectReconciles) {
@@ -263,56 +279,39 @@ TEST_F(Crowdsec, AHundredThousandDecisionsAreAppliedWithinTwoSecondsOfThePull) {
            std::to_string((a >> 8) & 255) + "." + std::to_string(a & 255) + "\n";
   }
   const std::string file = dir_.write("decisions.csv", csv);
+  // Imported before levee runs: 1.4.6 on SQLite fails an import with "database is
+  // locked" now and then while a bouncer pulls (each pull writes the bouncer's last pull
+  // time). Imported while levee pulled, once, the incremental stream brought 99,900 of
+  // them: it can miss a batch committed during a pull, which the bouncer's periodic
+  // startup pull makes up for.
   lapi_->start();
   if (HasFatalFailure()) return;
-  std::optional<LeveeRun> d;
-  d.emplace(sb(), std::vector<std::string>{"--config", config()});
-  d->wait_ready();
-  if (HasFatalFailure()) return;
-  ASSERT_TRUE(eventually([&] { return d->sample("levee_crowdsec_up") == 1; }, 5'000));
-
-  // Imported while levee runs: incremental pulls bring them as the import commits its
-  // batches. The Local API may leave a batch out of the stream (one committed after a
-  // pull that its creation time precedes: 100 of 100k in one run here); only a startup
-  // pull (the bouncer's periodic one, or a reconnect) brings those. So: nearly all here,
-  // every one below.
   const auto t_import = Steady::now();
   lapi_->cscli({"decisions", "import", "-i", file});
-  const auto imported = Steady::now();
-  ASSERT_TRUE(eventually([&] { return d->sample("levee_crowdsec_decisions") >= kN * 0.99; }, 30'000))
-      << d->scrape().body;
-  report("crowdsec_import_100k_s", std::chrono::duration<double>(imported - t_import).count());
-  report("crowdsec_import_end_to_99pct_held_s", std::chrono::duration<double>(Steady::now() - imported).count());
-  report("crowdsec_incremental_held", d->sample("levee_crowdsec_decisions"));
-  // One of them, on the wire: the sender takes the address for a moment.
-  sb().ip_tx({"addr", "add", "198.18.100.7/32", "dev", sb().tx_if()});
-  EXPECT_GT(fleet_drops("198.18.100.7"), 0);
+  report("crowdsec_import_100k_s", std::chrono::duration<double>(Steady::now() - t_import).count());
 
-  // A fresh filter (detached, attached again by a new levee run): its startup pull
-  // brings all 100k at once.
-  d->stop();
-  d.reset();
-  ASSERT_EQ(sb().levee({"detach", sb().rx_if()}).code, 0);
   const auto t0 = Steady::now();
-  d.emplace(sb(), std::vector<std::string>{"--config", config()});
-  d->wait_ready();
+  LeveeRun d(sb(), {"--config", config()});
+  d.wait_ready();
   if (HasFatalFailure()) return;
-  ASSERT_TRUE(eventually([&] { return d->sample("levee_crowdsec_decisions") == kN; }, 30'000)) << d->scrape().body;
+  ASSERT_TRUE(eventually([&] { return d.sample("levee_crowdsec_decisions") == kN; }, 30'000)) << d.scrape().body;
   report("crowdsec_start_to_100k_held_s", std::chrono::duration<double>(Steady::now() - t0).count());
-  const double apply_s = d->sample("levee_crowdsec_apply_duration_seconds");
+  const double apply_s = d.sample("levee_crowdsec_apply_duration_seconds");
   report("crowdsec_startup_apply_100k_s", apply_s);
   EXPECT_GT(apply_s, 0);
   EXPECT_LE(apply_s, 2.0) << "from the pull's reply to the last entry written";
+  // One of them, on the wire: the sender takes the address for a moment.
+  sb().ip_tx({"addr", "add", "198.18.100.7/32", "dev", sb().tx_if()});
   EXPECT_GT(fleet_drops("198.18.100.7"), 0);
 
   // Kernel memory of the host hash, and the daemon's resident memory, for the record.
   RunResult mem = run({"bpftool", "-j", "map", "show", "pinned", pin_dir() + "/lv_cs_host4"});
   if (mem.code == 0) report("crowdsec_host4_map_memlock_bytes", json::parse(mem.out).value("bytes_memlock", 0.0));
-  std::ifstream status("/proc/" + std::to_string(d->pid()) + "/status");
+  std::ifstream status("/proc/" + std::to_string(d.pid()) + "/status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmRSS:", 0) == 0) report("crowdsec_daemon_rss_kb", std::stod(line.substr(6)));
 
-  const RunResult r = d->stop();
+  const RunResult r = d.stop();
   std::smatch m;
   const std::regex line("startup pull: (\\d+) decisions held .*pulled in ([0-9.]+) s, applied in ([0-9.]+) s");
   ASSERT_TRUE(std::regex_search(r.err, m, line)) << r.describe();
