@@ -64,7 +64,9 @@ static __always_inline int levee_main(struct xdp_md *ctx)
 	if (r == LV_R_DENY)
 		return lv_exit(c.pc, lv_mode(&c, LV_R_DENY), c.class_id, c.len);
 	/* After the operator's lists: their allow wins over a fleet decision. Monitor mode
-	 * counts it as a would-be drop (LV_MONITORABLE). */
+	 * counts it as a would-be drop (LV_MONITORABLE). Known gap in the reason, not the
+	 * verdict: a source lv_hot_rejects() remembers for a limit is dropped above under that
+	 * limit's reason until its ready time passes, without reaching this check. */
 	if (lv_crowdsec(&c))
 		return lv_exit(c.pc, lv_mode(&c, LV_R_CROWDSEC), c.class_id, c.len);
 	if (lv_banned_elsewhere(&c, &until))
