@@ -8,29 +8,22 @@
 #include <cstring>
 #include <functional>
 
+#include "policy/keys.hpp"
 #include "rules.h"
 
 namespace levee {
 namespace {
 
-// Keys of each map, from a network.
-uint32_t host4_key(const Cidr& c) {
-  uint32_t k = 0;
-  std::memcpy(&k, c.addr.data(), sizeof k);
-  return k;
-}
+// Keys of each map, from a network: the tries' as the lists' (keys.hpp), the hashes'
+// the address alone.
+uint32_t host4_key(const Cidr& c) { return lpm4_of(c).addr; }
 lv_in6 host6_key(const Cidr& c) {
   lv_in6 k{};
-  std::memcpy(k.addr, c.addr.data(), sizeof k.addr);
+  std::memcpy(k.addr, lpm6_of(c).addr, sizeof k.addr);
   return k;
 }
-lv_lpm4 net4_key(const Cidr& c) { return lv_lpm4{c.len, host4_key(c)}; }
-lv_lpm6 net6_key(const Cidr& c) {
-  lv_lpm6 k{};
-  k.prefixlen = c.len;
-  std::memcpy(k.addr, c.addr.data(), sizeof k.addr);
-  return k;
-}
+lv_lpm4 net4_key(const Cidr& c) { return lpm4_of(c); }
+lv_lpm6 net6_key(const Cidr& c) { return lpm6_of(c); }
 
 Cidr cidr_of(const void* addr, size_t bytes, uint8_t family, unsigned len) {
   Cidr c;

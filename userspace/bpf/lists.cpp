@@ -14,6 +14,7 @@
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
 #include "core/quote.hpp"
+#include "policy/keys.hpp"
 #include "policy/lists.hpp"
 #include "policy/policy.hpp"
 
@@ -48,17 +49,6 @@ Error on_another_list(const Cidr& c, const lv_list_value& old, const std::string
   const char* on = old.kind == LV_LIST_ALLOW ? "allow" : old.kind == LV_LIST_DENY ? "deny" : "override";
   return Error{fmt::format("{} is on the {} list of {}", c.to_string(), on, iface), 0,
                fmt::format("delete it there first: levee {} del {} {}", on, iface, c.to_string())};
-}
-
-lv_lpm4 lpm4_of(const Cidr& c) {
-  lv_lpm4 k{c.len, 0};
-  std::memcpy(&k.addr, c.addr.data(), 4);
-  return k;
-}
-lv_lpm6 lpm6_of(const Cidr& c) {
-  lv_lpm6 k{c.len, {}};
-  std::memcpy(k.addr, c.addr.data(), 16);
-  return k;
 }
 
 // The fallbacks of host entries about to be written: computed against the networks of

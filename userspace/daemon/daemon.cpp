@@ -54,8 +54,9 @@ class Daemon {
   Status open_events_file();
   void open_events();
   void open_known_good();
-  // [crowdsec]: the bouncer (re)started with the file's settings and key, or stopped.
-  Status start_bouncer(const CrowdsecSpec& spec);
+  // [crowdsec]: the bouncer (re)started with the file's settings and its key file's key
+  // (read by the caller, before anything changes), or stopped.
+  void start_bouncer(const CrowdsecSpec& spec, std::string key);
   void walk();
   void rotate_cookie_key();
   bool write_event(const EventRecord& r);
@@ -104,7 +105,10 @@ Status Daemon::start() {
   // Everything that can fail without touching the kernel, first.
   LV_TRY_ASSIGN(auto p, load_config(o_.config, iface));
   const CrowdsecSpec crowdsec = p.crowdsec;
-  if (crowdsec.enabled) LV_TRY(read_cs_key(crowdsec.api_key_file));  // a bad key file changes nothing
+  std::string cs_key;
+  if (crowdsec.enabled) {
+    LV_TRY_ASSIGN(cs_key, read_cs_key(crowdsec.api_key_file));  // a bad key file changes nothing
+  }
   autop_ = p.autop;
   judge_.set_after(autop_.known_good_after_ns);
   next_age_ = Clock::now() + std::chrono::nanoseconds(autop_.known_good_for_ns);
@@ -122,7 +126,7 @@ Status Daemon::start() {
   if (server_) server_->ready();
   open_events();
   open_known_good();
-  LV_TRY(start_bouncer(crowdsec));
+  start_bouncer(crowdsec, std::move(cs_key));
   if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
   return {};
 }
@@ -137,20 +141,27 @@ void Daemon::hangup() {
   judge_.set_after(autop_.known_good_after_ns);
   // Again with the file's settings and key (a rotated key is read here): the new
   // bouncer starts from what the maps hold and reconciles with its first pull.
-  if (auto st = start_bouncer(crowdsec); !st) say(o_.iface, "crowdsec: {}", st.error().message());
+  std::string key;
+  if (crowdsec.enabled) {
+    auto k = read_cs_key(crowdsec.api_key_file);
+    if (!k) {
+      say(o_.iface, "crowdsec: {}", k.error().message());  // the running bouncer keeps its key
+      return;
+    }
+    key = std::move(*k);
+  }
+  start_bouncer(crowdsec, std::move(key));
 }
 
-Status Daemon::start_bouncer(const CrowdsecSpec& spec) {
+void Daemon::start_bouncer(const CrowdsecSpec& spec, std::string key) {
   if (!spec.enabled) {
     if (bouncer_) say(o_.iface, "crowdsec: no [crowdsec] any more: the bouncer stops, its decisions expire");
     bouncer_.reset();
-    return {};
+    return;
   }
-  LV_TRY_ASSIGN(auto key, read_cs_key(spec.api_key_file));
   bouncer_.reset();
   bouncer_ = std::make_unique<daemon::Bouncer>(o_.iface, spec, std::move(key), health_);
   bouncer_->start();
-  return {};
 }
 
 void Daemon::open_events() {

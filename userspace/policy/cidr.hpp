@@ -26,7 +26,6 @@ struct Cidr {
   bool operator==(const Cidr&) const = default;
 };
 
-// The first `len` bits of `a`, the rest zero.
 // An order of networks for maps and sets (by family, length, address): not containment.
 struct CidrLess {
   bool operator()(const Cidr& a, const Cidr& b) const {
@@ -34,6 +33,7 @@ struct CidrLess {
   }
 };
 
+// The first `len` bits of `a`, the rest zero.
 std::array<uint8_t, 16> mask_prefix(const std::array<uint8_t, 16>& a, unsigned len);
 
 }  // namespace levee

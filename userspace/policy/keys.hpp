@@ -19,6 +19,19 @@ lv_key source_key(const Cidr& addr, const lv_class& c, unsigned id);
 lv_key network_key(const Cidr& addr, const lv_class& c, unsigned id);
 lv_key ban_all_key(const Cidr& addr, const lv_policy& p);
 
+// The trie key of a network, for the list tries and the CrowdSec tries; its address
+// alone keys their host hashes.
+inline lv_lpm4 lpm4_of(const Cidr& c) {
+  lv_lpm4 k{c.len, 0};
+  std::memcpy(&k.addr, c.addr.data(), 4);
+  return k;
+}
+inline lv_lpm6 lpm6_of(const Cidr& c) {
+  lv_lpm6 k{c.len, {}};
+  std::memcpy(k.addr, c.addr.data(), 16);
+  return k;
+}
+
 // A 64-bit hash of a key's five words (multiplied through), for the controller's tables
 // of keys; take its high bits.
 inline uint64_t key_hash(const lv_key& k) {
