@@ -35,6 +35,11 @@ Result<Policy> Reader::read(const toml::table& root) {
   if (const toml::table* t = table(root, "auto")) autopilot(*t, p.autop);
   if (const toml::table* t = table(root, "syn_auth")) syn_auth(*t, p.syn_auth);
   if (const toml::table* t = table(root, "crowdsec")) crowdsec(*t, p.crowdsec);
+  // The publisher learns of bans from the datapath's events: without them it shares nothing.
+  const toml::node* events = root["interface"]["events_per_second"].node();
+  if (p.crowdsec.publish && p.iface.events_per_second == 0 && events)
+    fail(*events, "interface.events_per_second", "off, but [crowdsec] publish = true shares the bans the events report",
+         "give events_per_second a rate (default 100), or publish = false");
   if (const toml::table* t = table(root, "defaults")) {
     known(*t, "defaults", with_inheritable({"prefix4", "prefix6"}));
     prefix4_ = prefix(*t, "defaults", "prefix4", 32).value_or(32);

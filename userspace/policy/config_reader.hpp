@@ -122,9 +122,12 @@ class Reader {
 
   // ---- the top-level tables (config.cpp) ----
   void interface(const toml::table& t, InterfaceSettings& s);
-  void autopilot(const toml::table& t, AutoSpec& a);     // [auto]
-  void syn_auth(const toml::table& t, SynAuthSpec& s);   // [syn_auth]
-  void crowdsec(const toml::table& t, CrowdsecSpec& s);  // [crowdsec] (config_crowdsec.cpp)
+  void autopilot(const toml::table& t, AutoSpec& a);             // [auto]
+  void syn_auth(const toml::table& t, SynAuthSpec& s);           // [syn_auth]
+  void crowdsec(const toml::table& t, CrowdsecSpec& s);          // [crowdsec] (config_crowdsec.cpp)
+  void crowdsec_machine(const toml::table& t, CrowdsecSpec& s);  // its publish keys
+  void secret_file(const toml::table& t, const char* key, const std::string& relative_hint,
+                   const std::string& missing_hint, std::string& out);
   // An array of non-empty strings, into `out`.
   void strings(const toml::node& n, const std::string& key, std::vector<std::string>& out);
   void list(const toml::node& n, const std::string& key, lv_list_kind kind, Policy& p);

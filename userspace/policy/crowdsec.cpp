@@ -150,32 +150,46 @@ Result<std::pair<std::string, uint16_t>> parse_cs_url(std::string_view url) {
   return std::pair{host, port};
 }
 
-Result<std::string> read_cs_key(const std::string& path) {
-  const std::string hint = "write the key `cscli bouncers add levee -o raw` printed into it, alone, mode 600";
+namespace {
+
+// A secret alone in a file of its own: `what` names the file in messages.
+Result<std::string> read_secret(const std::string& path, std::string_view what, const std::string& hint) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return Error{fmt::format("{}: cannot open the CrowdSec key file", path), errno, hint, true};
+  if (!fd.valid()) return Error{fmt::format("{}: cannot open the {}", path, what), errno, hint, true};
   struct stat st {};
-  if (fstat(fd.get(), &st) != 0) return Error{fmt::format("{}: cannot stat the CrowdSec key file", path), errno, hint};
-  if (!S_ISREG(st.st_mode)) return usage_error(fmt::format("{}: the CrowdSec key file is not a file", path), hint);
+  if (fstat(fd.get(), &st) != 0) return Error{fmt::format("{}: cannot stat the {}", path, what), errno, hint};
+  if (!S_ISREG(st.st_mode)) return usage_error(fmt::format("{}: the {} is not a file", path, what), hint);
   if (st.st_mode & S_IROTH)
-    return usage_error(fmt::format("{}: the CrowdSec key file is readable by everyone", path),
+    return usage_error(fmt::format("{}: the {} is readable by everyone", path, what),
                        fmt::format("chmod 600 {}", path));
   std::string text(kMaxCsKeyBytes + 1, '\0');
   size_t got = 0;
   while (got < text.size()) {
     const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error{fmt::format("{}: cannot read the CrowdSec key file", path), errno, hint};
+    if (n < 0) return Error{fmt::format("{}: cannot read the {}", path, what), errno, hint};
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
   if (got > kMaxCsKeyBytes)
-    return usage_error(fmt::format("{}: larger than {} bytes, not a bouncer key", path, kMaxCsKeyBytes), hint);
-  const std::string_view key = trim(std::string_view(text).substr(0, got));
-  if (key.empty()) return usage_error(fmt::format("{}: the CrowdSec key file is empty", path), hint);
-  if (!printable_line(key))
-    return usage_error(fmt::format("{}: the CrowdSec key file holds more than one printable word", path), hint);
-  return std::string(key);
+    return usage_error(fmt::format("{}: larger than {} bytes, not a {}", path, kMaxCsKeyBytes, what), hint);
+  const std::string_view secret = trim(std::string_view(text).substr(0, got));
+  if (secret.empty()) return usage_error(fmt::format("{}: the {} is empty", path, what), hint);
+  if (!printable_line(secret))
+    return usage_error(fmt::format("{}: the {} holds more than one printable word", path, what), hint);
+  return std::string(secret);
+}
+
+}  // namespace
+
+Result<std::string> read_cs_key(const std::string& path) {
+  return read_secret(path, "CrowdSec key file",
+                     "write the key `cscli bouncers add levee -o raw` printed into it, alone, mode 600");
+}
+
+Result<std::string> read_cs_password(const std::string& path) {
+  return read_secret(path, "CrowdSec machine password file",
+                     "write the password given to `cscli machines add NAME --password ...` into it, alone, mode 600");
 }
 
 std::optional<int64_t> parse_go_duration(std::string_view s) {

@@ -17,6 +17,7 @@
 #include "core/result.hpp"
 #include "levee_abi.h"
 #include "policy/cidr.hpp"
+#include "policy/crowdsec_publish.hpp"
 
 namespace levee {
 
@@ -36,6 +37,12 @@ struct CrowdsecSpec {
   std::vector<std::string> scenarios_containing;      // empty: every scenario
   std::vector<std::string> scenarios_not_containing;  // none refused
   std::vector<std::string> types{"ban"};              // supported_decisions_types
+  // levee as a CrowdSec machine (crowdsec_publish.hpp): its own bans pushed as alerts.
+  bool publish = false;
+  std::string machine_id;             // as `cscli machines add NAME` registered it
+  std::string machine_password_file;  // its password, alone in the file, mode 600
+  uint64_t publish_min_ban_ns = kDefaultCsPublishMinBanNs;
+  size_t publish_queue = kDefaultCsPublishQueue;
   bool operator==(const CrowdsecSpec&) const = default;
 };
 
@@ -46,6 +53,9 @@ Result<std::pair<std::string, uint16_t>> parse_cs_url(std::string_view url);
 // unreadable, empty, larger than kMaxCsKeyBytes, not one line of printable characters, or
 // readable by others (mode o+r: chmod 600).
 Result<std::string> read_cs_key(const std::string& path);
+
+// The machine's password from its file, by the same rules as the key file.
+Result<std::string> read_cs_password(const std::string& path);
 
 // One decision of the stream.
 struct CsDecision {
