@@ -105,6 +105,15 @@ MetricsSnapshot full_snapshot() {
   b.applied = 103;
   b.removed = 1;
   s.bouncer = b;
+  PublisherHealth pub;
+  pub.up = true;
+  pub.published = 7;
+  pub.errors = 2;
+  pub.queued = 3;
+  pub.dropped_full = 1;
+  pub.dropped_expired = 4;
+  pub.last_publish_unix_ns = 1'700'000'300'000'000'000ull;
+  s.publisher = pub;
   return s;
 }
 

@@ -84,6 +84,24 @@ TEST(StatusOutput, CrowdsecDecisionsHeldInTheMaps) {
   EXPECT_EQ(j["crowdsec"]["in_force"], 100'000);
 }
 
+TEST(StatusOutput, CrowdsecPublisherAsLeveeRunReportsIt) {
+  IfaceStatus s = status_of({named("default")});
+  EXPECT_EQ(status_text({s}).find("publish"), std::string::npos) << "no line without levee run's publisher";
+  EXPECT_TRUE(status_json({s})["interfaces"][0]["crowdsec_publish"].is_null());
+  s.publish = IfaceStatus::Publish{"edge-1", false, 12'345, 3, 2, 1};
+  const std::string t = status_text({s});
+  EXPECT_NE(t.find("  publish  machine edge-1: 12,345 bans published, 2 queued, 1 dropped, 3 errors; Local API down\n"),
+            std::string::npos)
+      << t;
+  auto j = status_json({s})["interfaces"][0]["crowdsec_publish"];
+  EXPECT_EQ(j["machine"], "edge-1");
+  EXPECT_EQ(j["up"], false);
+  EXPECT_EQ(j["published"], 12'345);
+  EXPECT_EQ(j["errors"], 3);
+  EXPECT_EQ(j["queued"], 2);
+  EXPECT_EQ(j["dropped"], 1);
+}
+
 TEST(StatusOutput, ModeWhenFullSourcesNetworksBansAdmitted) {
   ClassSpec syn = named("web-syn");
   syn.new_sources = {500, 50};

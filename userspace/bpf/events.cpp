@@ -58,7 +58,9 @@ EventRecord decode_event(const lv_event& e, const lv_policy& p, const Clocks& cl
     default:
       break;
   }
-  if ((e.type == LV_EV_ENGAGED || e.type == LV_EV_ESCALATED || e.type == LV_EV_ANSWER_LIMITED) && c)
+  if ((e.type == LV_EV_ENGAGED || e.type == LV_EV_ESCALATED || e.type == LV_EV_ANSWER_LIMITED ||
+       e.type == LV_EV_BANNED) &&
+      c)
     r.monitor = c->flags & LV_CLASS_MONITOR;
   r.reason = e.reason;
   r.count = e.count;

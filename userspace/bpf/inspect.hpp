@@ -49,6 +49,14 @@ struct IfaceStatus {
   // CrowdSec decisions in the filter's maps (levee run's bouncer), and of those the ones
   // not expired: what status can know without asking the daemon.
   uint64_t crowdsec = 0, crowdsec_in_force = 0;
+  // levee run's CrowdSec publisher (publish = true), as its state file says
+  // (core/lock.hpp's publish_state_path; `levee status` reads it).
+  struct Publish {
+    std::string machine;
+    bool up = false;
+    uint64_t published = 0, errors = 0, queued = 0, dropped = 0;
+  };
+  std::optional<Publish> publish;
   struct Escalation {
     lv_key key;  // the network (LV_KEY_WATCH), masked to its class's watch prefix
     lv_watch watch;

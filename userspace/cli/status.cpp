@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
+#include "core/lock.hpp"
 #include "export/render_status.hpp"
 
 namespace levee::cli {
@@ -18,6 +23,36 @@ CLI::App* add_status_command(CLI::App& app, bool& json) {
   status->footer("\nExample: levee status --json");
   return status;
 }
+
+namespace {
+
+// The state file is a few hundred bytes; a larger one is not levee run's.
+constexpr std::streamsize kMaxPublishStateBytes = std::streamsize{64} << 10;
+
+// levee run's CrowdSec publisher, from its state file: nothing when there is none, it
+// is not one, or its daemon is gone (killed: it had no chance to remove the file).
+std::optional<IfaceStatus::Publish> publish_state(const std::string& iface) {
+  std::ifstream f(publish_state_path(iface), std::ios::binary);
+  if (!f) return std::nullopt;
+  std::string text(static_cast<size_t>(kMaxPublishStateBytes) + 1, '\0');
+  f.read(text.data(), kMaxPublishStateBytes + 1);
+  if (f.gcount() > kMaxPublishStateBytes) return std::nullopt;
+  text.resize(static_cast<size_t>(f.gcount()));
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  const int pid = j.value("pid", 0);
+  if (pid <= 0 || ::kill(pid, 0) != 0) return std::nullopt;
+  IfaceStatus::Publish p;
+  p.machine = j.value("machine", "");
+  p.up = j.value("up", false);
+  p.published = j.value("published", uint64_t{0});
+  p.errors = j.value("errors", uint64_t{0});
+  p.queued = j.value("queued", uint64_t{0});
+  p.dropped = j.value("dropped", uint64_t{0});
+  return p;
+}
+
+}  // namespace
 
 Status status(bool json) {
   LV_TRY(preflight("status"));
@@ -36,6 +71,7 @@ Status status(bool json) {
       all.push_back(std::move(broken));
       continue;
     }
+    s->publish = publish_state(iface);
     all.push_back(std::move(s.value()));
   }
   if (json)

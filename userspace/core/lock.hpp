@@ -15,6 +15,12 @@ namespace levee {
 
 inline constexpr const char* kLockDir = "/run/levee";
 
+// What levee run's CrowdSec publisher last reported, /run/levee/<iface>.publish (JSON),
+// for `levee status`: written whole (a rename) when it changes, removed when it stops.
+inline std::string publish_state_path(const std::string& iface) {
+  return std::string(kLockDir) + "/" + iface + ".publish";
+}
+
 class IfaceLock {
  public:
   // Waits up to `patience` for another controller to finish, then gives up with an

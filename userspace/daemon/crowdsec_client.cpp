@@ -6,23 +6,25 @@
 namespace levee::daemon {
 namespace {
 
-// A LAPI on the same host or network answers a pull at once; a startup pull of 100k
-// decisions takes about a second to serialise. Longer means it is stuck: give up and
-// back off rather than hold decisions behind a hung connection.
 constexpr time_t kConnectSeconds = 2;
+// A startup pull of 100k decisions takes about a second to serialise.
 constexpr time_t kReadSeconds = 20;
 
 }  // namespace
 
-CrowdsecClient::CrowdsecClient(const CrowdsecSpec& spec, std::string key)
-    : where_(fmt::format("http://{}:{}", spec.host, spec.port)),
-      key_(std::move(key)),
-      client_(std::make_unique<httplib::Client>(spec.host, spec.port)) {
-  client_->set_connection_timeout(kConnectSeconds, 0);
-  client_->set_read_timeout(kReadSeconds, 0);
-  client_->set_write_timeout(kReadSeconds, 0);
-  client_->set_keep_alive(true);
+std::unique_ptr<httplib::Client> lapi_client(const CrowdsecSpec& spec, time_t io_seconds) {
+  auto c = std::make_unique<httplib::Client>(spec.host, spec.port);
+  c->set_connection_timeout(kConnectSeconds, 0);
+  c->set_read_timeout(io_seconds, 0);
+  c->set_write_timeout(io_seconds, 0);
+  c->set_keep_alive(true);
+  return c;
 }
+
+std::string lapi_where(const CrowdsecSpec& spec) { return fmt::format("http://{}:{}", spec.host, spec.port); }
+
+CrowdsecClient::CrowdsecClient(const CrowdsecSpec& spec, std::string key)
+    : where_(lapi_where(spec)), key_(std::move(key)), client_(lapi_client(spec, kReadSeconds)) {}
 
 CrowdsecClient::~CrowdsecClient() = default;
 
@@ -44,9 +46,7 @@ Result<std::string> CrowdsecClient::pull(bool startup) {
   if (too_large)
     return Error{fmt::format("{}{}: the reply is larger than {} MiB", where_, path, kMaxCsBodyBytes >> 20), 0,
                  "is the url that of a CrowdSec Local API?"};
-  if (!res)
-    return Error{fmt::format("{}{}: {}", where_, path, httplib::to_string(res.error())), 0,
-                 "is the CrowdSec Local API running there? (crowdsec, or systemctl status crowdsec)"};
+  if (!res) return Error{fmt::format("{}{}: {}", where_, path, httplib::to_string(res.error())), 0, kLapiDownHint};
   if (res->status == 403)
     return Error{fmt::format("{}{}: the Local API refused the bouncer key (403)", where_, path), 0,
                  "check api_key_file against `cscli bouncers list`; add one with `cscli bouncers add levee`"};

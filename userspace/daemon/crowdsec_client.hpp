@@ -4,6 +4,7 @@
 // error, never half read.
 #pragma once
 
+#include <ctime>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,15 @@ class Client;
 }
 
 namespace levee::daemon {
+
+// A client of the Local API at the spec's url, for the bouncer and the machine alike:
+// connected within 2 s (a LAPI nearby answers at once), each read and write within
+// `io_seconds` (longer means it is stuck: give up and back off), kept alive.
+std::unique_ptr<httplib::Client> lapi_client(const CrowdsecSpec& spec, time_t io_seconds);
+// "http://host:port", for messages.
+std::string lapi_where(const CrowdsecSpec& spec);
+inline constexpr const char* kLapiDownHint =
+    "is the CrowdSec Local API running there? (crowdsec, or systemctl status crowdsec)";
 
 class CrowdsecClient {
  public:

@@ -29,6 +29,7 @@
 #include "daemon/log.hpp"
 #include "daemon/maintenance.hpp"
 #include "daemon/metrics_server.hpp"
+#include "daemon/publisher.hpp"
 #include "daemon/reload.hpp"
 #include "export/events.hpp"
 #include "policy/config.hpp"
@@ -57,6 +58,9 @@ class Daemon {
   // [crowdsec]: the bouncer (re)started with the file's settings and its key file's key
   // (read by the caller, before anything changes), or stopped.
   void start_bouncer(const CrowdsecSpec& spec, std::string key);
+  // publish = true: the publisher started, or given the new settings (its queue kept);
+  // else stopped. `password` read by the caller, as the key.
+  void start_publisher(const CrowdsecSpec& spec, std::string password);
   void walk();
   void rotate_cookie_key();
   bool write_event(const EventRecord& r);
@@ -75,8 +79,9 @@ class Daemon {
   std::optional<KnownGood> good_;
   daemon::CookieKeys cookie_keys_;
   Clock::time_point next_age_;
-  std::unique_ptr<daemon::Bouncer> bouncer_;     // [crowdsec]
-  std::optional<daemon::MetricsServer> server_;  // last: stopped before what its scrapes read
+  std::unique_ptr<daemon::Bouncer> bouncer_;      // [crowdsec]
+  std::unique_ptr<daemon::Publisher> publisher_;  // [crowdsec] publish = true
+  std::optional<daemon::MetricsServer> server_;   // last: stopped before what its scrapes read
 };
 
 Status Daemon::open_events_file() {
@@ -91,6 +96,7 @@ Status Daemon::open_events_file() {
 }
 
 bool Daemon::write_event(const EventRecord& r) {
+  if (publisher_) publisher_->offer(r);
   // A line as it happens (tail -f, a log shipper), whole or dropped and counted.
   if (event_lines_.write(fileno(events_out_), event_json(r).dump() + "\n"))
     health_.wrote(r);
@@ -105,9 +111,12 @@ Status Daemon::start() {
   // Everything that can fail without touching the kernel, first.
   LV_TRY_ASSIGN(auto p, load_config(o_.config, iface));
   const CrowdsecSpec crowdsec = p.crowdsec;
-  std::string cs_key;
+  std::string cs_key, cs_password;
   if (crowdsec.enabled) {
     LV_TRY_ASSIGN(cs_key, read_cs_key(crowdsec.api_key_file));  // a bad key file changes nothing
+  }
+  if (crowdsec.publish) {
+    LV_TRY_ASSIGN(cs_password, read_cs_password(crowdsec.machine_password_file));  // nor a bad password file
   }
   autop_ = p.autop;
   judge_.set_after(autop_.known_good_after_ns);
@@ -127,6 +136,7 @@ Status Daemon::start() {
   open_events();
   open_known_good();
   start_bouncer(crowdsec, std::move(cs_key));
+  start_publisher(crowdsec, std::move(cs_password));
   if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
   return {};
 }
@@ -141,7 +151,7 @@ void Daemon::hangup() {
   judge_.set_after(autop_.known_good_after_ns);
   // Again with the file's settings and key (a rotated key is read here): the new
   // bouncer starts from what the maps hold and reconciles with its first pull.
-  std::string key;
+  std::string key, password;
   if (crowdsec.enabled) {
     auto k = read_cs_key(crowdsec.api_key_file);
     if (!k) {
@@ -150,7 +160,27 @@ void Daemon::hangup() {
     }
     key = std::move(*k);
   }
+  if (crowdsec.publish) {
+    auto pw = read_cs_password(crowdsec.machine_password_file);
+    if (!pw) {
+      say(o_.iface, "crowdsec: {}", pw.error().message());  // both keep what they have
+      return;
+    }
+    password = std::move(*pw);
+  }
   start_bouncer(crowdsec, std::move(key));
+  start_publisher(crowdsec, std::move(password));
+}
+
+void Daemon::start_publisher(const CrowdsecSpec& spec, std::string password) {
+  if (!spec.publish) {
+    if (publisher_) say(o_.iface, "crowdsec: publish is off now: levee's bans are no longer shared");
+    publisher_.reset();
+    return;
+  }
+  if (publisher_) return publisher_->reconfigure(spec, std::move(password));
+  publisher_ = std::make_unique<daemon::Publisher>(o_.iface, spec, std::move(password), health_);
+  publisher_->start();
 }
 
 void Daemon::start_bouncer(const CrowdsecSpec& spec, std::string key) {
@@ -247,6 +277,7 @@ bool Daemon::loop() {
 Status Daemon::stop(bool detached_by_other) {
   const std::string& iface = o_.iface;
   bouncer_.reset();
+  publisher_.reset();
   if (server_) server_->stop();
   events_.reset();
   good_.reset();

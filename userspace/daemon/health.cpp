@@ -65,11 +65,17 @@ void Health::bouncer(const BouncerHealth& b) {
   bouncer_ = b;
 }
 
+void Health::publisher(const std::optional<PublisherHealth>& p) {
+  std::lock_guard g(mu_);
+  publisher_ = p;
+}
+
 void Health::read(MetricsSnapshot& s) const {
   std::lock_guard g(mu_);
   s.walk = walk_;
   s.daemon = health_;
   s.bouncer = bouncer_;
+  s.publisher = publisher_;
 }
 
 }  // namespace levee::daemon

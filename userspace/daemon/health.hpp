@@ -29,6 +29,8 @@ class Health {
   void repinned();
   // levee run's CrowdSec bouncer, after each of its pulls.
   void bouncer(const BouncerHealth& b);
+  // levee run as a CrowdSec machine, after each change; nullopt: it stopped.
+  void publisher(const std::optional<PublisherHealth>& p);
   // Into a scrape: s.walk and s.daemon.
   void read(MetricsSnapshot& s) const;
 
@@ -37,6 +39,7 @@ class Health {
   DaemonHealth health_;
   std::optional<WalkCounts> walk_;
   std::optional<BouncerHealth> bouncer_;
+  std::optional<PublisherHealth> publisher_;
 };
 
 }  // namespace levee::daemon

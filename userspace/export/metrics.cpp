@@ -265,6 +265,28 @@ void bouncer_families(Writer& w, const BouncerHealth& b) {
   w.sample({}, b.last_apply_seconds);
 }
 
+// levee run as a CrowdSec machine.
+void publisher_families(Writer& w, const PublisherHealth& p) {
+  w.family("levee_crowdsec_publish_up", "gauge",
+           "1 if the last request of levee's own bans to the CrowdSec Local API succeeded.");
+  w.sample({}, uint64_t{p.up ? 1u : 0u});
+  w.family("levee_crowdsec_alerts_published_total", "counter",
+           "Bans of levee's own policy the CrowdSec Local API accepted as alerts (one decision each).");
+  w.sample({}, p.published);
+  w.family("levee_crowdsec_publish_errors_total", "counter",
+           "Requests to the CrowdSec Local API that failed (login or alerts); what they carried is sent again.");
+  w.sample({}, p.errors);
+  w.family("levee_crowdsec_publish_queue", "gauge", "Bans waiting to be published (the Local API away or behind).");
+  w.sample({}, p.queued);
+  w.family("levee_crowdsec_publish_dropped_total", "counter",
+           "Bans never published: the queue was full (the oldest dropped) or the ban ended while it waited.");
+  w.sample({{"why", "full"}}, p.dropped_full);
+  w.sample({{"why", "expired"}}, p.dropped_expired);
+  w.family("levee_crowdsec_publish_last_timestamp_seconds", "gauge",
+           "When the CrowdSec Local API last accepted levee's bans (Unix time; 0: not yet).");
+  w.sample({}, seconds(p.last_publish_unix_ns));
+}
+
 }  // namespace
 
 std::string render_metrics(const MetricsSnapshot& s) {
@@ -276,6 +298,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
   if (s.walk) walk_families(w, *s.walk, s.status);
   if (s.daemon) daemon_families(w, *s.daemon);
   if (s.bouncer) bouncer_families(w, *s.bouncer);
+  if (s.publisher) publisher_families(w, *s.publisher);
   return w.take();
 }
 

@@ -68,6 +68,18 @@ struct BouncerHealth {
   double last_apply_seconds = 0;      // the last pull, from its reply to its last change written
 };
 
+// levee run as a CrowdSec machine ([crowdsec] publish = true): its own bans shared.
+struct PublisherHealth {
+  bool up = false;                    // the last request to the Local API succeeded
+  uint64_t published = 0;             // alerts the Local API accepted (one ban each)
+  uint64_t errors = 0;                // requests that failed (each retried later)
+  uint64_t queued = 0;                // bans waiting now
+  uint64_t dropped_full = 0;          // dropped from a full queue (the oldest)
+  uint64_t dropped_expired = 0;       // ended while they waited
+  uint64_t logins = 0;                // logins to the Local API (a token each)
+  uint64_t last_publish_unix_ns = 0;  // the last batch accepted; 0: none yet
+};
+
 struct MetricsSnapshot {
   std::string iface;
   std::string version;
@@ -75,8 +87,9 @@ struct MetricsSnapshot {
   Counters counters;
   std::vector<ClassCounters> classes;  // first-match order; status.admitted in the same order
   std::optional<WalkCounts> walk;
-  std::optional<DaemonHealth> daemon;    // absent: no daemon families
-  std::optional<BouncerHealth> bouncer;  // absent: no [crowdsec], no bouncer families
+  std::optional<DaemonHealth> daemon;        // absent: no daemon families
+  std::optional<BouncerHealth> bouncer;      // absent: no [crowdsec], no bouncer families
+  std::optional<PublisherHealth> publisher;  // absent: no publish = true, no publisher families
 };
 
 // The text exposition: # HELP and # TYPE per family, every family once, labels escaped.

@@ -176,6 +176,13 @@ json iface_json(const IfaceStatus& s) {
             {"ban_records", s.ban_records},
             {"max_bans", s.max_bans},
             {"crowdsec", {{"held", s.crowdsec}, {"in_force", s.crowdsec_in_force}}},
+            {"crowdsec_publish", s.publish ? json{{"machine", s.publish->machine},
+                                                  {"up", s.publish->up},
+                                                  {"published", s.publish->published},
+                                                  {"errors", s.publish->errors},
+                                                  {"queued", s.publish->queued},
+                                                  {"dropped", s.publish->dropped}}
+                                           : json(nullptr)},
             {"probation", s.probation},
             {"watched", s.watched},
             {"escalated", s.escalated.size()}};
@@ -292,6 +299,12 @@ std::string iface_tail_text(const IfaceStatus& s) {
   if (s.crowdsec)
     out += fmt::format("  crowdsec {} decision{} held, {} in force (levee run's bouncer: see its metrics)\n",
                        group_digits(s.crowdsec), s.crowdsec == 1 ? "" : "s", group_digits(s.crowdsec_in_force));
+  if (s.publish)
+    out +=
+        fmt::format("  publish  machine {}: {} ban{} published, {} queued, {} dropped, {} error{}; Local API {}\n",
+                    s.publish->machine, group_digits(s.publish->published), s.publish->published == 1 ? "" : "s",
+                    group_digits(s.publish->queued), group_digits(s.publish->dropped), group_digits(s.publish->errors),
+                    s.publish->errors == 1 ? "" : "s", s.publish->up ? "up" : "down");
   return out;
 }
 
