@@ -125,6 +125,41 @@ TEST_F(ProgTest, CrowdsecDecisionInMonitorModeIsCountedAsWouldDrop) {
   EXPECT_EQ(would, 1u);
 }
 
+// What levee shares with the fleet is its own bans (levee run's publisher takes only
+// LV_EV_BANNED events). A source dropped for a CrowdSec decision is dropped before any
+// limit: however hard it floods a class that bans, it starts no ban and raises no event,
+// so a decision levee received never goes back to the Local API as levee's own.
+TEST_F(ProgTest, CrowdsecDecisionStartsNoBanAndNoEventSoItIsNeverPublishedBack) {
+  Policy p;
+  ClassSpec c = class_spec("default", Match{}, {1, 2});
+  c.ban.ban_ns = 120 * kSec;
+  p.classes = {c};
+  Controller ctl(dp());
+  ctl.install(p);
+  CrowdsecMaps m = maps_of(dp());
+  const std::vector<CsEntry> entries{entry("198.18.9.9/32", monotonic_ns() + 3600 * kSec),
+                                     entry("2001:db8:9::/48", monotonic_ns() + 3600 * kSec)};
+  ASSERT_TRUE(m.put(entries).ok());
+  m.set_present(all_present());
+  dp().events();  // none so far; start from an empty ring
+
+  for (const char* src : {"198.18.9.9", "2001:db8:9::9"}) {
+    const Bytes frame = udp_from(src, 53);
+    for (int i = 0; i < 50; ++i) ASSERT_EQ(dp().send(frame), kFleet) << src << " packet " << i;
+  }
+  EXPECT_EQ(dp().ban_count(), 0u) << "a fleet decision is not a ban of levee's";
+  EXPECT_TRUE(dp().events().empty()) << "nothing for levee run to publish";
+
+  // The same flood from a source without a decision is banned, and says so: the check
+  // above would see a ban if there were one.
+  const Bytes frame = udp_from("198.18.9.8", 53);
+  for (int i = 0; i < 50; ++i) dp().send(frame);
+  EXPECT_EQ(dp().ban_count(), 1u);
+  size_t bans = 0;
+  for (const lv_event& e : dp().events()) bans += e.type == LV_EV_BANNED;
+  EXPECT_EQ(bans, 1u);
+}
+
 // A startup pull of 100k decisions (the size the bouncer is asked to handle in 2 s):
 // the writer's share, batched into the hashes.
 TEST_F(ProgTest, CrowdsecHundredThousandDecisionsAreWrittenWellWithinTwoSeconds) {
