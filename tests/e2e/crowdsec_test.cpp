@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "e2e.hpp"
+#include "lapi.hpp"
 #include "levee_run.hpp"
 
 namespace lvt {
@@ -28,91 +29,6 @@ namespace {
 
 using nlohmann::json;
 using Steady = std::chrono::steady_clock;
-
-constexpr int kLapiPort = 18080;
-constexpr const char* kKey = "levee0e2e0bouncer0key00000000000";
-
-std::string crowdsec_dir() {
-  const char* d = getenv("LEVEE_CROWDSEC_DIR");
-  return d ? d : "/var/cache/levee-test/crowdsec";
-}
-
-// Debian's CrowdSec Local API in the receiver namespace, its state in `dir`.
-class Lapi {
- public:
-  Lapi(const std::string& ns, const TempDir& dir) : ns_(ns), dir_(dir.path()), bin_(crowdsec_dir() + "/usr/bin/") {
-    const std::string& d = dir_;
-    std::ifstream profiles(crowdsec_dir() + "/etc/crowdsec/profiles.yaml");
-    std::stringstream p;
-    p << profiles.rdbuf();
-    dir.write("profiles.yaml", p.str());
-    // No online_client block: that is what keeps it offline (and -no-cs: the API only).
-    // Its log goes to a file in `dir`: on stdout, a pipe nobody reads while it runs, an
-    // import's log lines would fill it and stall the server.
-    cfg_ = dir.write("config.yaml", "common: {daemonize: false, log_media: file, log_level: info, log_dir: " + d +
-                                        "/}\n"
-                                        "config_paths: {config_dir: " +
-                                        d + "/, data_dir: " + d + "/, hub_dir: " + d + "/hub/, index_path: " + d +
-                                        "/hub/.index.json, simulation_path: " + d +
-                                        "/simulation.yaml}\n"
-                                        "db_config: {type: sqlite, db_path: " +
-                                        d +
-                                        "/crowdsec.db, use_wal: true}\n"
-                                        "api:\n  client: {credentials_path: " +
-                                        d +
-                                        "/local_api_credentials.yaml}\n"
-                                        "  server: {listen_uri: 127.0.0.1:" +
-                                        std::to_string(kLapiPort) + ", profiles_path: " + d +
-                                        "/profiles.yaml}\n"
-                                        "prometheus: {enabled: false}\n");
-    // Registering writes the database: done before the server starts.
-    cscli({"bouncers", "add", "levee", "-k", kKey});
-    cscli({"machines", "add", "cscli-local", "--auto", "-f", d + "/local_api_credentials.yaml"});
-  }
-  ~Lapi() { stop(); }
-
-  void start() {
-    RunOptions o;
-    o.netns = ns_;
-    o.die_with_parent = true;
-    o.timeout = std::chrono::milliseconds(600'000);
-    child_.emplace(std::vector<std::string>{bin_ + "crowdsec", "-c", cfg_, "-no-cs"}, o);
-    ASSERT_TRUE(
-        eventually([&] { return http_get(ns_, kLapiPort, "/health").status == 200 || !child_->running(); }, 20'000));
-    ASSERT_TRUE(child_->running()) << child_->stop().describe();
-  }
-  // SIGTERM: it exits at once with 143, a normal stop.
-  void stop() {
-    if (!child_) return;
-    RunResult r = child_->stop();
-    EXPECT_TRUE(r.code == 143 || r.code == 0) << r.describe();
-    child_.reset();
-  }
-  // cscli on this Local API (its database, or the server when a command needs it).
-  std::string cscli(std::vector<std::string> args) const {
-    std::vector<std::string> argv{bin_ + "cscli", "-c", cfg_, "--error"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    RunOptions o;
-    o.netns = ns_;
-    o.timeout = std::chrono::milliseconds(120'000);
-    // 1.4.6 on SQLite may refuse a write with "database is locked" while a bouncer pulls
-    // (a pull writes the bouncer's last pull time); the write was rolled back: again.
-    RunResult r = run(argv, o);
-    for (int i = 0; i < 5 && r.code != 0 && r.err.find("database is locked") != std::string::npos; ++i) {
-      usleep(200'000);
-      r = run(argv, o);
-    }
-    if (r.code != 0) throw std::runtime_error("cscli failed: " + r.describe());
-    return r.out;
-  }
-  // A statement on its database (Debian's sqlite3), the server stopped.
-  void sql(const std::string& statement) const { must({"sqlite3", dir_ + "/crowdsec.db", statement}); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(kLapiPort); }
-
- private:
-  std::string ns_, dir_, bin_, cfg_;
-  std::optional<Child> child_;
-};
 
 class Crowdsec : public E2e {
  protected:

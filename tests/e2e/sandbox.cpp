@@ -382,7 +382,8 @@ void sweep_stale() {
   for (const auto& e : fs::directory_iterator("/run/levee", ec)) {
     std::string name = e.path().filename().string();
     long pid = owner_pid(name);
-    const bool lock = e.path().extension() == ".lock" || e.path().extension() == ".daemon";
+    const bool lock =
+        e.path().extension() == ".lock" || e.path().extension() == ".daemon" || e.path().extension() == ".publish";
     if (pid > 0 && !pid_alive(pid) && lock) fs::remove(e.path(), ec);
   }
   // TempDir: /tmp/lvt<pid>cfgXXXXXX.
@@ -547,11 +548,13 @@ void Sandbox::teardown() noexcept {
   } catch (...) {
   }
   tx_ns_made_ = rx_ns_made_ = false;
-  // 3. levee's lock files for our interfaces (levee run's too).
+  // 3. levee's lock files for our interfaces (levee run's too, and its CrowdSec
+  // publisher's state file, left by a daemon the test killed).
   for (const auto& i : tracked_) {
     std::error_code ec;
     fs::remove(fs::path("/run/levee") / (i + ".lock"), ec);
     fs::remove(fs::path("/run/levee") / (i + ".daemon"), ec);
+    fs::remove(fs::path("/run/levee") / (i + ".publish"), ec);
   }
 }
 
