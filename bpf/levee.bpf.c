@@ -24,6 +24,7 @@
 #include "limit.h"    /* the source, its network, its class as a whole */
 #include "events.h"   /* class-wide conditions for the event log */
 #include "exit.h"     /* the one counted exit, monitor mode */
+#include "handoff.h"  /* tc: a connection SYN authentication proved, to its listener */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -87,4 +88,10 @@ SEC("xdp")
 int levee_xdp(struct xdp_md *ctx)
 {
 	return levee_main(ctx);
+}
+
+SEC("tc")
+int levee_handoff(struct __sk_buff *skb)
+{
+	return lv_handoff(skb);
 }

@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 8
+#define LV_ABI_VERSION 9
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -65,8 +65,12 @@ enum lv_reason {
 	LV_R_ALLOW = 2,      /* on the allow list: never limited */
 	LV_R_MONITORED = 3,  /* would have been dropped, passed because its class is in
 			      * monitor mode: lv_percpu.would says for which reason */
-	LV_R_PASS_END = 4,   /* one past the last pass reason: a new one takes it and moves this */
-	/* 4..7 reserved */
+	LV_R_PROXIED = 4,    /* SYN authentication's proxy mode: an ACK that returned a valid
+			      * cookie, its source now known-good, passed with the cookie in
+			      * the frame's metadata for levee's tc program to make the
+			      * connection of (struct lv_handoff) */
+	LV_R_PASS_END = 5,   /* one past the last pass reason: a new one takes it and moves this */
+	/* 5..7 reserved */
 	LV_R_FIRST_DROP = 8,
 	/* dropped */
 	LV_R_RATE = 8,         /* over its per-source packet limit */
@@ -88,8 +92,9 @@ enum lv_reason {
 	LV_R_CHALLENGED = 22,   /* a SYN answered with a SYN-ACK that carries a cookie (XDP_TX): the
 			       * stack never sees it */
 	LV_R_UNVERIFIED = 23,   /* not a SYN, no valid cookie, no connection the host has */
-	LV_R_VERIFIED = 24,     /* a RST that returned a valid cookie: its source proved its
-			       * address and is known-good; the RST itself goes no further */
+	LV_R_VERIFIED = 24,     /* reset mode: a RST that returned a valid cookie: its source
+			       * proved its address and is known-good; the RST itself goes no
+			       * further */
 	LV_R_ANSWER_LIMIT = 25, /* a SYN left unanswered: SYN-ACKs towards its network, or
 				 * all SYN-ACKs, over their rate (struct lv_answer) */
 	LV_R_CROWDSEC = 26,     /* its source is under a CrowdSec decision (struct lv_cs_value) */
@@ -237,6 +242,8 @@ enum lv_class_flags {
 	LV_CLASS_AUTO_ADMIT = 1u << 8,  /* the admission autopilot (struct lv_auto, lv_guard) */
 	LV_CLASS_ESCALATE = 1u << 9,    /* the network watch (struct lv_auto, lv_watch) */
 	LV_CLASS_SYN_AUTH = 1u << 10,   /* TCP sources prove their address first (syncookie.h) */
+	LV_CLASS_SYN_RESET = 1u << 11,  /* ...by reset, even where levee's tc program could hand
+					 * the connection to the listener (synauth.h) */
 };
 
 /*
@@ -444,6 +451,32 @@ struct lv_control {
 	__u32 good_active;      /* 0 or 1: the half of lv_good packets read */
 	__u32 cs_present;       /* enum lv_cs_present: which CrowdSec maps hold entries */
 	__u64 cookie_key[2][2]; /* SYN cookies' SipHash keys, one per key epoch's parity (syncookie.h) */
+	__u32 handoff;          /* 1: levee's tc program is on the interface, so SYN authentication
+				 * proxies (hands a proven connection to the listener) */
+	__u16 mss4, mss6;       /* the MSS levee's SYN-ACKs offer: the interface's MTU less headers */
+};
+
+/*
+ * SYN authentication's proxy mode: what the XDP program leaves in the metadata before
+ * an ACK that returned a valid cookie (LV_R_PROXIED), for the tc program (handoff.h),
+ * which checks that `cookie` is the ACK's and hands the connection to the listener.
+ */
+#define LV_HANDOFF_MAGIC 0x4c564831u /* "LVH1" */
+struct lv_handoff {
+	__u32 magic;
+	__u32 cookie;
+	__u16 l4;    /* the TCP header's offset from the IP header's start */
+	__u8 family; /* enum lv_family */
+	__u8 pad;
+};
+
+/* What the tc program did with the ACKs the XDP program handed it (lv_percpu.handoff). */
+enum lv_handoff_result {
+	LV_HO_HANDED = 0,      /* the listener has the connection (bpf_sk_assign_tcp_reqsk) */
+	LV_HO_NO_LISTENER = 1, /* no listening socket for it: the stack answers with a RST */
+	LV_HO_REFUSED = 2,     /* the kernel refused the request socket (see the kernel log) */
+	LV_HO_NO_META = 3,     /* the driver kept no metadata: the ACK went on without it */
+	LV_HO_MAX = 4,
 };
 
 enum lv_attach_mode {
@@ -851,8 +884,9 @@ struct lv_lease {
 #define LV_SCRATCH_REQ 0    /* words of the packet a global function is handed */
 #define LV_SCRATCH_EVENT 16 /* words of an event being sent */
 #define LV_SCRATCH_SYN 22   /* words of SYN authentication's cookie input or socket tuple */
+#define LV_SCRATCH_OPTS 36  /* words of a SYN's TCP options (struct lv_tcp_opts) */
 struct lv_scratch {
-	__u64 words[32];
+	__u64 words[48];
 };
 
 /*
@@ -875,7 +909,8 @@ struct lv_percpu {
 				  * is charged to its network (struct lv_auto) */
 	__u32 hot_last;          /* the lv_hotset slot of the last source this CPU rejected */
 	__u32 pad;
-	__u64 answer_ready; /* this CPU's share of the SYN-ACK cap (struct lv_answer) */
+	__u64 answer_ready;       /* this CPU's share of the SYN-ACK cap (struct lv_answer) */
+	__u64 handoff[LV_HO_MAX]; /* enum lv_handoff_result: the tc program's, and the XDP one's */
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
@@ -906,7 +941,8 @@ LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 6 * 65536 + 8 + LV_MAX_CLASSES
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_cs_value) == 16, "lv_cs_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 56 + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 256, "lv_percpu layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 56 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 384,
+		 "lv_percpu layout");
 #endif
 
 #endif /* LEVEE_ABI_H */

@@ -3,27 +3,43 @@
  * synauth.h - SYN authentication (LV_CLASS_SYN_AUTH): a TCP source with no state proves
  * its address before it gets any.
  *
- * A SYN of such a source is answered here, with a SYN-ACK whose acknowledgment number is
- * a cookie (syncookie.h), sent back out of the interface (XDP_TX); nothing is kept. A
- * real client's stack finds that acknowledgment wrong and answers with a RST whose
- * sequence number is the cookie (RFC 793, SYN-SENT: <SEQ=SEG.ACK><CTL=RST>), and
- * retransmits its SYN a second later (Linux's first retransmission). The RST proves the
- * address: its source is marked known-good (good.h), the RST goes no further, and the
- * retransmitted SYN gets state as an arrival and reaches the listener. A spoofed source
- * never sees the SYN-ACK, so it never returns the cookie and never gets state.
+ * A SYN of such a source is answered here, with a SYN-ACK that carries a cookie
+ * (syncookie.h), sent back out of the interface (XDP_TX); nothing is kept. A spoofed
+ * source never sees the SYN-ACK, so it never returns the cookie and never gets state.
+ * How a real client returns it, two modes:
+ *
+ * - Proxy (the default where levee's tc program is on the interface: lv_control.handoff).
+ *   The SYN-ACK is a proper one: its sequence number is the cookie, and it offers the
+ *   options the SYN asked for (tcp_options.h), which the cookie's low byte keeps. The
+ *   client's ACK returns the cookie (its acknowledgment number less one); the source is
+ *   marked known-good and the ACK passes (LV_R_PROXIED) with the cookie in the frame's
+ *   metadata. The tc program (handoff.h) hands it to the listener as the request socket
+ *   the kernel would have made, so the first connection completes at once, with its
+ *   MSS, window scale, SACK and timestamps. It needs the listener on this host.
+ * - Reset (LV_CLASS_SYN_RESET, or no tc program). The SYN-ACK's acknowledgment number is
+ *   the cookie. A real client's stack finds it wrong and answers with a RST whose
+ *   sequence number is the cookie (RFC 793, SYN-SENT: <SEQ=SEG.ACK><CTL=RST>), and
+ *   retransmits its SYN a second later (Linux's first retransmission). The RST proves
+ *   the address: its source is marked known-good (good.h), the RST goes no further, and
+ *   the retransmitted SYN gets state as an arrival and reaches the listener. It works
+ *   for a listener anywhere (levee on a router), at the cost of that second.
  *
  * Any other TCP packet of a source with no state is a packet of a connection the host
  * already has (established before levee attached, or one the host opened: the socket
  * table, bpf_skc_lookup_tcp), which passes on to the limits, or nothing the host asked
  * for: dropped (LV_R_UNVERIFIED). An ACK or RST flood from spoofed sources is so dropped
- * after one socket lookup.
+ * after one cookie check and one socket lookup.
  *
  * What levee answers is limited (struct lv_answer), per destination network and in all,
  * so that a flood spoofing one victim's addresses does not make levee its hose.
  *
- * Known limits: the first connection of a new client waits for its SYN's retransmission
- * (1 s on Linux); a client whose stack does not answer a wrong SYN-ACK with a RST never
- * gets in. A blind guess of a cookie is right once in 2^24 (syncookie.h).
+ * Known limits: in reset mode, the first connection of a new client waits for its
+ * SYN's retransmission, and a client whose stack does not answer a wrong SYN-ACK with a
+ * RST never gets in. In proxy mode, an ACK whose frame the stack drops after levee
+ * verified it (a full accept queue) is not handed again: its retransmission meets a
+ * known-good source and no metadata, and the stack resets it; the client's next
+ * connection goes straight through. A blind guess of a cookie is right once in 2^23
+ * (syncookie.h).
  */
 #ifndef LEVEE_SYNAUTH_H
 #define LEVEE_SYNAUTH_H
@@ -47,6 +63,7 @@
 #include "seen.h"
 #include "stage.h"
 #include "syncookie.h"
+#include "tcp_options.h"
 
 #define LV_SYNACK_TTL 64
 
@@ -66,6 +83,8 @@ static __always_inline void lv_cookie_in_of(struct lv_cookie_in *in, const struc
 	in->sport = bpf_ntohs(th->source);
 	in->dport = bpf_ntohs(th->dest);
 	in->family = pkt->family;
+	in->isn = 0; /* proxy mode sets the ISN and the options */
+	in->opts = 0;
 }
 
 /* Fold a one's complement sum of 16-bit words to 16 bits. */
@@ -139,24 +158,35 @@ static __always_inline int lv_answer_allowed(struct lv_ctx *c)
 	return 1;
 }
 
+/* What goes into a SYN-ACK's TCP header: the numbers and the options (network order). */
+struct lv_synack {
+	__u32 seq, ack;
+	__u32 nopt; /* words of opt */
+	__u32 opt[LV_SYNACK_OPT_WORDS];
+};
+
 /*
  * Turn the SYN at `th` into its SYN-ACK, in place: Ethernet addresses swapped (VLAN
  * tags kept), a bare IP header (IPv4 without options, IPv6 without extension headers)
- * and a TCP header without options right after it, the frame cut to that. Returns 0,
- * or -1 if the frame could not be cut.
+ * and the TCP header with its options right after it, the frame cut to that. Returns
+ * 0, or -1 if the frame does not hold it (the caller makes sure it does: it only
+ * shrinks).
  */
-static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_packet *pkt, __u32 l3, __u32 l4,
-					   __u32 cookie)
+static __always_inline int lv_synack_write(struct xdp_md *ctx, __u8 family, __u32 l3, __u32 l4,
+					   const struct lv_synack *sa)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct tcphdr *th, *out;
-	__u32 tcp_at;
+	__u32 tcp_at, tcp_len = sizeof(*th) + 4 * (sa->nopt & 7), i;
+	__u16 sport, dport, flags;
 	__u8 mac[ETH_ALEN];
-	__u16 sport, dport;
-	__u64 sum;
+	__u32 *opt;
+	__u64 sum, frame;
 	int len;
 
+	if (sa->nopt > LV_SYNACK_OPT_WORDS)
+		return -1;
 	l3 &= 0xff;
 	th = data + (l4 & 0x3ff);
 	if ((void *)(eth + 1) > end || (void *)(th + 1) > end)
@@ -167,7 +197,7 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_p
 	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
 
-	if (pkt->family == LV_AF_INET) {
+	if (family == LV_AF_INET) {
 		struct iphdr *ip = data + l3;
 		__u32 src, dst;
 
@@ -177,7 +207,7 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_p
 		dst = ip->saddr;
 		tcp_at = l3 + sizeof(*ip);
 		*(__u16 *)ip = bpf_htons(0x4500); /* version 4, IHL 5, TOS 0 */
-		ip->tot_len = bpf_htons(sizeof(*ip) + sizeof(*th));
+		ip->tot_len = bpf_htons(sizeof(*ip) + tcp_len);
 		ip->id = 0;
 		ip->frag_off = bpf_htons(0x4000); /* DF */
 		ip->ttl = LV_SYNACK_TTL;
@@ -189,7 +219,7 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_p
 		      lv_csum32(src) + lv_csum32(dst);
 		ip->check = lv_csum_fold(sum);
 		/* The TCP pseudo-header. */
-		sum = lv_csum32(src) + lv_csum32(dst) + bpf_htons(IPPROTO_TCP) + bpf_htons(sizeof(*th));
+		sum = lv_csum32(src) + lv_csum32(dst) + bpf_htons(IPPROTO_TCP) + bpf_htons(tcp_len);
 	} else {
 		struct ipv6hdr *ip6 = data + l3;
 		__u32 src[4], dst[4];
@@ -200,14 +230,14 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_p
 		__builtin_memcpy(dst, &ip6->saddr, sizeof(dst));
 		tcp_at = l3 + sizeof(*ip6);
 		*(__u32 *)ip6 = bpf_htonl(0x60000000); /* version 6, no traffic class or flow label */
-		ip6->payload_len = bpf_htons(sizeof(*th));
+		ip6->payload_len = bpf_htons(tcp_len);
 		ip6->nexthdr = IPPROTO_TCP;
 		ip6->hop_limit = LV_SYNACK_TTL;
 		__builtin_memcpy(&ip6->saddr, src, sizeof(src));
 		__builtin_memcpy(&ip6->daddr, dst, sizeof(dst));
 		sum = lv_csum32(src[0]) + lv_csum32(src[1]) + lv_csum32(src[2]) + lv_csum32(src[3]) +
 		      lv_csum32(dst[0]) + lv_csum32(dst[1]) + lv_csum32(dst[2]) + lv_csum32(dst[3]) +
-		      bpf_htons(IPPROTO_TCP) + bpf_htons(sizeof(*th));
+		      bpf_htons(IPPROTO_TCP) + bpf_htons(tcp_len);
 	}
 
 	/* The TCP header goes right after the IP header: where the SYN's was, or before
@@ -215,39 +245,172 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, const struct lv_p
 	out = data + (tcp_at & 0x3ff);
 	if ((void *)(out + 1) > end)
 		return -1;
+	flags = bpf_htons((tcp_len / 4) << 12 | 0x12); /* data offset, SYN and ACK */
 	out->source = dport;
 	out->dest = sport;
-	out->seq = bpf_htonl(~cookie); /* the client answers with a RST: any value does */
-	out->ack_seq = bpf_htonl(cookie);
-	*((__u16 *)out + 6) = bpf_htons(5 << 12 | 0x12); /* data offset 5, SYN and ACK */
+	out->seq = bpf_htonl(sa->seq);
+	out->ack_seq = bpf_htonl(sa->ack);
+	*((__u16 *)out + 6) = flags;
 	out->window = bpf_htons(65535);
 	out->check = 0;
 	out->urg_ptr = 0;
-	sum += sport + dport + lv_csum32(out->seq) + lv_csum32(out->ack_seq) + bpf_htons(5 << 12 | 0x12) + out->window;
+	sum += sport + dport + lv_csum32(out->seq) + lv_csum32(out->ack_seq) + flags + out->window;
+	opt = (__u32 *)(out + 1);
+	for (i = 0; i < LV_SYNACK_OPT_WORDS; i++) {
+		if (i >= sa->nopt)
+			break;
+		if ((void *)(opt + i + 1) > end)
+			return -1;
+		opt[i] = sa->opt[i];
+		sum += lv_csum32(sa->opt[i]);
+	}
 	out->check = lv_csum_fold(sum);
 
-	len = (int)(tcp_at + sizeof(*out)) - (int)(end - data);
+	frame = end - data;
+	barrier_var(frame); /* a length, not pointer arithmetic the verifier refuses */
+	len = (int)(tcp_at + tcp_len) - (int)frame;
 	if (len < 0 && bpf_xdp_adjust_tail(ctx, len))
 		return -1;
 	return 0;
 }
 
-/* This CPU's scratch words for the cookie's input or the socket tuple: off the stack,
- * which a chain of calls shares. */
-static __always_inline void *lv_syn_scratch(struct lv_percpu *pc)
+/* This CPU's scratch words for the cookie's input and the SYN-ACK's header, or the
+ * socket tuple: off the stack, which a chain of calls shares. */
+struct lv_syn_work {
+	struct lv_cookie_in in;
+	struct lv_synack sa;
+	__u32 l3, l4;         /* the SYN's IP and TCP headers, for lv_syn_proxy() */
+	struct lv_packet pkt; /* the packet parsed again, for those offsets */
+};
+static __always_inline struct lv_syn_work *lv_syn_scratch(struct lv_percpu *pc)
 {
-	return &pc->scratch.words[LV_SCRATCH_SYN];
+	return (struct lv_syn_work *)&pc->scratch.words[LV_SCRATCH_SYN];
 }
 _Static_assert(LV_SCRATCH_EVENT * 8 + sizeof(struct lv_event) <= LV_SCRATCH_SYN * 8, "events stay below");
-_Static_assert(sizeof(struct lv_cookie_in) <= sizeof(struct lv_scratch) - LV_SCRATCH_SYN * 8, "lv_scratch holds it");
-_Static_assert(sizeof(struct bpf_sock_tuple) <= sizeof(struct lv_scratch) - LV_SCRATCH_SYN * 8, "and a tuple");
+_Static_assert(sizeof(struct lv_syn_work) <= (LV_SCRATCH_OPTS - LV_SCRATCH_SYN) * 8, "lv_scratch holds it");
+_Static_assert(sizeof(struct bpf_sock_tuple) <= (LV_SCRATCH_OPTS - LV_SCRATCH_SYN) * 8, "and a tuple");
+
+/* ...and for a SYN's options, which bpf_loop's steps walk. */
+static __always_inline struct lv_tcp_opts *lv_opts_scratch(struct lv_percpu *pc)
+{
+	return (struct lv_tcp_opts *)&pc->scratch.words[LV_SCRATCH_OPTS];
+}
+_Static_assert(sizeof(struct lv_tcp_opts) <= sizeof(struct lv_scratch) - LV_SCRATCH_OPTS * 8, "lv_scratch holds them");
+
+/* One step of the walk over the options in this CPU's scratch (bpf_loop passes no
+ * pointer to a map value: the step looks the scratch up again, an inlined lookup). */
+static long lv_tcp_opt_walk(__u32 index, void *unused)
+{
+	struct lv_percpu *pc;
+	__u32 zero = 0;
+
+	pc = bpf_map_lookup_elem(&lv_percpu, &zero);
+	if (!pc)
+		return 1;
+	return lv_tcp_opt_step(lv_opts_scratch(pc));
+}
+
+/* The options of the TCP header at `l4` (its data offset `doff` bytes long), read. */
+static __always_inline struct lv_tcp_opts *lv_tcp_opts_read(struct xdp_md *ctx, struct lv_percpu *pc, __u32 l4,
+							    __u32 doff)
+{
+	struct lv_tcp_opts *o = lv_opts_scratch(pc);
+	__u32 len = doff - sizeof(struct tcphdr);
+
+	barrier_var(len);
+	if (doff < sizeof(struct tcphdr) || len > LV_TCP_OPT_BYTES || !len ||
+	    bpf_xdp_load_bytes(ctx, l4 + sizeof(struct tcphdr), o->buf, len)) {
+		lv_tcp_opts_start(o, 0);
+		return o;
+	}
+	lv_tcp_opts_start(o, len);
+	bpf_loop(LV_TCP_OPT_BYTES, lv_tcp_opt_walk, NULL, 0);
+	return o;
+}
+
+/* Reset mode's SYN-ACK: its acknowledgment number is the cookie, which the client's
+ * RST returns; its sequence number is anything. */
+static __always_inline int lv_synack_reset(struct xdp_md *ctx, const struct lv_ctx *c, const struct lv_packet *pkt,
+					   __u32 l3, __u32 l4, struct lv_syn_work *w)
+{
+	w->sa.ack = lv_cookie_make(&w->in, c->now, c->ctl->cookie_key);
+	w->sa.seq = ~w->sa.ack;
+	w->sa.nopt = 0;
+	return lv_synack_write(ctx, pkt->family, l3, l4, &w->sa);
+}
+
+/*
+ * Proxy mode's SYN-ACK for the SYN at `th`: the cookie binds the client's ISN and the
+ * options it asked for, which the SYN-ACK offers back. levee's own MSS is left out only
+ * when the client sent none and the frame has no room for it: the frame never grows
+ * (XDP tail room is scarce on some drivers), and a SYN-ACK without it means 536.
+ */
+static __always_inline int lv_synack_proxy(struct xdp_md *ctx, struct lv_percpu *pc, const struct lv_control *ctl,
+					   __u64 now, __u8 family, struct lv_syn_work *w)
+{
+	__u32 l3 = w->l3, l4 = w->l4;
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct tcphdr *th = data + (l4 & 0x3ff);
+	struct lv_cookie_in *in = &w->in;
+	struct lv_synack *sa = &w->sa;
+	struct lv_tcp_opts *o;
+	__u32 frame, need, tsval;
+	__u64 wide;
+	__u16 mss;
+
+	if ((void *)(th + 1) > end)
+		return -1;
+	frame = end - data;
+	in->isn = bpf_ntohl(th->seq);
+	o = lv_tcp_opts_read(ctx, pc, l4, th->doff * 4);
+	in->opts = lv_cookie_opts_of(o, family);
+	wide = lv_cookie_make_wide(in, now, ctl->cookie_key);
+	tsval = (__u32)(now >> 20) + (__u32)(wide >> 32); /* a ~1 ms clock, offset per connection */
+	mss = family == LV_AF_INET ? ctl->mss4 : ctl->mss6;
+	sa->seq = (__u32)wide;
+	sa->ack = in->isn + 1;
+	sa->nopt = lv_synack_options(in->opts, mss, tsval, o->tsval, sa->opt);
+	need = (l3 & 0xff) + (family == LV_AF_INET ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+	       sizeof(struct tcphdr) + 4 * sa->nopt;
+	if (need > frame && !o->mss)
+		sa->nopt = lv_synack_options(in->opts, 0, tsval, o->tsval, sa->opt);
+	return lv_synack_write(ctx, family, l3, l4, sa);
+}
+
+/*
+ * Proxy mode: an ACK whose cookie is good goes on to the tc program with it, in the
+ * frame's metadata (struct lv_handoff). A driver that keeps no metadata is counted
+ * (LV_HO_NO_META); its ACK goes on without, and the stack resets it.
+ */
+static __always_inline void lv_handoff_leave(struct xdp_md *ctx, struct lv_percpu *pc, __u32 cookie, __u8 family,
+					     __u32 l4_from_l3)
+{
+	struct lv_handoff *h;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
+		goto none;
+	barrier_var(ctx);
+	h = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(h + 1) > data)
+		goto none;
+	h->magic = LV_HANDOFF_MAGIC;
+	h->cookie = cookie;
+	h->l4 = (__u16)l4_from_l3;
+	h->family = family;
+	h->pad = 0;
+	return;
+none:
+	pc->handoff[LV_HO_NO_META]++;
+}
 
 /* Does the host have a socket for this packet's connection other than a listener (an
  * established connection, one it opened, one in TIME_WAIT)? */
 static __always_inline int lv_host_connection(struct xdp_md *ctx, struct lv_percpu *ctx_pc, const struct lv_packet *pkt,
 					      const void *l3, const struct tcphdr *th)
 {
-	struct bpf_sock_tuple *t = lv_syn_scratch(ctx_pc);
+	struct bpf_sock_tuple *t = (struct bpf_sock_tuple *)lv_syn_scratch(ctx_pc);
 	struct bpf_sock *sk;
 	__u32 size;
 	int found;
@@ -300,30 +463,39 @@ static __always_inline int lv_tcp_at(struct xdp_md *ctx, struct lv_packet *pkt, 
 	return 0;
 }
 
+/* lv_syn_auth()'s word for a SYN that proxy mode answers: lv_syn_proxy() answers it, in
+ * a frame of its own (the two would not fit in the stack a chain of calls shares). */
+#define LV_SYN_ANSWER_PROXY LV_REASON_MAX
+
 /*
  * The TCP packet staged (lv_stage) of a source with no state and not known-good, in a
  * class with SYN authentication: 0 when it goes on to the limits (the packet belongs to
  * a connection the host has), else LV_R_CHALLENGED (the frame is now its SYN-ACK),
- * LV_R_ANSWER_LIMIT, LV_R_VERIFIED or LV_R_UNVERIFIED. A global function, verified
- * once; its one pointer is the packet's context.
+ * LV_R_ANSWER_LIMIT, LV_R_VERIFIED, LV_R_PROXIED, LV_R_UNVERIFIED, or
+ * LV_SYN_ANSWER_PROXY. A global function, verified once; its one pointer is the
+ * packet's context.
  */
 __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 {
-	void *data, *end;
 	struct lv_cookie_in *in;
-	struct lv_packet pkt;
+	struct lv_syn_work *w;
+	struct lv_packet *pkt;
 	struct lv_ctx c = {};
 	struct tcphdr *th;
-	__u32 l3, l4;
+	void *data, *end;
+	__u32 l3, l4, cookie;
+	int proxy;
 	void *ip;
 
 	if (!ctx || lv_unstage(&c))
 		return LV_R_UNVERIFIED;
-	in = lv_syn_scratch(c.pc);
+	w = lv_syn_scratch(c.pc);
+	in = &w->in;
+	pkt = &w->pkt;
 	/* A SYN levee may not answer is refused before anything else is read. */
 	if (c.pkt->kind == LV_L4_TCP_SYN && !lv_answer_allowed(&c))
 		return LV_R_ANSWER_LIMIT;
-	if (lv_tcp_at(ctx, &pkt, &l3, &l4))
+	if (lv_tcp_at(ctx, pkt, &l3, &l4))
 		return LV_R_UNVERIFIED; /* cannot happen: the pipeline parsed it so */
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -331,23 +503,55 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 	th = data + (l4 & 0x3ff);
 	if (ip + sizeof(struct ipv6hdr) > end || (void *)(th + 1) > end)
 		return LV_R_UNVERIFIED;
-	if (pkt.kind == LV_L4_TCP_SYN) {
+	proxy = c.ctl->handoff && !(c.cls->flags & LV_CLASS_SYN_RESET);
+	lv_cookie_in_of(in, pkt, ip, th);
+	if (pkt->kind == LV_L4_TCP_SYN) {
 		/* Monitor mode answers nothing: it passes the SYN and counts what it would do. */
 		if (c.cls->flags & LV_CLASS_MONITOR)
 			return LV_R_CHALLENGED;
-		lv_cookie_in_of(in, &pkt, ip, th);
-		if (lv_synack_write(ctx, &pkt, l3, l4, lv_cookie_make(in, c.now, c.ctl->cookie_key)))
+		if (proxy) {
+			w->l3 = l3;
+			w->l4 = l4;
+			return LV_SYN_ANSWER_PROXY;
+		}
+		if (lv_synack_reset(ctx, &c, pkt, l3, l4, w))
 			return LV_R_UNVERIFIED;
 		return LV_R_CHALLENGED;
 	}
-	if (th->rst && !th->ack && !th->syn) {
-		lv_cookie_in_of(in, &pkt, ip, th);
+	if (proxy && th->ack && !th->rst && !th->syn) {
+		in->isn = bpf_ntohl(th->seq) - 1;
+		cookie = bpf_ntohl(th->ack_seq) - 1;
+		if (lv_cookie_check(in, cookie, c.now, c.ctl->cookie_key)) {
+			lv_good_mark(&c);
+			lv_handoff_leave(ctx, c.pc, cookie, pkt->family, l4 - l3);
+			return LV_R_PROXIED;
+		}
+	} else if (!proxy && th->rst && !th->ack && !th->syn) {
 		if (!lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key))
 			return LV_R_UNVERIFIED;
 		lv_good_mark(&c);
 		return LV_R_VERIFIED;
 	}
-	return lv_host_connection(ctx, c.pc, &pkt, ip, th) ? 0 : LV_R_UNVERIFIED;
+	return lv_host_connection(ctx, c.pc, pkt, ip, th) ? 0 : LV_R_UNVERIFIED;
+}
+
+/* Proxy mode's SYN-ACK for the SYN lv_syn_auth() staged (the cookie's input, where its
+ * headers are): LV_R_CHALLENGED, or LV_R_UNVERIFIED if the frame could not hold it. */
+__attribute__((noinline)) __u32 lv_syn_proxy(struct xdp_md *ctx)
+{
+	const struct lv_control *ctl;
+	const struct lv_req *q;
+	struct lv_percpu *pc;
+	__u32 zero = 0;
+
+	pc = bpf_map_lookup_elem(&lv_percpu, &zero);
+	ctl = bpf_map_lookup_elem(&lv_policy, &zero);
+	if (!ctx || !pc || !ctl) /* cannot happen: one-entry arrays */
+		return LV_R_UNVERIFIED;
+	q = (const struct lv_req *)&pc->scratch.words[LV_SCRATCH_REQ];
+	if (lv_synack_proxy(ctx, pc, ctl, q->now, q->pkt.family, lv_syn_scratch(pc)))
+		return LV_R_UNVERIFIED;
+	return LV_R_CHALLENGED;
 }
 
 static __always_inline int lv_syn_protected(const struct lv_ctx *c)
@@ -360,10 +564,15 @@ static __always_inline int lv_syn_protected(const struct lv_ctx *c)
  * else its reason. */
 static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp)
 {
+	__u32 r;
+
 	if (lv_good_known(c))
 		return 0;
 	lv_stage(c);
-	return lv_syn_auth(xdp) & (LV_REASON_MAX - 1); /* a global function's result is unbounded */
+	r = lv_syn_auth(xdp);
+	if (r == LV_SYN_ANSWER_PROXY)
+		r = lv_syn_proxy(xdp);
+	return r & (LV_REASON_MAX - 1); /* a global function's result is unbounded */
 }
 
 #endif /* LEVEE_SYNAUTH_H */

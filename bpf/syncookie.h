@@ -9,8 +9,9 @@
  * source earns state only by returning the cookie, which proves it receives what is
  * sent to its address: a spoofed source never sees the SYN-ACK.
  *
- * The cookie is a MAC of the connection (source and destination address and port) and
- * of a period of the monotonic clock, under a 128-bit key (lv_control.cookie_key):
+ * The cookie is a MAC of the connection (source and destination address and port, and
+ * in proxy mode the client's initial sequence number), of the options it keeps and of a
+ * period of the monotonic clock, under a 128-bit key (lv_control.cookie_key):
  * SipHash-2-4, the keyed hash the kernel's own SYN cookies use. Nobody outside can
  * derive the key from cookies, nor make a cookie for an address whose SYN-ACKs they
  * cannot read.
@@ -22,14 +23,18 @@
  * until the next epoch begins, and `levee run` writes a fresh key into it then
  * (lv_cookie_spare_slot). Both slots are drawn at attach; without a daemon they stay.
  *
- *   bits 31..8  the MAC's top 24 bits
- *   bit  7      the period's lowest bit: which of the last two periods made it
- *   bits 6..0   free for the handshake's options (0 here)
+ *   bits 31..9  the MAC's top 23 bits
+ *   bit  8      the period's lowest bit: which of the last two periods made it
+ *   bits 7..0   the handshake's options, as the SYN asked for them (LV_COOKIE_OPT_*;
+ *               0 in reset mode): what the listener needs to finish the connection
+ *               when the ACK comes back, since levee keeps nothing. They are MAC'd,
+ *               so a client cannot change them.
  *
  * A cookie is good during the period that made it and the next one: LV_COOKIE_PERIOD_NS
- * to twice that. Known limit: a blind guess is right once in 2^24, so a flood of forged
- * replies (ACKs or RSTs) at 10 Mpps verifies about one spoofed source every 1.7 s. Such
- * a source only gets what any real source gets: state, and its limits.
+ * to twice that. Known limit: a blind guess is right once in 2^23, so a flood of forged
+ * replies (ACKs or RSTs) at 10 Mpps verifies about one spoofed source every 0.84 s. Such
+ * a source only gets what any real source gets: state, and its limits. The kernel's own
+ * SYN cookies are as guessable.
  */
 #ifndef LEVEE_SYNCOOKIE_H
 #define LEVEE_SYNCOOKIE_H
@@ -44,10 +49,21 @@
 
 #define LV_COOKIE_PERIOD_SHIFT 33 /* 2^33 ns: 8.6 s; a cookie lives 8.6 to 17.2 s */
 #define LV_COOKIE_PERIOD_NS (1ULL << LV_COOKIE_PERIOD_SHIFT)
-#define LV_COOKIE_MAC_MASK 0xffffff00u
-#define LV_COOKIE_PERIOD_BIT 0x80u
-#define LV_COOKIE_EPOCH_SHIFT 3 /* 8 periods: a key serves 68.7 s, every other epoch */
+#define LV_COOKIE_MAC_MASK 0xfffffe00u
+#define LV_COOKIE_PERIOD_BIT 0x100u
+#define LV_COOKIE_OPTS_MASK 0xffu
+#define LV_COOKIE_PERIOD_MASK 0xffffffu /* the period bits the MAC binds: it wraps in 4.6 years */
+#define LV_COOKIE_EPOCH_SHIFT 3         /* 8 periods: a key serves 68.7 s, every other epoch */
 #define LV_COOKIE_EPOCH_PERIODS (1ULL << LV_COOKIE_EPOCH_SHIFT)
+
+/* The option bits (the cookie's low byte). */
+#define LV_COOKIE_OPT_WSCALE 0x0fu /* the client's window scale; LV_COOKIE_NO_WSCALE: none */
+#define LV_COOKIE_NO_WSCALE 0x0fu
+#define LV_COOKIE_OPT_SACK 0x10u                   /* the client permits SACK */
+#define LV_COOKIE_OPT_TS 0x20u                     /* the client sent a timestamp */
+#define LV_COOKIE_OPT_MSS_SHIFT 6                  /* bits 7..6: the client's MSS, rounded down to a table */
+#define LV_COOKIE_MSS_TABLE4 0x05b405a005140218ULL /* 1460 1440 1300 536, the kernel's */
+#define LV_COOKIE_MSS_TABLE6 0x22ec05a0058c04c4ULL /* 8940 1440 1420 1220 */
 
 #define LV_ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 
@@ -90,11 +106,11 @@ LV_INLINE void lv_sip_block(struct lv_sip *s, __u64 m)
 	s->v0 ^= m;
 }
 
-/* The last block (the message's length in bytes in its top byte; here every message
- * is whole blocks), and the four finishing rounds. */
-LV_INLINE __u64 lv_sip_final(struct lv_sip *s, __u32 nblocks)
+/* The last block: the message's length in bytes in its top byte and its last `len % 8`
+ * bytes, little-endian, below (`tail`); then the four finishing rounds. */
+LV_INLINE __u64 lv_sip_final(struct lv_sip *s, __u32 len, __u64 tail)
 {
-	lv_sip_block(s, (__u64)(nblocks * 8) << 56);
+	lv_sip_block(s, (__u64)len << 56 | tail);
 	s->v2 ^= 0xff;
 	lv_sip_round(s);
 	lv_sip_round(s);
@@ -105,35 +121,41 @@ LV_INLINE __u64 lv_sip_final(struct lv_sip *s, __u32 nblocks)
 
 /*
  * What a cookie binds: the connection as its client sends it (addresses as lv_packet
- * holds them, IPv4-mapped for IPv4, network byte order; ports in host order) and the
- * clock's period. IPv4 hashes two blocks, IPv6 five: the lengths keep them apart.
+ * holds them, IPv4-mapped for IPv4, network byte order; ports in host order), the
+ * client's ISN (proxy mode; 0 in reset mode, whose reply does not carry it), the option
+ * bits and the clock's period. IPv4 hashes 20 bytes, IPv6 44: the lengths keep them
+ * apart, and the period and options ride in SipHash's last block, which is hashed
+ * anyway.
  */
 struct lv_cookie_in {
 	__u32 saddr[4];
 	__u32 daddr[4];
+	__u32 isn;
 	__u16 sport;
 	__u16 dport;
 	__u8 family; /* enum lv_family */
+	__u8 opts;   /* LV_COOKIE_OPT_*: what lv_cookie_make binds; lv_cookie_check reads the cookie's */
 };
 
-/* The MAC of a connection in period `period`: SipHash-2-4 of its blocks. */
-LV_INLINE __u64 lv_cookie_mac(const struct lv_cookie_in *in, __u64 period, const __u64 key[2])
+/* The MAC of a connection with options `opts` in period `period`: SipHash-2-4. */
+LV_INLINE __u64 lv_cookie_mac(const struct lv_cookie_in *in, __u32 opts, __u64 period, const __u64 key[2])
 {
-	__u64 last = (__u64)in->sport << 48 | (__u64)in->dport << 32 | (__u32)period;
+	__u64 ports = (__u64)in->sport << 48 | (__u64)in->dport << 32 | in->isn;
+	__u64 tail = ((__u32)period & LV_COOKIE_PERIOD_MASK) << 8 | (opts & LV_COOKIE_OPTS_MASK);
 	struct lv_sip s;
 
 	lv_sip_init(&s, key);
 	if (in->family == LV_AF_INET) {
 		lv_sip_block(&s, (__u64)in->saddr[3] << 32 | in->daddr[3]);
-		lv_sip_block(&s, last);
-		return lv_sip_final(&s, 2);
+		lv_sip_block(&s, ports);
+		return lv_sip_final(&s, 20, tail);
 	}
 	lv_sip_block(&s, (__u64)in->saddr[0] << 32 | in->saddr[1]);
 	lv_sip_block(&s, (__u64)in->saddr[2] << 32 | in->saddr[3]);
 	lv_sip_block(&s, (__u64)in->daddr[0] << 32 | in->daddr[1]);
 	lv_sip_block(&s, (__u64)in->daddr[2] << 32 | in->daddr[3]);
-	lv_sip_block(&s, last);
-	return lv_sip_final(&s, 5);
+	lv_sip_block(&s, ports);
+	return lv_sip_final(&s, 44, tail);
 }
 
 /* The key slot of a period's cookies: its epoch's parity. */
@@ -142,25 +164,55 @@ LV_INLINE __u32 lv_cookie_key_slot(__u64 period)
 	return (__u32)(period >> LV_COOKIE_EPOCH_SHIFT) & 1;
 }
 
-/* The cookie for a connection at `now_ns`. */
-LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2])
+/* The cookie for a connection and its options (in->opts) at `now_ns`, in the low half;
+ * the MAC's other 32 bits, secret as the key, in the high half (a per-connection offset
+ * for the SYN-ACK's timestamp, so that it does not tell the host's uptime). */
+LV_INLINE __u64 lv_cookie_make_wide(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2])
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
+	__u64 mac = lv_cookie_mac(in, in->opts, period, keys[lv_cookie_key_slot(period)]);
 
-	return ((__u32)lv_cookie_mac(in, period, keys[lv_cookie_key_slot(period)]) & LV_COOKIE_MAC_MASK) |
-	       ((__u32)(period & 1) ? LV_COOKIE_PERIOD_BIT : 0);
+	return (mac & 0xffffffff00000000ULL) | ((__u32)mac & LV_COOKIE_MAC_MASK) |
+	       ((__u32)(period & 1) ? LV_COOKIE_PERIOD_BIT : 0) | in->opts;
 }
 
-/* Is `cookie` one this connection was given within its lifetime, at `now_ns`? The
- * period bit names the period: this one, or the one before. One MAC per check. */
+/* The cookie for a connection and its options (in->opts) at `now_ns`. */
+LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2])
+{
+	return (__u32)lv_cookie_make_wide(in, now_ns, keys);
+}
+
+/* Is `cookie` one this connection was given within its lifetime, at `now_ns`, with the
+ * options it names? The period bit names the period: this one, or the one before. One
+ * MAC per check. */
 LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2])
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
 
 	if (!!(cookie & LV_COOKIE_PERIOD_BIT) != (int)(period & 1))
 		period--;
-	return ((__u32)lv_cookie_mac(in, period, keys[lv_cookie_key_slot(period)]) & LV_COOKIE_MAC_MASK) ==
-	       (cookie & LV_COOKIE_MAC_MASK);
+	return ((__u32)lv_cookie_mac(in, cookie & LV_COOKIE_OPTS_MASK, period, keys[lv_cookie_key_slot(period)]) &
+		LV_COOKIE_MAC_MASK) == (cookie & LV_COOKIE_MAC_MASK);
+}
+
+/* The MSS of an option byte (its index into the kernel's table), for the family. */
+LV_INLINE __u16 lv_cookie_mss(__u32 opts, __u8 family)
+{
+	__u64 table = family == LV_AF_INET ? LV_COOKIE_MSS_TABLE4 : LV_COOKIE_MSS_TABLE6;
+
+	return (__u16)(table >> (16 * ((opts >> LV_COOKIE_OPT_MSS_SHIFT) & 3)));
+}
+
+/* The index of the largest table MSS not above the client's `mss` (the first one when
+ * all are). */
+LV_INLINE __u32 lv_cookie_mss_index(__u16 mss, __u8 family)
+{
+	__u64 table = family == LV_AF_INET ? LV_COOKIE_MSS_TABLE4 : LV_COOKIE_MSS_TABLE6;
+	__u32 i = 3;
+
+	while (i > 0 && mss < (__u16)(table >> (16 * i)))
+		i--;
+	return i;
 }
 
 /*

@@ -1,9 +1,11 @@
 // synauth_test.cpp - SYN authentication in the kernel: a SYN of a source with no state
 // is answered with a SYN-ACK carrying a cookie (its bytes checked: addresses, ports,
 // numbers, checksums, VLAN tags, a frame cut to its headers; SYNs with options, in one
-// and two tags, IPv6 with extension headers); the RST that returns the cookie verifies
-// the source, and its next SYN passes; forged and stale cookies, bare ACKs and SYN-ACK
-// floods towards one network do not.
+// and two tags, IPv6 with extension headers); in reset mode the RST that returns the
+// cookie verifies the source, and its next SYN passes; in proxy mode the SYN-ACK offers
+// the SYN's options back, and the ACK that returns the cookie passes with it in the
+// frame's metadata; forged and stale cookies, bare ACKs and SYN-ACK floods towards one
+// network do not.
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 
@@ -19,6 +21,7 @@
 #include "frames.hpp"
 #include "packet.hpp"
 #include "syncookie.h"
+#include "tcp_options.h"
 
 namespace levee::progtest {
 namespace {
@@ -34,7 +37,7 @@ constexpr Outcome kChallenged{XDP_TX, LV_R_CHALLENGED}, kVerified{XDP_DROP, LV_R
 Policy syn_auth_policy() {
   Policy p;
   ClassSpec web = class_spec("web", on({Proto::Tcp}, {{kPort, kPort}}), {100, 10});
-  web.syn_auth = true;
+  web.syn_auth = SynAuth::Cookie;
   p.classes = {web, class_spec("default", Match{}, {100, 10})};
   return p;
 }
@@ -293,6 +296,144 @@ TEST_F(SynAuth, MonitorModeAnswersNothing) {
   const Bytes syn = client("198.18.2.5", kTcpSyn);
   EXPECT_EQ(dp().send(syn), (Outcome{XDP_PASS, LV_R_MONITORED}));
   EXPECT_EQ(dp().run_out(syn).out, syn) << "the SYN goes on as it came";
+}
+
+// ---- proxy mode: levee's tc program is on the interface (lv_control.handoff) ----------
+
+// Linux's SYN options: MSS 1460, SACK permitted, timestamps (TSval 7), NOP, window scale 7.
+constexpr uint8_t kLinuxOptions[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 7, 0, 0, 0, 0, 1, 3, 3, 7};
+
+// A client's frame with TCP options, `seq` and `ack` its numbers.
+Bytes client_with(const std::string& src, uint8_t flags, uint32_t seq, uint32_t ack, const uint8_t* opts,
+                  size_t opt_len) {
+  pkt::Frame f = pkt::Frame().eth();
+  if (is_ipv6(src))
+    f.ipv6(src, kDst6);
+  else
+    f.ipv4(src, kDst4);
+  f.tcp(kClientPort, kPort, flags).payload(opt_len);
+  Bytes b = f.bytes();
+  const size_t l4 = f.layer(pkt::Layer::Tcp);
+  std::memcpy(&b[l4 + 20], opts, opt_len);
+  b[l4 + 12] = static_cast<uint8_t>((20 + opt_len) / 4 << 4);
+  for (int i = 0; i < 4; ++i) {
+    b[l4 + 4 + i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
+    b[l4 + 8 + i] = static_cast<uint8_t>(ack >> (24 - 8 * i));
+  }
+  return b;
+}
+
+class SynProxy : public SynAuth {
+ protected:
+  const std::string src_reset_ = "198.18.5.9";
+  void SetUp() override {
+    SynAuth::SetUp();
+    lv_control c = dp().control();
+    c.handoff = 1;
+    c.mss4 = 1460;
+    c.mss6 = 1440;
+    dp().write_control(c);
+  }
+  struct Answer {
+    uint32_t seq = 0, ack = 0;
+    std::vector<uint32_t> options;  // host order words
+  };
+  // The SYN-ACK of a SYN: headers and checksum checked, numbers and options returned.
+  Answer answer(const Bytes& syn, bool v6) {
+    EXPECT_EQ(dp().send(syn), kChallenged);
+    const RunResult r = dp().run_out(syn);
+    EXPECT_EQ(r.retval, uint32_t{XDP_TX});
+    const std::vector<uint8_t>& a = r.out;
+    const size_t l3 = 14, l4 = l3 + (v6 ? 40 : 20);
+    Answer out;
+    if (a.size() < l4 + 20) return ADD_FAILURE() << "a frame of " << a.size(), out;
+    const size_t tcp_len = static_cast<size_t>(a[l4 + 12] >> 4) * 4;
+    EXPECT_EQ(a.size(), l4 + tcp_len) << "cut to its headers";
+    EXPECT_LE(a.size(), syn.size()) << "never grown";
+    if (a.size() != l4 + tcp_len) return out;
+    uint32_t pseudo = 6 + static_cast<uint32_t>(tcp_len);
+    if (v6) {
+      EXPECT_EQ(be16(a, l3 + 4), tcp_len);
+      for (size_t i = 8; i < 40; i += 2) pseudo += be16(a, l3 + i);
+    } else {
+      EXPECT_EQ(be16(a, l3 + 2), 20 + tcp_len);
+      EXPECT_EQ(pkt::inet_checksum(&a[l3], 20), 0) << "IPv4 header checksum";
+      for (size_t i = 12; i < 20; i += 2) pseudo += be16(a, l3 + i);
+    }
+    EXPECT_EQ(pkt::inet_checksum(&a[l4], tcp_len, pseudo), 0) << "TCP checksum";
+    EXPECT_EQ(a[l4 + 13], kTcpSyn | kTcpAck);
+    out.seq = be32(a, l4 + 4);
+    out.ack = be32(a, l4 + 8);
+    for (size_t i = l4 + 20; i < l4 + tcp_len; i += 4) out.options.push_back(be32(a, i));
+    return out;
+  }
+};
+
+// The SYN-ACK is a proper one: its sequence number is the cookie, which binds the ISN
+// and keeps the options, and it offers the options back as Linux would.
+TEST_F(SynProxy, TheSynAckOffersTheSynsOptionsAndItsSequenceNumberIsTheCookie) {
+  for (const std::string src : {"198.18.5.1", "2001:db8:5::1"}) {
+    SCOPED_TRACE(src);
+    const bool v6 = is_ipv6(src);
+    const Answer a = answer(client_with(src, kTcpSyn, 1000, 0, kLinuxOptions, sizeof kLinuxOptions), v6);
+    EXPECT_EQ(a.ack, 1001u) << "the ISN + 1";
+    ASSERT_EQ(a.options.size(), 5u);
+    EXPECT_EQ(a.options[0], v6 ? 0x020405a0u : 0x020405b4u) << "levee's MSS, from the interface";
+    EXPECT_EQ(a.options[1], 0x01030300u | LV_SYNACK_WSCALE);
+    EXPECT_EQ(a.options[2], 0x0402080au) << "SACK permitted, timestamps";
+    EXPECT_EQ(a.options[4], 7u) << "TSecr: the client's TSval";
+    EXPECT_EQ(a.seq & LV_COOKIE_OPTS_MASK,
+              (v6 ? 2u : 3u) << LV_COOKIE_OPT_MSS_SHIFT | LV_COOKIE_OPT_SACK | LV_COOKIE_OPT_TS | 7u)
+        << "the client's MSS (1460: the table's 1440 for IPv6), SACK, timestamps and window scale";
+    lv_cookie_in in = cookie_in(src);
+    in.isn = 1000;
+    EXPECT_TRUE(lv_cookie_check(&in, a.seq, monotonic_ns(), dp().control().cookie_key));
+  }
+}
+
+// A SYN with only a timestamp has no room for levee's MSS in a frame that never grows:
+// it is left out. A bare SYN gets a bare SYN-ACK.
+TEST_F(SynProxy, WhatTheFrameHasNoRoomForIsLeftOut) {
+  const uint8_t ts_only[12] = {1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0};
+  Answer a = answer(client_with("198.18.5.2", kTcpSyn, 5, 0, ts_only, sizeof ts_only), false);
+  EXPECT_EQ(a.options, (std::vector<uint32_t>{0x0101080a, a.options.size() > 1 ? a.options[1] : 0, 9}));
+  a = answer(client("198.18.5.3", kTcpSyn, 5), false);
+  EXPECT_TRUE(a.options.empty());
+}
+
+// The ACK that returns the cookie passes, its source known-good, with the cookie in the
+// metadata for the tc program; its next SYN goes to the listener.
+TEST_F(SynProxy, TheAckThatReturnsTheCookiePassesWithItInTheMetadata) {
+  for (const std::string src : {"198.18.5.4", "2001:db8:5::4"}) {
+    SCOPED_TRACE(src);
+    const bool v6 = is_ipv6(src);
+    const Answer a = answer(client_with(src, kTcpSyn, 1000, 0, kLinuxOptions, sizeof kLinuxOptions), v6);
+    const uint8_t ts[12] = {1, 1, 8, 10, 0, 0, 0, 8, 0, 0, 0, 0};
+    const Bytes ack = client_with(src, kTcpAck, 1001, a.seq + 1, ts, sizeof ts);
+    EXPECT_EQ(dp().send(client_with(src, kTcpAck, 1001, a.seq + 2, ts, sizeof ts)), kUnverified) << "forged";
+    EXPECT_EQ(dp().send(client_with(src, kTcpAck, 1002, a.seq + 1, ts, sizeof ts)), kUnverified) << "another ISN";
+    const RunResult r = dp().run_out(ack);
+    EXPECT_EQ(r.retval, uint32_t{XDP_PASS});
+    ASSERT_EQ(r.out.size(), ack.size() + sizeof(lv_handoff)) << "the metadata before the frame";
+    lv_handoff h{};
+    std::memcpy(&h, r.out.data(), sizeof h);
+    EXPECT_EQ(h.magic, LV_HANDOFF_MAGIC);
+    EXPECT_EQ(h.cookie, a.seq);
+    EXPECT_EQ(h.l4, v6 ? 40 : 20);
+    EXPECT_EQ(h.family, v6 ? LV_AF_INET6 : LV_AF_INET);
+    EXPECT_TRUE(std::equal(ack.begin(), ack.end(), r.out.begin() + sizeof h)) << "the frame as it came";
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming) << "known-good now";
+  }
+  EXPECT_EQ(dp().counters()[LV_R_PROXIED].packets, 2u);
+}
+
+// A class in reset mode answers as before, though the interface could proxy.
+TEST_F(SynProxy, AResetClassStillAnswersForARst) {
+  Policy p = syn_auth_policy();
+  p.classes[0].syn_auth = levee::SynAuth::Reset;
+  ctl_->publish(p);
+  const uint32_t cookie = challenge(src_reset_);
+  EXPECT_EQ(dp().send(client(src_reset_, kTcpRst, cookie)), kVerified);
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   ASSERT_EQ(p.classes.size(), 9u);
   EXPECT_EQ(p.classes.back().name, "default");
   EXPECT_EQ(p.classes[class_index(p, "reflection")].match.sports.size(), 6u);
-  EXPECT_TRUE(p.classes[class_index(p, "smtp")].syn_auth);
-  EXPECT_FALSE(p.classes[class_index(p, "web")].syn_auth);
+  EXPECT_EQ(p.classes[class_index(p, "smtp")].syn_auth, SynAuth::Cookie);
+  EXPECT_EQ(p.classes[class_index(p, "web")].syn_auth, SynAuth::Off);
   EXPECT_EQ(p.iface.mode, LV_MODE_AUTO);
   EXPECT_EQ(p.iface.max_sources, 1'000'000u);
 
@@ -1265,13 +1265,31 @@ rate = 10
 burst = 10
 syn_auth = "off"
 )" + kDefault);
-  EXPECT_TRUE(named(p, "web").syn_auth);
-  EXPECT_FALSE(named(p, "ssh").syn_auth);
-  EXPECT_FALSE(named(p, "default").syn_auth) << "off unless asked";
+  EXPECT_EQ(named(p, "web").syn_auth, SynAuth::Cookie);
+  EXPECT_EQ(named(p, "ssh").syn_auth, SynAuth::Off);
+  EXPECT_EQ(named(p, "default").syn_auth, SynAuth::Off) << "off unless asked";
   const lv_class k = compile_class(named(p, "web"), kTick, 2);
   EXPECT_TRUE(k.flags & LV_CLASS_SYN_AUTH);
-  EXPECT_TRUE(class_of(k).syn_auth);
+  EXPECT_FALSE(k.flags & LV_CLASS_SYN_RESET);
+  EXPECT_EQ(class_of(k).syn_auth, SynAuth::Cookie);
   EXPECT_FALSE(compile_class(named(p, "ssh"), kTick, 2).flags & LV_CLASS_SYN_AUTH);
+}
+
+TEST(ConfigSynAuth, ResetModeHasAFlagOfItsOwnAndProxyCompilesAsCookie) {
+  auto one = [](const std::string& mode) {
+    return parse_ok("[[class]]\nname = \"web\"\nmatch = { proto = \"tcp\" }\nrate = 1\nburst = 1\nsyn_auth = \"" +
+                    mode + "\"\n" + kDefault);
+  };
+  Policy reset = one("reset"), proxy = one("proxy");
+  EXPECT_EQ(named(reset, "web").syn_auth, SynAuth::Reset);
+  EXPECT_EQ(named(proxy, "web").syn_auth, SynAuth::Proxy);
+  const lv_class r = compile_class(named(reset, "web"), kTick, 2), x = compile_class(named(proxy, "web"), kTick, 2);
+  EXPECT_EQ(r.flags & (LV_CLASS_SYN_AUTH | LV_CLASS_SYN_RESET), LV_CLASS_SYN_AUTH | LV_CLASS_SYN_RESET);
+  EXPECT_EQ(x.flags & (LV_CLASS_SYN_AUTH | LV_CLASS_SYN_RESET), LV_CLASS_SYN_AUTH);
+  EXPECT_EQ(class_of(r).syn_auth, SynAuth::Reset);
+  auto bad = parse("[[class]]\nname = \"web\"\nmatch = { proto = \"tcp\" }\nsyn_auth = \"syncookie\"\n" + kDefault);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("proxy"), std::string::npos) << bad.error().message();
 }
 
 TEST(ConfigSynAuth, NeedsAClassThatSeesWholeTcpConnections) {

@@ -11,23 +11,28 @@ namespace {
 
 constexpr __u64 kReferenceKey[2] = {0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
 
-// SipHash-2-4 of the reference message 00 01 02 ... (whole blocks), reference key.
-uint64_t reference_siphash(uint32_t blocks) {
+// SipHash-2-4 of the reference message 00 01 02 ... of `len` bytes, reference key.
+uint64_t reference_siphash(uint32_t len) {
   lv_sip s{};
   lv_sip_init(&s, kReferenceKey);
-  for (uint32_t b = 0; b < blocks; ++b) {
+  auto word = [](uint32_t from, uint32_t n) {
     uint64_t m = 0;
-    for (uint32_t i = 0; i < 8; ++i) m |= uint64_t{8 * b + i} << (8 * i);
-    lv_sip_block(&s, m);
-  }
-  return lv_sip_final(&s, blocks);
+    for (uint32_t i = 0; i < n; ++i) m |= uint64_t{from + i} << (8 * i);
+    return m;
+  };
+  for (uint32_t b = 0; b < len / 8; ++b) lv_sip_block(&s, word(8 * b, 8));
+  return lv_sip_final(&s, len, word(len / 8 * 8, len % 8));
 }
 
+// The cookie hashes 20 bytes (IPv4) or 44 (IPv6): whole blocks and a 4-byte tail.
 TEST(SipHash, MatchesThePublishedVectors) {
   EXPECT_EQ(reference_siphash(0), 0x726fdb47dd0e0e31ULL);
-  EXPECT_EQ(reference_siphash(1), 0x93f5f5799a932462ULL);
-  EXPECT_EQ(reference_siphash(2), 0x3f2acc7f57c29bdbULL);
-  EXPECT_EQ(reference_siphash(3), 0xb8ad50c6f649af94ULL);
+  EXPECT_EQ(reference_siphash(8), 0x93f5f5799a932462ULL);
+  EXPECT_EQ(reference_siphash(12), 0x751e8fbc860ee5fbULL);
+  EXPECT_EQ(reference_siphash(16), 0x3f2acc7f57c29bdbULL);
+  EXPECT_EQ(reference_siphash(20), 0xbed65cf21aa2ee98ULL);
+  EXPECT_EQ(reference_siphash(24), 0xb8ad50c6f649af94ULL);
+  EXPECT_EQ(reference_siphash(44), 0xf935451de4f21df2ULL);
 }
 
 // One key per slot (an epoch's parity); kT0 is early in the first period of an even
@@ -56,7 +61,7 @@ TEST(SynCookie, GoodForItsPeriodAndTheNextOnly) {
   for (uint8_t family : {LV_AF_INET, LV_AF_INET6}) {
     const lv_cookie_in in = connection(family);
     const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
-    EXPECT_EQ(c & ~(LV_COOKIE_MAC_MASK | LV_COOKIE_PERIOD_BIT), 0u) << "option bits stay free";
+    EXPECT_EQ(c & LV_COOKIE_OPTS_MASK, in.opts) << "the option bits are the connection's";
     EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys));
     EXPECT_TRUE(lv_cookie_check(&in, c, kT0 + LV_COOKIE_PERIOD_NS, kKeys)) << "the next period";
     EXPECT_TRUE(lv_cookie_check(&in, c, kT0 - 12346 + 2 * LV_COOKIE_PERIOD_NS - 1, kKeys)) << "its last ns";
@@ -81,9 +86,41 @@ TEST(SynCookie, BindsTheConnectionAndTheKey) {
   EXPECT_NE(lv_cookie_make(&other, kT0, kKeys), c) << "the families are hashed apart";
   __u64 keys2[2][2] = {{kKeys[0][0], kKeys[0][1] ^ 1}, {kKeys[1][0], kKeys[1][1]}};
   EXPECT_FALSE(lv_cookie_check(&in, c, kT0, keys2));
-  // Only the MAC's bits are checked: the option bits are the handshake's.
-  EXPECT_TRUE(lv_cookie_check(&in, c | 0x7f, kT0, kKeys));
-  EXPECT_FALSE(lv_cookie_check(&in, c ^ 0x100, kT0, kKeys));
+  other = in;
+  other.isn++;
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys)) << "the client's ISN";
+  // The option bits are MAC'd: a client cannot change what the SYN asked for.
+  for (uint32_t bit = 1; bit <= LV_COOKIE_PERIOD_BIT; bit <<= 1)
+    EXPECT_FALSE(lv_cookie_check(&in, c ^ bit, kT0, kKeys)) << "bit " << bit;
+  EXPECT_FALSE(lv_cookie_check(&in, c ^ 0x200, kT0, kKeys)) << "the MAC's lowest bit";
+}
+
+TEST(SynCookie, CarriesTheOptionsItWasMadeWith) {
+  lv_cookie_in in = connection(LV_AF_INET6);
+  in.isn = 0x12345678;
+  in.opts = 3u << LV_COOKIE_OPT_MSS_SHIFT | LV_COOKIE_OPT_TS | LV_COOKIE_OPT_SACK | 9;
+  const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
+  EXPECT_EQ(c & LV_COOKIE_OPTS_MASK, in.opts);
+  lv_cookie_in checked = in;
+  checked.opts = 0;  // the check reads them from the cookie
+  EXPECT_TRUE(lv_cookie_check(&checked, c, kT0, kKeys));
+  EXPECT_EQ(lv_cookie_mss(c, LV_AF_INET6), 8940);
+  EXPECT_EQ(lv_cookie_mss(c, LV_AF_INET), 1460);
+}
+
+// The MSS is rounded down to the kernel's table (its own SYN cookies'), never up.
+TEST(SynCookie, RoundsTheMssDown) {
+  struct Case {
+    uint8_t family;
+    uint16_t mss, want;
+  };
+  for (Case k : {Case{LV_AF_INET, 1460, 1460}, Case{LV_AF_INET, 1459, 1440}, Case{LV_AF_INET, 1400, 1300},
+                 Case{LV_AF_INET, 1299, 536}, Case{LV_AF_INET, 100, 536}, Case{LV_AF_INET, 9000, 1460},
+                 Case{LV_AF_INET6, 1440, 1440}, Case{LV_AF_INET6, 1439, 1420}, Case{LV_AF_INET6, 9000, 8940},
+                 Case{LV_AF_INET6, 1280, 1220}}) {
+    const uint32_t opts = lv_cookie_mss_index(k.mss, k.family) << LV_COOKIE_OPT_MSS_SHIFT;
+    EXPECT_EQ(lv_cookie_mss(opts, k.family), k.want) << k.mss << " in IPv" << int{k.family};
+  }
 }
 
 // An epoch's cookies use its parity's key; the other key does not matter to them.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "bpf/handoff.hpp"
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
@@ -101,10 +102,12 @@ Status check_free(const std::string& iface, unsigned ifindex) {
   return {};
 }
 
-// The embedded program, its maps sized as the options say, loaded (verified).
-Result<SkelPtr> load_program(const AttachOptions& o) {
+// The embedded program, its maps sized as the options say, loaded (verified); the tc
+// program only where the kernel can run it.
+Result<SkelPtr> load_program(const AttachOptions& o, bool handoff) {
   SkelPtr skel(levee_bpf__open());
   if (!skel) return sys_error("open the embedded XDP program");
+  if (!handoff) bpf_program__set_autoload(skel->progs.levee_handoff, false);
   if (int err = bpf_map__set_max_entries(skel->maps.lv_state, o.max_sources); err)
     return sys_error("size the per-source map", -err);
   if (int err = bpf_map__set_max_entries(skel->maps.lv_bans, o.max_bans); err)
@@ -123,9 +126,10 @@ Result<SkelPtr> load_program(const AttachOptions& o) {
   return skel;
 }
 
-// The policy and lists into both slots, and the known-source filter's seed, before any
-// packet can read them.
-Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex, lv_attach_mode mode) {
+// The policy and lists into both slots, the known-source filter's seed and the cookie
+// keys, and whether SYN authentication proxies, before any packet can read them.
+Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex, const AttachOptions& o, bool handoff) {
+  const lv_attach_mode mode = o.mode;
   const ListFds lists = list_fds_of(skel);
   LV_TRY_ASSIGN(auto policy, PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists));
   // lv_shared starts zeroed: every class's budgets full, and the source count that
@@ -137,7 +141,41 @@ Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex,
   if (getrandom(cookie_keys, sizeof cookie_keys, 0) != sizeof cookie_keys)
     return sys_error("draw the SYN cookies' keys");
   policy.seed_filter(seed, cookie_keys);
+  const HandoffMss mss = handoff_mss(o.iface);
+  policy.set_handoff(handoff, mss.v4, mss.v6);
   return {};
+}
+
+// Takes levee's tc filter off again unless the attach got through.
+class HandoffGuard {
+ public:
+  explicit HandoffGuard(unsigned ifindex) : ifindex_(ifindex) {}
+  HandoffGuard(const HandoffGuard&) = delete;
+  HandoffGuard& operator=(const HandoffGuard&) = delete;
+  ~HandoffGuard() {
+    if (on_ && !committed_) (void)detach_handoff(ifindex_);
+  }
+  void on() { on_ = true; }
+  bool is_on() const { return on_; }
+  void commit() { committed_ = true; }
+
+ private:
+  unsigned ifindex_;
+  bool on_ = false, committed_ = false;
+};
+
+// The tc program on the interface where the kernel can run it. A class that asked for
+// "proxy" needs it; "cookie" falls back to reset (the reason in `no_proxy`).
+Status put_handoff(levee_bpf* skel, const AttachOptions& o, const HandoffSupport& support, unsigned ifindex,
+                   HandoffGuard& guard, AttachResult& res) {
+  Status st = support.ok ? attach_handoff(bpf_program__fd(skel->progs.levee_handoff), ifindex)
+                         : Status(Error{support.why, 0, ""});
+  if (st) {
+    guard.on();
+    return {};
+  }
+  res.no_proxy = st.error().message();
+  return require_handoff(o.policy, res.no_proxy);
 }
 
 // The XDP link in the mode asked for; auto: native first, generic if the driver cannot.
@@ -229,13 +267,19 @@ Result<AttachResult> attach(const AttachOptions& o) {
   CompiledPolicy compiled = compile(o.policy, clocks);
   // The file's max_sources may have been overridden by --max-sources.
   compiled.slot.full_at = refuse_full_at(o.max_sources, possible_cpus());
-  LV_TRY_ASSIGN(auto skel, load_program(o));
-  LV_TRY(write_policy(skel.get(), compiled, ifindex, o.mode));
+  const HandoffSupport support = handoff_support();
+  if (!support.ok) LV_TRY(require_handoff(o.policy, support.why));
+  LV_TRY_ASSIGN(auto skel, load_program(o, support.ok));
+  AttachResult res;
+  // The tc program first: it acts only on frames the XDP program marks.
+  HandoffGuard handoff(ifindex);
+  LV_TRY(put_handoff(skel.get(), o, support, ifindex, handoff, res));
+  LV_TRY(write_policy(skel.get(), compiled, ifindex, o, handoff.is_on()));
 
   const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
-  AttachResult res;
   LV_TRY_ASSIGN(auto link, link_program(prog_fd, ifindex, o, res));
   LV_TRY(pin_into_place(pin_objects(skel.get(), link), o.iface));
+  handoff.commit();
   res.mode = attached_mode(ifindex);
   res.prog_id = prog_id_of(prog_fd);
   return res;
@@ -263,6 +307,8 @@ Status detach(const std::string& iface) {
       return sys_error(fmt::format("detach the XDP program from {}", iface), -err,
                        fmt::format("its pins are in {}; retry: levee detach {}", gone, iface));
   }
+  // The tc filter is levee's by its handle: another tool's filters on the hook stay.
+  if (auto ifindex = iface_index(iface); ifindex) LV_TRY(detach_handoff(*ifindex));
   // /sys/fs/bpf/levee stays, empty: removed, another user could make it before the next
   // attach (bpffs is 1777), which would then refuse it.
   return remove_pin_dir(gone);

@@ -32,6 +32,7 @@ struct AttachOptions {
 struct AttachResult {
   std::string mode;      // "native" or "generic": what the kernel gave us
   std::string fallback;  // why native was not used in auto mode, or ""
+  std::string no_proxy;  // why SYN authentication cannot proxy here (it resets), or ""
   uint32_t prog_id = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "bpf/handoff.hpp"
 #include "bpf/list_entries.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/prune.hpp"
@@ -213,6 +214,9 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   const Clocks clocks = Clocks::read();
   LV_TRY(validate(p, clocks.now_unix_ns));
   LV_TRY_ASSIGN(auto sess, Session::open(iface, "reload"));
+  if (!sess.policy.control().handoff)
+    LV_TRY(
+        require_handoff(p, fmt::format("the filter on {} runs without its tc program (levee attach said why)", iface)));
   const lv_policy& cur = sess.policy.active();
   const uint32_t prior_flags = cur.flags;
   CompiledPolicy next = compile(p, clocks, &cur);  // classes keep their ids and state

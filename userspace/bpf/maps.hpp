@@ -26,6 +26,9 @@ struct Counters {
   std::array<lv_class_counters, LV_MAX_CLASSES> by_class{};
   // Monitor mode: what would have been dropped, by reason (passed as LV_R_MONITORED).
   std::array<lv_counter, LV_REASON_MAX> would{};
+  // SYN authentication's proxy mode: what became of the ACKs handed to the tc program
+  // (enum lv_handoff_result).
+  std::array<uint64_t, LV_HO_MAX> handoff{};
 
   lv_counter received() const;
   lv_counter passed() const;

@@ -286,6 +286,12 @@ void PolicyMap::seed_filter(uint32_t seed, const uint64_t (&cookie_keys)[2][2]) 
   ctl_->good_active = 0;
 }
 
+void PolicyMap::set_handoff(bool on, uint16_t mss4, uint16_t mss6) {
+  ctl_->mss4 = mss4;
+  ctl_->mss6 = mss6;
+  ctl_->handoff = on ? 1 : 0;
+}
+
 void PolicyMap::set_cookie_key(unsigned slot, const uint64_t (&key)[2]) {
   // Two plain stores: no packet reads this slot now (lv_cookie_spare_slot), and the
   // release orders them before whatever the caller publishes next.

@@ -89,6 +89,9 @@ class PolicyMap {
   // A new key into one cookie slot: only the slot lv_cookie_spare_slot() names, which no
   // live cookie uses (daemon/cookie_keys.hpp).
   void set_cookie_key(unsigned slot, const uint64_t (&key)[2]);
+  // SYN authentication's proxy mode (lv_control.handoff) and the MSS its SYN-ACKs offer,
+  // before the program is attached: whether levee's tc program is on the interface.
+  void set_handoff(bool on, uint16_t mss4, uint16_t mss6);
   // Make packets read the other half of lv_seen (lv_control.seen_active): one atomic
   // store, after the controller refilled that half. Returns the half now read.
   uint32_t flip_seen();

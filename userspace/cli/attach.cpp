@@ -152,6 +152,9 @@ Status attach(const AttachArgs& a) {
   o.exceed_memory_cap = a.exceed_memory_cap;
   LV_TRY_ASSIGN(auto r, levee::attach(o));
   if (!r.fallback.empty()) fmt::print("{}; using generic mode\n", r.fallback);
+  if (!r.no_proxy.empty() && has_syn_auth(o.policy))
+    fmt::print("note: SYN authentication answers in reset mode (a new client connects a second later): {}\n",
+               r.no_proxy);
   if (shorthand) {
     std::string extras = describe_extras(o.policy.classes[0]);
     fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{}){}{}\n",

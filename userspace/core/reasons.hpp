@@ -21,6 +21,9 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_ALLOW, "allow", "on the allow list: never limited"},
     ReasonInfo{LV_R_MONITORED, "monitored",
                "would have been dropped, passed because its class is in monitor mode (see would_drop)"},
+    ReasonInfo{LV_R_PROXIED, "proxied",
+               "an ACK that returned a valid cookie: its source is known-good, its connection handed to the "
+               "listener (syn_auth, proxy mode)"},
     ReasonInfo{LV_R_RATE, "rate", "over its source's packet rate limit"},
     ReasonInfo{LV_R_MALFORMED, "malformed", "truncated or inconsistent Ethernet/VLAN/IP header"},
     ReasonInfo{LV_R_VLAN_DEPTH, "vlan_depth", "more than two VLAN tags"},
@@ -42,7 +45,8 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_UNVERIFIED, "unverified",
                "TCP of a source that has not proved its address: no SYN, no valid cookie, no connection (syn_auth)"},
     ReasonInfo{LV_R_VERIFIED, "verified",
-               "a RST that returned a valid cookie: its source proved its address and is known-good (syn_auth)"},
+               "a RST that returned a valid cookie: its source proved its address and is known-good (syn_auth, "
+               "reset mode)"},
     ReasonInfo{LV_R_ANSWER_LIMIT, "answer_limit",
                "a SYN left unanswered: SYN-ACKs towards its network, or in all, over their rate (syn_auth)"},
     ReasonInfo{LV_R_CROWDSEC, "crowdsec", "its source is under a CrowdSec ban decision ([crowdsec], levee run)"},
@@ -50,6 +54,20 @@ inline constexpr std::array kReasons{
 
 // Whether monitor mode counts this reason as a would-be drop instead of dropping.
 constexpr bool monitorable(unsigned reason) { return reason < 32 && ((LV_MONITORABLE >> reason) & 1u); }
+
+// The name of an enum lv_handoff_result, as exported.
+inline const char* handoff_result_name(unsigned r) {
+  switch (r) {
+    case LV_HO_HANDED:
+      return "handed";
+    case LV_HO_NO_LISTENER:
+      return "no_listener";
+    case LV_HO_REFUSED:
+      return "refused";
+    default:
+      return "no_metadata";
+  }
+}
 
 // The reasons lv_percpu.would can count: the monitorable ones, and the deny list's
 // unless the policy drops it in monitor mode too ([lists] deny_in_monitor = "drop").

@@ -52,6 +52,8 @@ Status start_filter(const DaemonOptions& o, Policy p) {
   if (o.mode) a.mode = *o.mode;
   LV_TRY_ASSIGN(auto r, attach(a));
   if (!r.fallback.empty()) say(iface, "{}; using generic mode", r.fallback);
+  if (!r.no_proxy.empty() && has_syn_auth(a.policy))
+    say(iface, "SYN authentication answers in reset mode (a new client connects a second later): {}", r.no_proxy);
   say(iface, "attached in {} mode (program {}): policy from {}, {} sources at most", r.mode, r.prog_id, a.policy.source,
       group_digits(a.max_sources));
   return {};

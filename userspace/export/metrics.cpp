@@ -71,6 +71,12 @@ void reason_families(Writer& w, const Counters& c) {
     w.sample({{"verdict", lv_reason_drops(r.id) ? "dropped" : "passed"}, {"reason", std::string(r.name)}},
              c.by_reason[r.id].bytes);
 
+  w.family("levee_syn_handoffs_total", "counter",
+           "SYN authentication's proxy mode: ACKs that returned a valid cookie, by what became of them: handed "
+           "(the listener has the connection), no_listener (the stack reset it), refused (the kernel refused the "
+           "request socket), no_metadata (the driver kept no XDP metadata).");
+  for (unsigned h = 0; h < LV_HO_MAX; ++h) w.sample({{"result", std::string(handoff_result_name(h))}}, c.handoff[h]);
+
   w.family("levee_would_drop_packets_total", "counter",
            "Monitor mode: packets that would have been dropped (passed as reason monitored), by reason.");
   for (const ReasonInfo& r : kReasons)

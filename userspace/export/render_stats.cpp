@@ -41,6 +41,9 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
   }
   j["would_drop"] = would;
   j["would_drop_bytes"] = would_b;
+  json handoff = json::object();
+  for (unsigned h = 0; h < LV_HO_MAX; ++h) handoff[handoff_result_name(h)] = c.handoff[h];
+  j["syn_handoffs"] = handoff;
   json classes = json::object();
   for (const auto& [name, id] : class_names) {
     const lv_class_counters& k = c.by_class[id & (LV_MAX_CLASSES - 1)];
@@ -68,6 +71,12 @@ std::string stats_text(const std::string& iface, const Counters& c, const ClassN
     out += "\nwould drop (monitor mode)\n";
     for (const auto& r : kReasons)
       if (would_drop_reason(r.id)) row(fmt::format("  {}", r.name), c.would[r.id]);
+  }
+  // What the tc program made of the ACKs passed as `proxied`: shown once there were any.
+  if (c.by_reason[LV_R_PROXIED].packets) {
+    out += "\nSYN proxy handoffs   packets\n";
+    for (unsigned h = 0; h < LV_HO_MAX; ++h)
+      out += fmt::format("  {:<18} {:>18}\n", handoff_result_name(h), group_digits(c.handoff[h]));
   }
   if (class_names.size() > 1) {
     size_t w = 20;

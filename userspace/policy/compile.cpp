@@ -304,7 +304,8 @@ lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus) {
     k.flags |= LV_CLASS_BAN | (c.ban.all_classes ? LV_CLASS_BAN_ALL : 0);
   }
   if (c.monitor) k.flags |= LV_CLASS_MONITOR_OWN | LV_CLASS_MONITOR;
-  if (c.syn_auth) k.flags |= LV_CLASS_SYN_AUTH;
+  if (c.syn_auth != SynAuth::Off) k.flags |= LV_CLASS_SYN_AUTH;
+  if (c.syn_auth == SynAuth::Reset) k.flags |= LV_CLASS_SYN_RESET;
   compile_autopilot(c, k);
 
   // The cached clock may be a tick stale for any limit the datapath checks on it. The
@@ -383,7 +384,8 @@ ClassSpec class_of(const lv_class& c) {
     s.ban.all_classes = c.flags & LV_CLASS_BAN_ALL;
   }
   s.monitor = c.flags & LV_CLASS_MONITOR_OWN;
-  s.syn_auth = c.flags & LV_CLASS_SYN_AUTH;
+  // "proxy" and "cookie" compile alike: the interface decides (lv_control.handoff).
+  if (c.flags & LV_CLASS_SYN_AUTH) s.syn_auth = (c.flags & LV_CLASS_SYN_RESET) ? SynAuth::Reset : SynAuth::Cookie;
   autopilot_of(c, s);
   return s;
 }

@@ -1,5 +1,7 @@
 #include "policy/policy.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/names.hpp"
@@ -42,6 +44,10 @@ std::optional<Proto> parse_proto(std::string_view s) {
 }
 
 const char* proto_name(Proto p) { return name_in(kProtos, p, "?"); }
+
+bool has_syn_auth(const Policy& p) {
+  return std::any_of(p.classes.begin(), p.classes.end(), [](const ClassSpec& c) { return c.syn_auth != SynAuth::Off; });
+}
 
 Policy one_class_policy(const Limits& l) {
   Policy p;

@@ -165,6 +165,12 @@ struct AutoSpec {
 enum class Admission : uint8_t { Auto, Off, Budget };
 const char* admission_name(Admission a);  // "auto", "off", "budget"
 
+enum class SynAuth { Off, Cookie, Proxy, Reset };
+
+struct Policy;
+// Whether some class of the policy has SYN authentication.
+bool has_syn_auth(const Policy& p);
+
 // [syn_auth]: what SYN authentication may answer (struct lv_answer). SYN-ACKs towards one
 // network (/answer_prefix4, /answer_prefix6) share answer_rate: that keeps a flood
 // spoofing one victim's network from turning levee into its hose, and 1,000 new
@@ -201,9 +207,12 @@ struct ClassSpec {
   bool escalate = true;                   // escalate = "auto"
   AutoSpec autop;
 
-  // syn_auth = "cookie": a TCP source with no state proves its address with a SYN
-  // cookie before it gets any (bpf/synauth.h).
-  bool syn_auth = false;
+  // syn_auth: a TCP source with no state proves its address with a SYN cookie before it
+  // gets any (bpf/synauth.h). "proxy" hands the proven connection to the local listener
+  // at once (levee's tc program); "reset" has the client prove it with a RST and
+  // connect again a second later, and works for a listener anywhere; "cookie" is proxy
+  // where the kernel allows it, else reset.
+  SynAuth syn_auth = SynAuth::Off;
 
   // A limit on each source's packets or bytes (what a ban needs to be triggered).
   bool per_source_limited() const { return packets.set() || bytes.set(); }

@@ -48,7 +48,8 @@ Status check_match(const ClassSpec& c) {
   }
   // SYN authentication sees a connection whole: the SYN it answers and the RST or ACK
   // that brings the cookie back must fall into the same class.
-  if (c.syn_auth && (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn || !c.match.sports.empty()))
+  if (c.syn_auth != SynAuth::Off &&
+      (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn || !c.match.sports.empty()))
     return at(c.where, fmt::format("class '{}' has syn_auth but does not match all of TCP's packets", c.name),
               "give it match.proto = \"tcp\" (destination ports as you like), no match.syn and no match.sport");
   return {};
@@ -153,7 +154,7 @@ bool takes_syns_of(const ClassSpec& earlier, const ClassSpec& later) {
 // would let them through unchallenged.
 Status check_syn_auth_order(const std::vector<ClassSpec>& classes) {
   for (size_t i = 0; i < classes.size(); ++i) {
-    if (!classes[i].syn_auth) continue;
+    if (classes[i].syn_auth == SynAuth::Off) continue;
     for (size_t j = 0; j < i; ++j)
       if (takes_syns_of(classes[j], classes[i]))
         return at(classes[i].where,
