@@ -15,9 +15,10 @@
  *
  * Only a frame with levee's metadata is looked at: everything else costs a bounds check.
  * The metadata is trusted only for the ACK whose acknowledgment number it names (the
- * XDP program checked that ACK's cookie). Whatever happens, the frame goes on
- * (TC_ACT_OK): without a request socket the stack treats it as any ACK to a listener,
- * and resets it.
+ * XDP program checked that ACK's cookie). Whatever happens, the frame goes on to the
+ * hook's next filter, if any, and to the stack (TC_ACT_UNSPEC: TC_ACT_OK would end the
+ * chain for filters of other tools): without a request socket the stack treats it as
+ * any ACK to a listener, and resets it.
  */
 #ifndef LEVEE_HANDOFF_H
 #define LEVEE_HANDOFF_H
@@ -97,7 +98,7 @@ static __always_inline void lv_handoff_attrs(struct __sk_buff *skb, __u32 l4, __
 
 /* The listener of the ACK's connection, referenced (bpf_sk_release), or NULL. */
 static __always_inline struct bpf_sock *lv_handoff_listener(struct __sk_buff *skb, const struct lv_handoff *h,
-							   const struct tcphdr *th)
+							    const struct tcphdr *th)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
@@ -136,18 +137,18 @@ static __always_inline int lv_handoff(struct __sk_buff *skb)
 	__u64 *count;
 
 	if ((void *)(h + 1) > (void *)(long)skb->data || h->magic != LV_HANDOFF_MAGIC)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	pc = bpf_map_lookup_elem(&lv_percpu, &zero);
 	if (!pc) /* cannot happen: a one-entry array */
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	l4 = h->l4 & 0x3ff;
 	if (bpf_skb_load_bytes_relative(skb, l4, &th, sizeof(th), BPF_HDR_START_NET) ||
 	    bpf_ntohl(th.ack_seq) - 1 != h->cookie)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	sk = lv_handoff_listener(skb, h, &th);
 	if (!sk) {
 		pc->handoff[LV_HO_NO_LISTENER]++;
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	count = &pc->handoff[LV_HO_REFUSED];
 	tp = bpf_skc_to_tcp_sock(sk);
@@ -158,7 +159,7 @@ static __always_inline int lv_handoff(struct __sk_buff *skb)
 	}
 	(*count)++;
 	bpf_sk_release(sk);
-	return TC_ACT_OK;
+	return TC_ACT_UNSPEC;
 }
 
 #endif /* LEVEE_HANDOFF_H */

@@ -54,8 +54,8 @@ struct lv_tcp_opts {
 	__u32 len;    /* bytes copied into buf */
 	__u32 off;    /* where the walk is */
 	__u32 tsval, tsecr;
-	__u16 mss;    /* 0: none */
-	__u8 wscale;  /* LV_COOKIE_NO_WSCALE: none */
+	__u16 mss;   /* 0: none */
+	__u8 wscale; /* LV_COOKIE_NO_WSCALE: none */
 	__u8 sack;
 	__u8 ts;
 };
@@ -168,7 +168,8 @@ LV_INLINE __u32 lv_synack_options(__u32 opts, __u16 mss, __u32 tsval, __u32 tsec
 		lv_opt_put(out, &n, tsecr);
 	} else if (opts & LV_COOKIE_OPT_SACK) {
 		lv_opt_put(out, &n,
-			   (__u32)LV_TCPOPT_NOP << 24 | (__u32)LV_TCPOPT_NOP << 16 | (__u32)LV_TCPOPT_SACK_PERM << 8 | 2);
+			   (__u32)LV_TCPOPT_NOP << 24 | (__u32)LV_TCPOPT_NOP << 16 | (__u32)LV_TCPOPT_SACK_PERM << 8 |
+				   2);
 	}
 	return n;
 }

@@ -41,6 +41,7 @@ struct Options {
   bool quick = false;
   std::string json;
   uint32_t full_entries = 1'000'000;
+  std::string only;  // --case: run the cases whose name holds it (and the floor)
 };
 
 struct Result {
@@ -104,6 +105,19 @@ void set_policy(int policy_fd, const Limits& l, const std::function<void(lv_clas
     throw std::runtime_error(fmt::format("write lv_policy: {}", strerror(errno)));
 }
 
+// SYN authentication's proxy mode on: as if levee's tc program were on the interface.
+void set_handoff(int policy_fd) {
+  auto ctl = std::make_unique<lv_control>();
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(policy_fd, &zero, ctl.get()) != 0)
+    throw std::runtime_error(fmt::format("read lv_policy: {}", strerror(errno)));
+  ctl->handoff = 1;
+  ctl->mss4 = 1460;
+  ctl->mss6 = 1440;
+  if (bpf_map_update_elem(policy_fd, &zero, ctl.get(), BPF_ANY) != 0)
+    throw std::runtime_error(fmt::format("write lv_policy: {}", strerror(errno)));
+}
+
 std::vector<uint8_t> ipv4_frame(const char* src) {
   return levee::pkt::Frame().eth().ipv4(src, "198.19.0.1").udp(1234, 9).pad_to(64).bytes();
 }
@@ -112,7 +126,13 @@ class Bench {
  public:
   explicit Bench(Options o) : o_(std::move(o)) {}
 
+  // Whether --case asks for this case: the floor always runs, every ratio needs it.
+  bool wants(const std::string& name) const {
+    return o_.only.empty() || name == "floor" || name.find(o_.only) != std::string::npos;
+  }
+
   void add(const std::string& name, const std::string& what, uint64_t repeat, const std::function<double()>& one_run) {
+    if (!wants(name)) return;
     Result r{name, what, repeat, {}, 0};
     for (unsigned i = 0; i < o_.runs; ++i) r.runs.push_back(one_run());
     r.median = median_of(r.runs);
@@ -173,6 +193,7 @@ void run_all(Bench& b) {
   };
   auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict,
                         const std::function<void(lv_class&)>& extra = {}) {
+    if (!b.wants(name)) return;
     levee::CompiledPolicy c = levee::compile(levee::one_class_policy(l), levee::Clocks::read());
     if (extra) extra(c.slot.classes[c.slot.order[0]]);
     run_levee(name, what, c, std::min<uint64_t>(l.burst, 1000) + 1000, verdict);
@@ -202,6 +223,7 @@ void run_all(Bench& b) {
   // the class table is one load whatever the number of classes; the list costs one
   // LPM trie lookup.
   auto policy_case = [&](const std::string& name, const std::string& what, levee::Rate r, uint32_t verdict) {
+    if (!b.wants(name)) return;
     levee::Policy pol;
     for (unsigned i = 0; i < 31; ++i) {
       levee::ClassSpec c;
@@ -240,7 +262,7 @@ void run_all(Bench& b) {
   // 10,000 sources round robin, each over its limit (rate 10, burst 10): a botnet of
   // real addresses. Each packet misses the CPU's last rejected source and looks its
   // source up in a 1M-entry map (its buckets spread over 16 MB).
-  {
+  if (b.wants("levee_drop_10k")) {
     SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
     if (!sk.s) throw std::runtime_error("open progbench object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, o.full_entries);
@@ -257,6 +279,7 @@ void run_all(Bench& b) {
   auto newsrc_case = [&](const std::string& name, const std::string& what, uint32_t entries, uint64_t prefill,
                          uint64_t repeat, const std::function<void(lv_class&)>& extra = autopilot_off,
                          uint32_t verdict = XDP_PASS) {
+    if (!b.wants(name)) return;
     SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
     if (!sk.s) throw std::runtime_error("open progbench object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, entries);
@@ -301,7 +324,8 @@ void run_all(Bench& b) {
   // place with a cookie SYN-ACK, or, over the answer rate of its network, dropped
   // unanswered; and an ACK flood, each packet a socket lookup that finds nothing.
   auto syn_case = [&](const std::string& name, const std::string& what, uint8_t flags, const lv_answer& answer,
-                      uint32_t verdict) {
+                      uint32_t verdict, bool proxy = false) {
+    if (!b.wants(name)) return;
     SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
     if (!sk.s) throw std::runtime_error("open progbench object");
     const std::vector<uint8_t> tcp =
@@ -317,6 +341,7 @@ void run_all(Bench& b) {
           c.flags |= LV_CLASS_SYN_AUTH;
         },
         answer);
+    if (proxy) set_handoff(bpf_map__fd(sk.s->maps.lv_policy));
     int fd = bpf_program__fd(sk.s->progs.bench_levee_remade);
     test_run(fd, tcp, 1000, verdict);  // spends the answer burst where there is a rate
     b.add(name, what, o.repeat, [&] { return test_run(fd, tcp, o.repeat, verdict); });
@@ -337,6 +362,14 @@ void run_all(Bench& b) {
   syn_case("levee_ack_unverified",
            "an ACK from a new source every packet: no cookie, no connection (a socket lookup), dropped",
            levee::pkt::kTcpAck, lv_answer{}, XDP_DROP);
+  // Proxy mode (the default where levee's tc program is on): the SYN-ACK is the cookie's
+  // sequence number, and an ACK is checked for a cookie before the socket lookup.
+  syn_case("levee_syn_proxy", "proxy mode: a SYN from a new source every packet, answered with a cookie SYN-ACK",
+           levee::pkt::kTcpSyn, lv_answer{}, XDP_TX, true);
+  syn_case("levee_ack_proxy_forged",
+           "proxy mode: an ACK from a new source every packet, a forged cookie (one check) and no connection (a "
+           "socket lookup), dropped",
+           levee::pkt::kTcpAck, lv_answer{}, XDP_DROP, true);
 }
 
 }  // namespace
@@ -350,6 +383,7 @@ int main(int argc, char** argv) {
   app.add_option("--cpu", o.cpu, "CPU to run on (default: the last one)");
   app.add_flag("--quick", o.quick, "1M repeats, 3 runs, 100k-entry full map: a smoke run");
   app.add_option("--json", o.json, "also write the results as JSON to this file");
+  app.add_option("--case", o.only, "run only the cases whose name holds this (and the floor, for the ratios)");
   CLI11_PARSE(app, argc, argv);
   auto r = levee::parse_count(repeat);
   if (!r || *r == 0 || *r > 2'000'000'000) {
