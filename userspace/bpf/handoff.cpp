@@ -51,8 +51,8 @@ HandoffSupport handoff_support() {
 Status require_handoff(const Policy& p, const std::string& why) {
   for (const ClassSpec& c : p.classes)
     if (c.syn_auth == SynAuth::Proxy)
-      return Error{fmt::format("class '{}' has syn_auth = \"proxy\" but levee cannot proxy here: {}", c.name, why), 0,
-                   "use syn_auth = \"cookie\" (proxy where it can, else reset) or \"reset\""};
+      return Error{fmt::format(R"(class '{}' has syn_auth = "proxy" but levee cannot proxy here: {})", c.name, why), 0,
+                   R"(use syn_auth = "cookie" (proxy where it can, else reset) or "reset")"};
   return {};
 }
 
