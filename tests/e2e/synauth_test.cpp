@@ -155,6 +155,22 @@ levee::Fd accept_one(int lfd) {
   return fd;
 }
 
+// A new connection from the sender's namespace and the listener's end of it, after one
+// message each way.
+struct Talked {
+  Connected client;
+  levee::Fd server;
+  bool ok = false;
+};
+Talked connect_and_talk(const std::string& ns, const Family& f, int lfd) {
+  Talked t;
+  t.client = connect_from(ns, f);
+  if (!t.client.fd.valid()) return t;
+  t.server = accept_one(lfd);
+  t.ok = t.server.valid() && talks(t.client.fd.get(), t.server.get());
+  return t;
+}
+
 // What the stack negotiated on a connected socket.
 tcp_info info_of(int fd) {
   tcp_info ti{};
@@ -175,12 +191,8 @@ TEST_P(SynAuth, ANewClientConnectsOnItsFirstSynThroughTheProxy) {
   const levee::Fd lfd = listener(sb().rx_ns(), family());
   const auto s0 = sb().stats();
 
-  Connected first = connect_from(sb().tx_ns(), family());
-  ASSERT_TRUE(first.fd.valid()) << "connect failed after " << first.seconds << " s; "
-                                << stat_reasons_text(sb().stats(), "dropped");
-  const levee::Fd a1 = accept_one(lfd.get());
-  ASSERT_TRUE(a1.valid());
-  EXPECT_TRUE(talks(first.fd.get(), a1.get()));
+  const Talked first = connect_and_talk(sb().tx_ns(), family(), lfd.get());
+  ASSERT_TRUE(first.ok) << "after " << first.client.seconds << " s; " << stat_reasons_text(sb().stats(), "dropped");
   const auto s1 = sb().stats();
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "challenged"), 1) << stat_reasons_text(s1, "dropped");
   EXPECT_EQ(stat_reason_delta(s0, s1, "passed", "proxied"), 1) << stat_reasons_text(s1, "passed");
@@ -188,7 +200,7 @@ TEST_P(SynAuth, ANewClientConnectsOnItsFirstSynThroughTheProxy) {
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "unverified"), 0);
   EXPECT_EQ(s1["syn_handoffs"]["handed"].get<int64_t>() - s0["syn_handoffs"]["handed"].get<int64_t>(), 1)
       << s1["syn_handoffs"].dump();
-  const tcp_info client = info_of(first.fd.get()), server = info_of(a1.get());
+  const tcp_info client = info_of(first.client.fd.get()), server = info_of(first.server.get());
   EXPECT_EQ(client.tcpi_total_retrans, 0u) << "no SYN sent twice";
   const uint8_t all = TCPI_OPT_TIMESTAMPS | TCPI_OPT_SACK | TCPI_OPT_WSCALE;
   EXPECT_EQ(server.tcpi_options & all, all) << "timestamps, SACK, window scale";
@@ -196,13 +208,10 @@ TEST_P(SynAuth, ANewClientConnectsOnItsFirstSynThroughTheProxy) {
   EXPECT_EQ(server.tcpi_snd_wscale, client.tcpi_rcv_wscale);
   EXPECT_EQ(server.tcpi_rcv_wscale, client.tcpi_snd_wscale);
   EXPECT_EQ(server.tcpi_snd_mss, client.tcpi_snd_mss) << "the client's MSS";
-  report(std::string("proxy_first_connect_s_") + family().name, first.seconds);
+  report(std::string("proxy_first_connect_s_") + family().name, first.client.seconds);
 
-  Connected second = connect_from(sb().tx_ns(), family());
-  ASSERT_TRUE(second.fd.valid());
-  const levee::Fd a2 = accept_one(lfd.get());
-  ASSERT_TRUE(a2.valid());
-  EXPECT_TRUE(talks(second.fd.get(), a2.get()));
+  const Talked second = connect_and_talk(sb().tx_ns(), family(), lfd.get());
+  EXPECT_TRUE(second.ok);
   EXPECT_EQ(stat_reason_delta(s1, sb().stats(), "dropped", "challenged"), 0) << "its source is known-good";
 }
 
@@ -218,26 +227,19 @@ TEST_P(SynAuth, ANewClientConnectsOnceItProvedItsAddressByReset) {
   const levee::Fd lfd = listener(sb().rx_ns(), family());
   const auto s0 = sb().stats();
 
-  Connected first = connect_from(sb().tx_ns(), family());
-  ASSERT_TRUE(first.fd.valid()) << "connect failed after " << first.seconds << " s; "
-                                << stat_reasons_text(sb().stats(), "dropped");
-  const levee::Fd a1 = accept_one(lfd.get());
-  ASSERT_TRUE(a1.valid());
-  EXPECT_TRUE(talks(first.fd.get(), a1.get()));
+  const Talked first = connect_and_talk(sb().tx_ns(), family(), lfd.get());
+  ASSERT_TRUE(first.ok) << "after " << first.client.seconds << " s; " << stat_reasons_text(sb().stats(), "dropped");
   const auto s1 = sb().stats();
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "challenged"), 1) << stat_reasons_text(s1, "dropped");
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "verified"), 1);
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "unverified"), 0);
   EXPECT_EQ(stat_reason_delta(s0, s1, "passed", "proxied"), 0);
-  report(std::string("first_connect_s_") + family().name, first.seconds);
+  report(std::string("first_connect_s_") + family().name, first.client.seconds);
 
-  Connected second = connect_from(sb().tx_ns(), family());
-  ASSERT_TRUE(second.fd.valid());
-  const levee::Fd a2 = accept_one(lfd.get());
-  ASSERT_TRUE(a2.valid());
-  EXPECT_TRUE(talks(second.fd.get(), a2.get()));
+  const Talked second = connect_and_talk(sb().tx_ns(), family(), lfd.get());
+  EXPECT_TRUE(second.ok);
   EXPECT_EQ(stat_reason_delta(s1, sb().stats(), "dropped", "challenged"), 0) << "its source has state";
-  report(std::string("second_connect_s_") + family().name, second.seconds);
+  report(std::string("second_connect_s_") + family().name, second.client.seconds);
 }
 
 // A connection established before levee attached has no state and never sent levee a
