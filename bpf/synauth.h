@@ -504,7 +504,8 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 	if (ip + sizeof(struct ipv6hdr) > end || (void *)(th + 1) > end)
 		return LV_R_UNVERIFIED;
 	proxy = c.ctl->handoff && !(c.cls->flags & LV_CLASS_SYN_RESET);
-	lv_cookie_in_of(in, pkt, ip, th);
+	if (pkt->kind == LV_L4_TCP_SYN || (proxy ? th->ack && !th->rst && !th->syn : th->rst && !th->ack && !th->syn))
+		lv_cookie_in_of(in, pkt, ip, th); /* only what makes or returns a cookie is hashed */
 	if (pkt->kind == LV_L4_TCP_SYN) {
 		/* Monitor mode answers nothing: it passes the SYN and counts what it would do. */
 		if (c.cls->flags & LV_CLASS_MONITOR)
