@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -265,6 +266,29 @@ TEST_F(Flood, LiveRandomIpv4SourcesArriveWithValidChecksums) {
     }
     EXPECT_EQ(rx.delta("UdpInCsumErrors"), 0);
     EXPECT_EQ(rx.delta("IpExtInCsumErrors"), 0);
+    break;
+  }
+}
+
+// Live frames draw their random bits from a per-CPU counter through a bijection: a new
+// source every frame, inside the prefix, and the stack takes every frame (checksums).
+TEST_F(Flood, LiveRandomIpv6SourcesNeverRepeat) {
+  for (int attempt = 1;; ++attempt) {
+    Receiver rx;
+    auto r = flood("--dst 2001:db8::1 --random 2001:db8:5::/64 --count 20000 --method live");
+    ASSERT_EQ(r.rc, 0);
+    rx.drain(20000);
+    if (retry_lossy(rx.count, 20000, r.j, attempt)) continue;
+    EXPECT_EQ(rx.count, 20000u);
+    EXPECT_EQ(rx.sources.size(), 20000u);
+    in6_addr prefix{};
+    ASSERT_EQ(inet_pton(AF_INET6, "2001:db8:5::", &prefix), 1);
+    for (auto& [src, n] : rx.sources) {
+      in6_addr a{};
+      ASSERT_EQ(inet_pton(AF_INET6, src.c_str(), &a), 1);
+      ASSERT_EQ(std::memcmp(&a, &prefix, 8), 0) << src << " is outside 2001:db8:5::/64";
+    }
+    EXPECT_EQ(rx.delta("Udp6InCsumErrors"), 0);
     break;
   }
 }

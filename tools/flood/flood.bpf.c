@@ -5,7 +5,7 @@
  * Userspace runs this program with BPF_PROG_TEST_RUN + BPF_F_TEST_XDP_LIVE_FRAMES on a
  * template frame that already has every length and checksum right for the template's
  * source address. Per frame the program writes a new source address (round robin from a
- * per-CPU counter, or random bits inside a prefix), recomputes the IPv4 header checksum
+ * per-CPU counter, or random bits inside a prefix: flood_random()), recomputes the IPv4 header checksum
  * and the transport checksum from the template's known-good values (RFC 1624, eqn. 3),
  * and redirects the frame out of the sender veth.
  *
@@ -56,6 +56,14 @@ struct {
 	__type(value, __u32);
 } flood_rr SEC(".maps");
 
+/* The random mode's per-CPU generator state (flood_random()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} flood_rng SEC(".maps");
+
 #define FLOOD_MAX_OFF 128 /* Ethernet + 2 VLAN tags + IPv6 + TCP is far below */
 
 static __always_inline __u32 fold_add_be32(__u32 sum, __u32 be_word)
@@ -97,6 +105,26 @@ static __always_inline int restore_template(void *data, void *end)
 	return 0;
 }
 
+/*
+ * 64 random bits: splitmix64 over a per-CPU counter seeded once from
+ * bpf_get_prandom_u32(). Four helper calls a frame (an IPv6 source) cost the generator
+ * more than a bare receiver spends on the frame, which made every random-source flood
+ * look slower against a one-source flood than the receiver is. Not for secrets: the
+ * output is a bijection of the counter, so two draws a frame give a new 128-bit value
+ * every frame.
+ */
+static __always_inline __u64 flood_random(__u64 *state)
+{
+	__u64 z;
+
+	if (!*state)
+		*state = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32() | 1;
+	z = (*state += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
 SEC("xdp")
 int flood_xmit(struct xdp_md *ctx)
 {
@@ -126,9 +154,17 @@ int flood_xmit(struct xdp_md *ctx)
 		/* userspace made sure the last word does not overflow */
 		addr[nwords - 1] = bpf_htonl(bpf_ntohl(cfg_base[nwords - 1]) + idx);
 	} else {
+		__u32 key = 0, rnd[4];
+		__u64 *state = bpf_map_lookup_elem(&flood_rng, &key);
+
+		if (!state)
+			return XDP_ABORTED;
+		*(__u64 *)&rnd[0] = flood_random(state);
+		if (cfg_v6)
+			*(__u64 *)&rnd[2] = flood_random(state);
 		for (i = 0; i < 4; i++) {
 			if (i < nwords && cfg_mask[i])
-				addr[i] = (cfg_base[i] & ~cfg_mask[i]) | (bpf_get_prandom_u32() & cfg_mask[i]);
+				addr[i] = (cfg_base[i] & ~cfg_mask[i]) | (rnd[i] & cfg_mask[i]);
 		}
 	}
 
