@@ -56,7 +56,7 @@ struct lv_packet {
 	__u8 kind;     /* enum lv_l4_kind */
 	__u16 dport;   /* destination port, host order, for kinds < LV_L4_PORTED */
 	__u16 sport;   /* source port, likewise */
-	__u16 pad;
+	__u16 l4_tail; /* bytes from the transport header to the frame's end, likewise */
 };
 
 #define LV_MAX_VLAN_TAGS 2
@@ -124,6 +124,7 @@ static __always_inline void *lv_pull_ported(struct lv_cursor *c, __u32 len, __u3
 		return NULL;
 	pkt->dport = bpf_ntohs(h->dest);
 	pkt->sport = bpf_ntohs(h->source);
+	pkt->l4_tail = (__u16)(c->end - (void *)h);
 	return h;
 }
 
@@ -140,6 +141,7 @@ static __always_inline int lv_parse_l4(struct lv_cursor *c, __u8 proto, __u32 av
 
 	pkt->dport = 0;
 	pkt->sport = 0;
+	pkt->l4_tail = 0;
 	switch (proto) {
 	case IPPROTO_TCP:
 		if (nonfirst) {

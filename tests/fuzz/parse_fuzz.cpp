@@ -1,6 +1,7 @@
 // parse_fuzz.cpp - the datapath's packet parser (bpf/parse.h, compiled for userspace by
 // parse_shim.c) against the reference parser (tests/model/parse_model.hpp) on every
-// input: the same reason, and for a parsed frame the same family, source, kind and port.
+// input: the same reason, and for a parsed frame the same family, source, kind, ports
+// and the bytes from the transport header on.
 // Any difference aborts with both answers.
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,7 @@ struct lv_packet {
   uint8_t kind;
   uint16_t dport;
   uint16_t sport;
-  uint16_t pad;
+  uint16_t l4_tail;
 };
 uint32_t lv_fuzz_parse(const uint8_t* data, size_t len, struct lv_packet* pkt);
 }
@@ -29,13 +30,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool same = got == want.reason;
   if (same && got == LV_R_CONFORMING)
     same = pkt.family == want.family && pkt.kind == want.kind && pkt.dport == want.dport && pkt.sport == want.sport &&
-           std::memcmp(pkt.addr, want.addr.data(), 16) == 0;
+           pkt.l4_tail == want.l4_tail && std::memcmp(pkt.addr, want.addr.data(), 16) == 0;
   if (!same) {
-    std::fprintf(
-        stderr,
-        "parse.h: reason %u family %u kind %u dport %u sport %u\nmodel:   reason %u family %u kind %u dport %u "
-        "sport %u\n",
-        got, pkt.family, pkt.kind, pkt.dport, pkt.sport, want.reason, want.family, want.kind, want.dport, want.sport);
+    std::fprintf(stderr,
+                 "parse.h: reason %u family %u kind %u dport %u sport %u l4_tail %u\nmodel:   reason %u family %u kind "
+                 "%u dport %u "
+                 "sport %u l4_tail %u\n",
+                 got, pkt.family, pkt.kind, pkt.dport, pkt.sport, pkt.l4_tail, want.reason, want.family, want.kind,
+                 want.dport, want.sport, want.l4_tail);
     std::abort();
   }
   return 0;

@@ -23,6 +23,7 @@ struct Parsed {
   uint8_t kind = 0;                // enum lv_l4_kind
   uint16_t dport = 0;              // TCP/UDP destination port of a first fragment, else 0
   uint16_t sport = 0;              // its source port, likewise
+  uint16_t l4_tail = 0;            // bytes from that header to the frame's end, likewise
   std::array<uint8_t, 16> addr{};  // source; IPv4 as ::ffff:a.b.c.d
   bool operator==(const Parsed&) const = default;
 };
@@ -41,13 +42,15 @@ inline Parsed fail(uint32_t reason) {
   return p;
 }
 
-// The transport header. `l4` starts where it would be; `avail` is what the IP length
-// leaves for it (never more than the frame holds); `later_fragment`: no transport header.
+// The transport header. `l4` starts where it would be and runs to the frame's end;
+// `avail` is what the IP length leaves for it (never more than the frame holds);
+// `later_fragment`: no transport header.
 inline Parsed transport(Parsed p, std::span<const uint8_t> l4, size_t avail, uint8_t proto, bool later_fragment) {
   const bool v4 = p.family == LV_AF_INET;
   p.reason = LV_R_CONFORMING;
   p.dport = 0;
   p.sport = 0;
+  p.l4_tail = 0;
   if (proto == kTcp || proto == kUdp) {
     if (later_fragment) {
       p.kind = proto == kTcp ? LV_L4_TCP_FRAG : LV_L4_UDP_FRAG;
@@ -57,6 +60,7 @@ inline Parsed transport(Parsed p, std::span<const uint8_t> l4, size_t avail, uin
     if (avail < need || l4.size() < need) return fail(LV_R_MALFORMED);
     p.dport = be16(l4, 2);
     p.sport = be16(l4, 0);
+    p.l4_tail = static_cast<uint16_t>(l4.size());
     if (proto == kUdp) {
       p.kind = LV_L4_UDP;
     } else {
