@@ -268,10 +268,10 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 	    !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_AUTH)))
 		return LV_R_CONFORMING; /* a class without limits */
 
-	/* A TCP source certainly without state proves its address first, before any
-	 * budget, which a SYN flood would otherwise spend (synauth.h). */
-	if (lv_syn_protected(c) && !(lv_seen_check(c) & LV_SEEN_KNOWN)) {
-		r = lv_syn_gate(c, xdp);
+	/* TCP of a source that has not proved its address passes SYN authentication's
+	 * gate first, before any budget, which a SYN flood would otherwise spend. */
+	if (lv_syn_protected(c)) {
+		r = lv_syn_gate(c, xdp, 0);
 		if (r)
 			return r;
 	}
@@ -288,8 +288,8 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 		return r;
 
 	st = bpf_map_lookup_elem(&lv_state, &c->key);
-	if (!st && lv_syn_protected(c) && (lv_seen_check(c) & LV_SEEN_KNOWN)) {
-		r = lv_syn_gate(c, xdp); /* no state after all: the filter's false positive, an eviction */
+	if (!st && lv_syn_protected(c)) {
+		r = lv_syn_gate(c, xdp, 1); /* no state after all: the filter's false positive, an eviction */
 		if (r)
 			return r;
 	}

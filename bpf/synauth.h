@@ -24,11 +24,15 @@
  *   the retransmitted SYN gets state as an arrival and reaches the listener. It works
  *   for a listener anywhere (levee on a router), at the cost of that second.
  *
- * Any other TCP packet of a source with no state is a packet of a connection the host
- * already has (established before levee attached, or one the host opened: the socket
- * table, bpf_skc_lookup_tcp), which passes on to the limits, or nothing the host asked
- * for: dropped (LV_R_UNVERIFIED). An ACK or RST flood from spoofed sources is so dropped
- * after one cookie check and one socket lookup.
+ * Only a known-good source's TCP goes straight on to the limits: state alone is no
+ * proof, so a SYN of any other source is answered (one of a source from before the
+ * class authenticated SYNs too, once). Any other packet, neither a SYN nor a good
+ * cookie, goes on if its source may have state (lv_seen), else if it belongs to a
+ * connection the host has (established before levee attached, or one the host opened:
+ * the socket table, bpf_skc_lookup_tcp), which proves its source as a cookie would
+ * (marked known-good); else it is nothing the host asked for: dropped
+ * (LV_R_UNVERIFIED). An ACK or RST flood from spoofed sources is so dropped after one
+ * cookie check and one socket lookup.
  *
  * What levee answers is limited (struct lv_answer), per destination network and in all,
  * so that a flood spoofing one victim's addresses does not make levee its hose.
@@ -279,8 +283,7 @@ static __always_inline int lv_synack_write(struct xdp_md *ctx, __u8 family, __u3
 struct lv_syn_work {
 	struct lv_cookie_in in;
 	struct lv_synack sa;
-	__u32 l3, l4;         /* the SYN's IP and TCP headers, for lv_syn_proxy() */
-	struct lv_packet pkt; /* the packet parsed again, for those offsets */
+	__u32 l3, l4; /* the packet's IP and TCP headers, for lv_syn_proxy() and lv_syn_host() */
 };
 static __always_inline struct lv_syn_work *lv_syn_scratch(struct lv_percpu *pc)
 {
@@ -437,49 +440,45 @@ static __always_inline int lv_host_connection(struct xdp_md *ctx, struct lv_perc
 	return found;
 }
 
-/*
- * The frame again, to its TCP header: the parser's own steps (parse.h), for the offsets
- * of the IP and TCP headers that struct lv_packet does not keep (the pipeline's stack
- * has no room for them). 0, or -1 if it is not TCP with a header.
- */
-static __always_inline int lv_tcp_at(struct xdp_md *ctx, struct lv_packet *pkt, __u32 *l3, __u32 *l4)
+/* Where the staged TCP packet's IP and TCP headers are: the Ethernet header walked again
+ * for the first (its tags), the parser's word for the second (lv_packet.l4_tail; the
+ * frame's length has not changed since). 0, or -1 if the frame does not start as the
+ * parser found it. */
+static __always_inline int lv_tcp_at(struct xdp_md *ctx, const struct lv_packet *pkt, __u32 *l3, __u32 *l4)
 {
 	void *data = (void *)(long)ctx->data;
 	struct lv_cursor cur = { .pos = data, .end = (void *)(long)ctx->data_end };
-	int proto = lv_parse_eth(&cur), err;
+	int proto = lv_parse_eth(&cur);
 
-	if (proto < 0)
+	if (proto != bpf_htons(pkt->family == LV_AF_INET ? ETH_P_IP : ETH_P_IPV6))
 		return -1;
 	*l3 = cur.pos - data;
-	if (proto == bpf_htons(ETH_P_IP))
-		err = lv_parse_ipv4(&cur, pkt);
-	else if (proto == bpf_htons(ETH_P_IPV6))
-		err = lv_parse_ipv6(&cur, pkt);
-	else
-		return -1;
-	if (err || (pkt->kind != LV_L4_TCP_SYN && pkt->kind != LV_L4_TCP))
-		return -1;
-	*l4 = cur.pos - data - sizeof(struct tcphdr); /* the parser stops right after it */
+	*l4 = (__u32)(cur.end - data) - pkt->l4_tail;
 	return 0;
 }
 
 /* lv_syn_auth()'s word for a SYN that proxy mode answers: lv_syn_proxy() answers it, in
  * a frame of its own (the two would not fit in the stack a chain of calls shares). */
 #define LV_SYN_ANSWER_PROXY LV_REASON_MAX
+/* ...and for a packet that is neither a SYN nor a good cookie, of a source without
+ * state: lv_syn_host() looks for its connection among the host's sockets (the stack
+ * again). */
+#define LV_SYN_ASK_HOST (LV_REASON_MAX + 1)
 
 /*
- * The TCP packet staged (lv_stage) of a source with no state and not known-good, in a
- * class with SYN authentication: 0 when it goes on to the limits (the packet belongs to
- * a connection the host has), else LV_R_CHALLENGED (the frame is now its SYN-ACK),
- * LV_R_ANSWER_LIMIT, LV_R_VERIFIED, LV_R_PROXIED, LV_R_UNVERIFIED, or
- * LV_SYN_ANSWER_PROXY. A global function, verified once; its one pointer is the
- * packet's context.
+ * The TCP packet staged (lv_stage) of a source not known-good, in a class with SYN
+ * authentication: 0 when it goes on to the limits, else LV_R_CHALLENGED (the frame is
+ * now its SYN-ACK), LV_R_ANSWER_LIMIT, LV_R_VERIFIED, LV_R_PROXIED, LV_R_UNVERIFIED,
+ * LV_SYN_ANSWER_PROXY or LV_SYN_ASK_HOST. A SYN is answered, a returned cookie checked; anything else goes
+ * on if its source may have state (lv_seen; `no_state`: the caller looked and it has
+ * none) or its connection is one the host has, which proves the source as a cookie
+ * would. A global function, verified once; its one pointer is the packet's context.
  */
-__attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
+__attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 {
+	const struct lv_packet *pkt;
 	struct lv_cookie_in *in;
 	struct lv_syn_work *w;
-	struct lv_packet *pkt;
 	struct lv_ctx c = {};
 	struct tcphdr *th;
 	void *data, *end;
@@ -491,12 +490,12 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 		return LV_R_UNVERIFIED;
 	w = lv_syn_scratch(c.pc);
 	in = &w->in;
-	pkt = &w->pkt;
+	pkt = c.pkt;
 	/* A SYN levee may not answer is refused before anything else is read. */
 	if (c.pkt->kind == LV_L4_TCP_SYN && !lv_answer_allowed(&c))
 		return LV_R_ANSWER_LIMIT;
 	if (lv_tcp_at(ctx, pkt, &l3, &l4))
-		return LV_R_UNVERIFIED; /* cannot happen: the pipeline parsed it so */
+		return LV_R_UNVERIFIED; /* cannot happen: the pipeline parsed it */
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	ip = data + (l3 & 0xff);
@@ -528,12 +527,41 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx)
 			return LV_R_PROXIED;
 		}
 	} else if (!proxy && th->rst && !th->ack && !th->syn) {
-		if (!lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key))
-			return LV_R_UNVERIFIED;
-		lv_good_mark(&c);
-		return LV_R_VERIFIED;
+		if (lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key)) {
+			lv_good_mark(&c);
+			return LV_R_VERIFIED;
+		}
 	}
-	return lv_host_connection(ctx, c.pc, pkt, ip, th) ? 0 : LV_R_UNVERIFIED;
+	if (!no_state && (lv_seen_check(&c) & LV_SEEN_KNOWN))
+		return 0;
+	w->l3 = l3;
+	w->l4 = l4;
+	return LV_SYN_ASK_HOST;
+}
+
+/* Is the packet lv_syn_auth() staged (where its headers are) one of a connection the
+ * host has? Then it proves its source (marked known-good) and goes on (0); else
+ * LV_R_UNVERIFIED. A frame of its own, like lv_syn_proxy(). */
+__attribute__((noinline)) __u32 lv_syn_host(struct xdp_md *ctx)
+{
+	struct lv_syn_work *w;
+	struct lv_ctx c = {};
+	void *data, *end, *ip;
+	struct tcphdr *th;
+
+	if (!ctx || lv_unstage(&c))
+		return LV_R_UNVERIFIED;
+	w = lv_syn_scratch(c.pc);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	ip = data + (w->l3 & 0xff);
+	th = data + (w->l4 & 0x3ff);
+	if (ip + sizeof(struct ipv6hdr) > end || (void *)(th + 1) > end)
+		return LV_R_UNVERIFIED;
+	if (!lv_host_connection(ctx, c.pc, c.pkt, ip, th))
+		return LV_R_UNVERIFIED;
+	lv_good_mark(&c);
+	return 0;
 }
 
 /* Proxy mode's SYN-ACK for the SYN lv_syn_auth() staged (the cookie's input, where its
@@ -560,19 +588,25 @@ static __always_inline int lv_syn_protected(const struct lv_ctx *c)
 	return (c->cls->flags & LV_CLASS_SYN_AUTH) && (c->pkt->kind == LV_L4_TCP_SYN || c->pkt->kind == LV_L4_TCP);
 }
 
-/* A TCP packet of a source with no state, in a class with SYN authentication: 0 when
- * it goes on to the limits (its source is known-good, or its connection the host's),
- * else its reason. */
-static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp)
+/*
+ * A TCP packet in a class with SYN authentication: 0 when it goes on to the limits,
+ * else its reason. Only a known-good source goes on at once: state is no proof (a
+ * packet of a connection the host had before levee attached, or of a source from
+ * before the class authenticated, made it). Reading lv_good alone here, not lv_seen,
+ * is one cold cache line a spoofed SYN instead of two. `no_state`: lv_syn_auth().
+ */
+static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp, __u32 no_state)
 {
 	__u32 r;
 
 	if (lv_good_known(c))
 		return 0;
 	lv_stage(c);
-	r = lv_syn_auth(xdp);
+	r = lv_syn_auth(xdp, no_state);
 	if (r == LV_SYN_ANSWER_PROXY)
 		r = lv_syn_proxy(xdp);
+	else if (r == LV_SYN_ASK_HOST)
+		r = lv_syn_host(xdp);
 	return r & (LV_REASON_MAX - 1); /* a global function's result is unbounded */
 }
 

@@ -243,7 +243,8 @@ TEST_P(SynAuth, ANewClientConnectsOnceItProvedItsAddressByReset) {
 }
 
 // A connection established before levee attached has no state and never sent levee a
-// SYN: its packets pass because the host has the connection (the socket table).
+// SYN: its packets pass because the host has the connection (the socket table), which
+// proves its source.
 TEST_P(SynAuth, AConnectionFromBeforeTheAttachKeepsWorking) {
   const levee::Fd lfd = listener(sb().rx_ns(), family());
   Connected c = connect_from(sb().tx_ns(), family());
@@ -259,6 +260,16 @@ TEST_P(SynAuth, AConnectionFromBeforeTheAttachKeepsWorking) {
   const auto s1 = sb().stats();
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "unverified"), 0) << stat_reasons_text(s1, "dropped");
   EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "challenged"), 0);
+
+  // The host's connection proved the client's address as a cookie would: its next
+  // connection goes to the listener unchallenged.
+  Connected again = connect_from(sb().tx_ns(), family());
+  ASSERT_TRUE(again.fd.valid());
+  const levee::Fd b = accept_one(lfd.get());
+  ASSERT_TRUE(b.valid());
+  ASSERT_TRUE(talks(again.fd.get(), b.get()));
+  EXPECT_EQ(stat_reason_delta(s1, sb().stats(), "dropped", "challenged"), 0)
+      << stat_reasons_text(sb().stats(), "dropped");
 }
 
 // The listener's counters of SYNs it could not queue or answered with its own cookies:

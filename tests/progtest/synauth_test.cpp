@@ -256,6 +256,27 @@ TEST_F(SynAuth, AnythingButASynOfAnUnprovedSourceIsDropped) {
   }
 }
 
+// State is not proof: a source that got it before the class authenticated SYNs (here, a
+// reload that turned it on) answers a challenge on its next SYN, then goes on as before.
+// Its other packets still go on to its limits.
+TEST_F(SynAuth, ASynOfASourceWithStateButNoProofIsChallenged) {
+  Policy open = syn_auth_policy();
+  open.classes[0].syn_auth = levee::SynAuth::Off;
+  ctl_->publish(open);
+  for (const std::string src : {"198.18.2.11", "2001:db8:2::11"}) {
+    SCOPED_TRACE(src);
+    ctl_->publish(open);
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming);
+    EXPECT_EQ(dp().state_count(), 1u);
+    ctl_->publish(syn_auth_policy());
+    EXPECT_EQ(dp().send(client(src, kTcpAck)), kConforming);
+    const uint32_t cookie = challenge(src);
+    EXPECT_EQ(dp().send(client(src, kTcpRst, cookie)), kVerified);
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming);
+    dp().reset_state();
+  }
+}
+
 TEST_F(SynAuth, OtherClassesAreNotChallenged) {
   const Bytes other = ip_from("198.18.2.4").tcp(kClientPort, 22, kTcpSyn).bytes();
   EXPECT_EQ(dp().send(other), kConforming);
