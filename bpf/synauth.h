@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * synauth.h - SYN authentication (LV_CLASS_SYN_AUTH): a TCP source with no state proves
- * its address before it gets any.
+ * synauth.h - SYN authentication (LV_CLASS_SYN_AUTH): a TCP source proves its address
+ * before it gets state.
  *
- * A SYN of such a source is answered here, with a SYN-ACK that carries a cookie
+ * A SYN of a source that has not (not known-good) is answered here, with a SYN-ACK that carries a cookie
  * (syncookie.h), sent back out of the interface (XDP_TX); nothing is kept. A spoofed
  * source never sees the SYN-ACK, so it never returns the cookie and never gets state.
  * How a real client returns it, two modes:

@@ -1,4 +1,4 @@
-// synauth_test.cpp - SYN authentication in the kernel: a SYN of a source with no state
+// synauth_test.cpp - SYN authentication in the kernel: a SYN of an unproved source
 // is answered with a SYN-ACK carrying a cookie (its bytes checked: addresses, ports,
 // numbers, checksums, VLAN tags, a frame cut to its headers; SYNs with options, in one
 // and two tags, IPv6 with extension headers); in reset mode the RST that returns the

@@ -41,7 +41,8 @@ inline constexpr std::array kReasons{
                "a source admitted during an attack, over what such sources share while its class is engaged"},
     ReasonInfo{LV_R_ESCALATED, "escalated", "its network was escalated by the autopilot: over that network's limit"},
     ReasonInfo{LV_R_CHALLENGED, "challenged",
-               "a SYN of a source with no state, answered by levee with a SYN-ACK carrying a cookie (syn_auth)"},
+               "a SYN of a source that has not proved its address, answered by levee with a SYN-ACK carrying a cookie "
+               "(syn_auth)"},
     ReasonInfo{LV_R_UNVERIFIED, "unverified",
                "TCP of a source that has not proved its address: no SYN, no valid cookie, no connection (syn_auth)"},
     ReasonInfo{LV_R_VERIFIED, "verified",
