@@ -3,8 +3,9 @@
  * synauth.h - SYN authentication (LV_CLASS_SYN_AUTH): a TCP source proves its address
  * before it gets state.
  *
- * A SYN of a source that has not (not known-good) is answered here, with a SYN-ACK that carries a cookie
- * (syncookie.h), sent back out of the interface (XDP_TX); nothing is kept. A spoofed
+ * A SYN of a source that has not proved it (not known-good) is answered here, with a
+ * SYN-ACK that carries a cookie (syncookie.h), sent back out of the interface (XDP_TX);
+ * nothing is kept. A spoofed
  * source never sees the SYN-ACK, so it never returns the cookie and never gets state.
  * How a real client returns it, two modes:
  *
@@ -457,6 +458,16 @@ static __always_inline int lv_tcp_at(struct xdp_md *ctx, const struct lv_packet 
 	return 0;
 }
 
+/* The IP and TCP headers at `l3` and `l4`, checked to lie in the frame: 0, or -1. */
+static __always_inline int lv_syn_headers(struct xdp_md *ctx, __u32 l3, __u32 l4, void **ip, struct tcphdr **th)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+
+	*ip = data + (l3 & 0xff);
+	*th = data + (l4 & 0x3ff);
+	return *ip + sizeof(struct ipv6hdr) > end || (void *)(*th + 1) > end ? -1 : 0;
+}
+
 /* lv_syn_auth()'s word for a SYN that proxy mode answers: lv_syn_proxy() answers it, in
  * a frame of its own (the two would not fit in the stack a chain of calls shares). */
 #define LV_SYN_ANSWER_PROXY LV_REASON_MAX
@@ -469,10 +480,10 @@ static __always_inline int lv_tcp_at(struct xdp_md *ctx, const struct lv_packet 
  * The TCP packet staged (lv_stage) of a source not known-good, in a class with SYN
  * authentication: 0 when it goes on to the limits, else LV_R_CHALLENGED (the frame is
  * now its SYN-ACK), LV_R_ANSWER_LIMIT, LV_R_VERIFIED, LV_R_PROXIED, LV_R_UNVERIFIED,
- * LV_SYN_ANSWER_PROXY or LV_SYN_ASK_HOST. A SYN is answered, a returned cookie checked; anything else goes
- * on if its source may have state (lv_seen; `no_state`: the caller looked and it has
- * none) or its connection is one the host has, which proves the source as a cookie
- * would. A global function, verified once; its one pointer is the packet's context.
+ * LV_SYN_ANSWER_PROXY or LV_SYN_ASK_HOST. A SYN is answered, a returned cookie checked;
+ * anything else goes on if its source may have state (lv_seen; `no_state`: the caller
+ * looked and it has none) or its connection is one the host has, which proves the
+ * source as a cookie would. A global function, verified once; its one pointer is the packet's context.
  */
 __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 {
@@ -481,9 +492,8 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 	struct lv_syn_work *w;
 	struct lv_ctx c = {};
 	struct tcphdr *th;
-	void *data, *end;
 	__u32 l3, l4, cookie;
-	int proxy;
+	int proxy, reply;
 	void *ip;
 
 	if (!ctx || lv_unstage(&c))
@@ -492,33 +502,29 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 	in = &w->in;
 	pkt = c.pkt;
 	/* A SYN levee may not answer is refused before anything else is read. */
-	if (c.pkt->kind == LV_L4_TCP_SYN && !lv_answer_allowed(&c))
+	if (pkt->kind == LV_L4_TCP_SYN && !lv_answer_allowed(&c))
 		return LV_R_ANSWER_LIMIT;
-	if (lv_tcp_at(ctx, pkt, &l3, &l4))
-		return LV_R_UNVERIFIED; /* cannot happen: the pipeline parsed it */
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	ip = data + (l3 & 0xff);
-	th = data + (l4 & 0x3ff);
-	if (ip + sizeof(struct ipv6hdr) > end || (void *)(th + 1) > end)
+	/* Cannot fail: the pipeline parsed it so. */
+	if (lv_tcp_at(ctx, pkt, &l3, &l4) || lv_syn_headers(ctx, l3, l4, &ip, &th))
 		return LV_R_UNVERIFIED;
+	w->l3 = l3; /* for lv_syn_proxy() and lv_syn_host() */
+	w->l4 = l4;
 	proxy = c.ctl->handoff && !(c.cls->flags & LV_CLASS_SYN_RESET);
-	if (pkt->kind == LV_L4_TCP_SYN || (proxy ? th->ack && !th->rst && !th->syn : th->rst && !th->ack && !th->syn))
+	/* What returns a cookie: proxy mode's ACK, reset mode's RST. */
+	reply = proxy ? th->ack && !th->rst && !th->syn : th->rst && !th->ack && !th->syn;
+	if (pkt->kind == LV_L4_TCP_SYN || reply)
 		lv_cookie_in_of(in, pkt, ip, th); /* only what makes or returns a cookie is hashed */
 	if (pkt->kind == LV_L4_TCP_SYN) {
 		/* Monitor mode answers nothing: it passes the SYN and counts what it would do. */
 		if (c.cls->flags & LV_CLASS_MONITOR)
 			return LV_R_CHALLENGED;
-		if (proxy) {
-			w->l3 = l3;
-			w->l4 = l4;
+		if (proxy)
 			return LV_SYN_ANSWER_PROXY;
-		}
 		if (lv_synack_reset(ctx, &c, pkt, l3, l4, w))
 			return LV_R_UNVERIFIED;
 		return LV_R_CHALLENGED;
 	}
-	if (proxy && th->ack && !th->rst && !th->syn) {
+	if (reply && proxy) {
 		in->isn = bpf_ntohl(th->seq) - 1;
 		cookie = bpf_ntohl(th->ack_seq) - 1;
 		if (lv_cookie_check(in, cookie, c.now, c.ctl->cookie_key)) {
@@ -526,7 +532,7 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 			lv_handoff_leave(ctx, c.pc, cookie, pkt->family, l4 - l3);
 			return LV_R_PROXIED;
 		}
-	} else if (!proxy && th->rst && !th->ack && !th->syn) {
+	} else if (reply) {
 		if (lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key)) {
 			lv_good_mark(&c);
 			return LV_R_VERIFIED;
@@ -534,8 +540,6 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 	}
 	if (!no_state && (lv_seen_check(&c) & LV_SEEN_KNOWN))
 		return 0;
-	w->l3 = l3;
-	w->l4 = l4;
 	return LV_SYN_ASK_HOST;
 }
 
@@ -546,17 +550,13 @@ __attribute__((noinline)) __u32 lv_syn_host(struct xdp_md *ctx)
 {
 	struct lv_syn_work *w;
 	struct lv_ctx c = {};
-	void *data, *end, *ip;
 	struct tcphdr *th;
+	void *ip;
 
 	if (!ctx || lv_unstage(&c))
 		return LV_R_UNVERIFIED;
 	w = lv_syn_scratch(c.pc);
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	ip = data + (w->l3 & 0xff);
-	th = data + (w->l4 & 0x3ff);
-	if (ip + sizeof(struct ipv6hdr) > end || (void *)(th + 1) > end)
+	if (lv_syn_headers(ctx, w->l3, w->l4, &ip, &th))
 		return LV_R_UNVERIFIED;
 	if (!lv_host_connection(ctx, c.pc, c.pkt, ip, th))
 		return LV_R_UNVERIFIED;

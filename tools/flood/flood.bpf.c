@@ -5,9 +5,9 @@
  * Userspace runs this program with BPF_PROG_TEST_RUN + BPF_F_TEST_XDP_LIVE_FRAMES on a
  * template frame that already has every length and checksum right for the template's
  * source address. Per frame the program writes a new source address (round robin from a
- * per-CPU counter, or random bits inside a prefix: flood_random()), recomputes the IPv4 header checksum
- * and the transport checksum from the template's known-good values (RFC 1624, eqn. 3),
- * and redirects the frame out of the sender veth.
+ * per-CPU counter, or random bits inside a prefix: flood_random()), recomputes the IPv4
+ * header checksum and the transport checksum from the template's known-good values
+ * (RFC 1624, eqn. 3), and redirects the frame out of the sender veth.
  *
  * Live frames recycle their pages without re-initialising them: a page comes back
  * holding whatever the receiver did to it (a VLAN tag popped, a TTL decremented, MACs
