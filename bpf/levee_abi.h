@@ -396,7 +396,7 @@ struct lv_answer {
 	__u8 pad[2];
 };
 
-#define LV_ANSWER_LOG2 16
+#define LV_ANSWER_LOG2 14
 #define LV_ANSWER_CELLS (1u << LV_ANSWER_LOG2)
 #define LV_ANSWER_SAY_NS (10 * LV_NSEC_PER_SEC) /* an answer_limited event per cell at most */
 

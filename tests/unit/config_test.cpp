@@ -1365,5 +1365,26 @@ TEST(ConfigSynAuth, TheAnswerRatesAreTheSynAuthTables) {
   EXPECT_NE(msg("[syn_auth]\nanswer_cap = 0\n" + kDefault), "(accepted)");
 }
 
+// A random-source flood answered at the cap puts cap / LV_ANSWER_CELLS answers a second
+// on each cell of lv_answers: a per-network rate under twice that would refuse clients.
+TEST(ConfigSynAuth, AnAnswerRateARandomFloodWouldMeetIsRefused) {
+  auto msg = [](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? "(accepted)" : r.error().message();
+  };
+  const std::string web =
+      "[[class]]\nname = \"web\"\nmatch.proto = \"tcp\"\nrate = 1\nburst = 1\nsyn_auth = \"cookie\"\n";
+  static_assert(LV_ANSWER_CELLS == 16384, "the figures below");
+  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\n" + web + kDefault),
+            "syn_auth.answer_rate 200 a second is under 611: a flood of random sources at answer_cap 5M would meet "
+            "it in levee's 16384 network cells and refuse new clients; raise answer_rate to at least 611, or lower "
+            "answer_cap to at most 1638400");
+  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 611\nanswer_burst = 100\n" + web + kDefault), "(accepted)");
+  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\nanswer_cap = \"1M\"\n" + web + kDefault),
+            "(accepted)");
+  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\n" + kDefault), "(accepted)")
+      << "no class answers SYNs";
+}
+
 }  // namespace
 }  // namespace levee

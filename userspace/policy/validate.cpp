@@ -259,12 +259,26 @@ Status check_auto(const AutoSpec& a, const std::function<Where(std::string_view 
   return check_order(where_of, "known_good_for", a.known_good_for_ns, "known_good_after", a.known_good_after_ns);
 }
 
+// A flood of random sources answered at answer_cap spreads answer_cap / LV_ANSWER_CELLS
+// SYN-ACKs a second over each cell of lv_answers. A per-network rate under twice that
+// would refuse new clients their answers in such a flood, which the cap must never do.
+Status check_answer_rate(const SynAuthSpec& s) {
+  const uint64_t need = (2 * s.cap + LV_ANSWER_CELLS - 1) / LV_ANSWER_CELLS;
+  if (s.per_network.rate >= need) return {};
+  return usage_error(fmt::format("syn_auth.answer_rate {} a second is under {}: a flood of random sources at "
+                                 "answer_cap {} would meet it in levee's {} network cells and refuse new clients",
+                                 s.per_network.rate, need, format_count(s.cap), LV_ANSWER_CELLS),
+                     fmt::format("raise answer_rate to at least {}, or lower answer_cap to at most {}", need,
+                                 s.per_network.rate * LV_ANSWER_CELLS / 2));
+}
+
 Status validate(const Policy& p, uint64_t now_unix_ns) {
   (void)now_unix_ns;
   std::set<std::string> class_names, override_names;
   LV_TRY(check_auto(p.autop, in_auto_table(p.autop)));
   LV_TRY(check_classes(p.classes, class_names));
   LV_TRY(check_overrides(p.overrides, class_names, override_names));
+  if (has_syn_auth(p)) LV_TRY(check_answer_rate(p.syn_auth));
   return check_lists(p.lists, override_names);
 }
 
