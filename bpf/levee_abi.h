@@ -902,6 +902,18 @@ struct lv_pilot {
 	__u64 engaged;
 };
 
+/*
+ * SipHash's state after the first two blocks of an IPv6 SYN cookie, its destination
+ * address, under one key (syncookie.h, lv_cookie_start6()): the same for every SYN to
+ * one of the host's addresses, so each CPU keeps its last one and a SYN costs 12 of
+ * SipHash's rounds instead of 16. The all-zero memo holds no key the controller draws.
+ */
+struct lv_cookie_memo {
+	__u64 key[2];
+	__u32 daddr[4];
+	__u64 v[4];
+};
+
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 events_suppressed; /* since this CPU last sent an event */
@@ -909,7 +921,8 @@ struct lv_percpu {
 				  * is charged to its network (struct lv_auto) */
 	__u32 hot_last;          /* the lv_hotset slot of the last source this CPU rejected */
 	__u32 pad;
-	__u64 answer_ready;       /* this CPU's share of the SYN-ACK cap (struct lv_answer) */
+	__u64 answer_ready; /* this CPU's share of the SYN-ACK cap (struct lv_answer) */
+	struct lv_cookie_memo cookie_memo;
 	__u64 handoff[LV_HO_MAX]; /* enum lv_handoff_result: the tc program's, and the XDP one's */
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
@@ -941,7 +954,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 6 * 65536 + 8 + LV_MAX_CLASSES
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_cs_value) == 16, "lv_cs_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 56 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 384,
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 120 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 384,
 		 "lv_percpu layout");
 #endif
 

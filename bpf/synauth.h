@@ -337,7 +337,7 @@ static __always_inline struct lv_tcp_opts *lv_tcp_opts_read(struct xdp_md *ctx, 
 static __always_inline int lv_synack_reset(struct xdp_md *ctx, const struct lv_ctx *c, const struct lv_packet *pkt,
 					   __u32 l3, __u32 l4, struct lv_syn_work *w)
 {
-	w->sa.ack = lv_cookie_make(&w->in, c->now, c->ctl->cookie_key);
+	w->sa.ack = lv_cookie_make(&w->in, c->now, c->ctl->cookie_key, &c->pc->cookie_memo);
 	w->sa.seq = ~w->sa.ack;
 	w->sa.nopt = 0;
 	return lv_synack_write(ctx, pkt->family, l3, l4, &w->sa);
@@ -368,7 +368,7 @@ static __always_inline int lv_synack_proxy(struct xdp_md *ctx, struct lv_percpu 
 	in->isn = bpf_ntohl(th->seq);
 	o = lv_tcp_opts_read(ctx, pc, l4, th->doff * 4);
 	in->opts = lv_cookie_opts_of(o, family);
-	wide = lv_cookie_make_wide(in, now, ctl->cookie_key);
+	wide = lv_cookie_make_wide(in, now, ctl->cookie_key, &pc->cookie_memo);
 	tsval = (__u32)(now >> 20) + (__u32)(wide >> 32); /* a ~1 ms clock, offset per connection */
 	mss = family == LV_AF_INET ? ctl->mss4 : ctl->mss6;
 	sa->seq = (__u32)wide;
@@ -527,13 +527,13 @@ __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 	if (reply && proxy) {
 		in->isn = bpf_ntohl(th->seq) - 1;
 		cookie = bpf_ntohl(th->ack_seq) - 1;
-		if (lv_cookie_check(in, cookie, c.now, c.ctl->cookie_key)) {
+		if (lv_cookie_check(in, cookie, c.now, c.ctl->cookie_key, &c.pc->cookie_memo)) {
 			lv_good_mark(&c);
 			lv_handoff_leave(ctx, c.pc, cookie, pkt->family, l4 - l3);
 			return LV_R_PROXIED;
 		}
 	} else if (reply) {
-		if (lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key)) {
+		if (lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key, &c.pc->cookie_memo)) {
 			lv_good_mark(&c);
 			return LV_R_VERIFIED;
 		}

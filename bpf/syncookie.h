@@ -137,23 +137,50 @@ struct lv_cookie_in {
 	__u8 opts;   /* LV_COOKIE_OPT_*: what lv_cookie_make binds; lv_cookie_check reads the cookie's */
 };
 
-/* The MAC of a connection with options `opts` in period `period`: SipHash-2-4. */
-LV_INLINE __u64 lv_cookie_mac(const struct lv_cookie_in *in, __u32 opts, __u64 period, const __u64 key[2])
+/* SipHash after the key and an IPv6 cookie's first two blocks, its destination address:
+ * from `memo` when it holds them, else hashed (and kept there, when there is a memo). */
+LV_INLINE void lv_cookie_start6(struct lv_sip *s, const __u32 daddr[4], const __u64 key[2], struct lv_cookie_memo *memo)
+{
+	if (memo && !((memo->key[0] ^ key[0]) | (memo->key[1] ^ key[1]) | (memo->daddr[0] ^ daddr[0]) |
+		      (memo->daddr[1] ^ daddr[1]) | (memo->daddr[2] ^ daddr[2]) | (memo->daddr[3] ^ daddr[3]))) {
+		s->v0 = memo->v[0];
+		s->v1 = memo->v[1];
+		s->v2 = memo->v[2];
+		s->v3 = memo->v[3];
+		return;
+	}
+	lv_sip_init(s, key);
+	lv_sip_block(s, (__u64)daddr[0] << 32 | daddr[1]);
+	lv_sip_block(s, (__u64)daddr[2] << 32 | daddr[3]);
+	if (!memo)
+		return;
+	memo->key[0] = key[0];
+	memo->key[1] = key[1];
+	__builtin_memcpy(memo->daddr, daddr, sizeof(memo->daddr));
+	memo->v[0] = s->v0;
+	memo->v[1] = s->v1;
+	memo->v[2] = s->v2;
+	memo->v[3] = s->v3;
+}
+
+/* The MAC of a connection with options `opts` in period `period`: SipHash-2-4. IPv6
+ * hashes the destination address first, the part `memo` (if any) keeps. */
+LV_INLINE __u64 lv_cookie_mac(const struct lv_cookie_in *in, __u32 opts, __u64 period, const __u64 key[2],
+			      struct lv_cookie_memo *memo)
 {
 	__u64 ports = (__u64)in->sport << 48 | (__u64)in->dport << 32 | in->isn;
 	__u64 tail = ((__u32)period & LV_COOKIE_PERIOD_MASK) << 8 | (opts & LV_COOKIE_OPTS_MASK);
 	struct lv_sip s;
 
-	lv_sip_init(&s, key);
 	if (in->family == LV_AF_INET) {
+		lv_sip_init(&s, key);
 		lv_sip_block(&s, (__u64)in->saddr[3] << 32 | in->daddr[3]);
 		lv_sip_block(&s, ports);
 		return lv_sip_final(&s, 20, tail);
 	}
+	lv_cookie_start6(&s, in->daddr, key, memo);
 	lv_sip_block(&s, (__u64)in->saddr[0] << 32 | in->saddr[1]);
 	lv_sip_block(&s, (__u64)in->saddr[2] << 32 | in->saddr[3]);
-	lv_sip_block(&s, (__u64)in->daddr[0] << 32 | in->daddr[1]);
-	lv_sip_block(&s, (__u64)in->daddr[2] << 32 | in->daddr[3]);
 	lv_sip_block(&s, ports);
 	return lv_sip_final(&s, 44, tail);
 }
@@ -167,31 +194,34 @@ LV_INLINE __u32 lv_cookie_key_slot(__u64 period)
 /* The cookie for a connection and its options (in->opts) at `now_ns`, in the low half;
  * the MAC's other 32 bits, secret as the key, in the high half (a per-connection offset
  * for the SYN-ACK's timestamp, so that it does not tell the host's uptime). */
-LV_INLINE __u64 lv_cookie_make_wide(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2])
+LV_INLINE __u64 lv_cookie_make_wide(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2],
+				    struct lv_cookie_memo *memo)
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
-	__u64 mac = lv_cookie_mac(in, in->opts, period, keys[lv_cookie_key_slot(period)]);
+	__u64 mac = lv_cookie_mac(in, in->opts, period, keys[lv_cookie_key_slot(period)], memo);
 
 	return (mac & 0xffffffff00000000ULL) | ((__u32)mac & LV_COOKIE_MAC_MASK) |
 	       ((__u32)(period & 1) ? LV_COOKIE_PERIOD_BIT : 0) | in->opts;
 }
 
 /* The cookie for a connection and its options (in->opts) at `now_ns`. */
-LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2])
+LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, const __u64 keys[2][2],
+			       struct lv_cookie_memo *memo)
 {
-	return (__u32)lv_cookie_make_wide(in, now_ns, keys);
+	return (__u32)lv_cookie_make_wide(in, now_ns, keys, memo);
 }
 
 /* Is `cookie` one this connection was given within its lifetime, at `now_ns`, with the
  * options it names? The period bit names the period: this one, or the one before. One
  * MAC per check. */
-LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2])
+LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2],
+			      struct lv_cookie_memo *memo)
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
 
 	if (!!(cookie & LV_COOKIE_PERIOD_BIT) != (int)(period & 1))
 		period--;
-	return ((__u32)lv_cookie_mac(in, cookie & LV_COOKIE_OPTS_MASK, period, keys[lv_cookie_key_slot(period)]) &
+	return ((__u32)lv_cookie_mac(in, cookie & LV_COOKIE_OPTS_MASK, period, keys[lv_cookie_key_slot(period)], memo) &
 		LV_COOKIE_MAC_MASK) == (cookie & LV_COOKIE_MAC_MASK);
 }
 

@@ -159,7 +159,7 @@ TEST_F(SynAuth, ASynIsAnsweredAndTheRstThatReturnsTheCookieAdmitsTheSource) {
     // The cookie is the shared rule's, under the interface's key.
     const lv_cookie_in in = cookie_in(src);
     const lv_control c = dp().control();
-    EXPECT_TRUE(lv_cookie_check(&in, cookie, monotonic_ns(), c.cookie_key));
+    EXPECT_TRUE(lv_cookie_check(&in, cookie, monotonic_ns(), c.cookie_key, nullptr));
     // A forged cookie proves nothing; the real one verifies the source.
     EXPECT_EQ(dp().send(client(src, kTcpRst, cookie ^ 0x100)), kUnverified);
     EXPECT_EQ(dp().send(client(src, kTcpRst, cookie)), kVerified);
@@ -239,9 +239,11 @@ TEST_F(SynAuth, ACookieFromThePeriodBeforeIsGoodAnOlderOneIsStale) {
     const lv_cookie_in in = cookie_in(src);
     const lv_control c = dp().control();
     const uint64_t now = monotonic_ns();
-    EXPECT_EQ(dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - 2 * LV_COOKIE_PERIOD_NS, c.cookie_key))),
-              kUnverified);
-    EXPECT_EQ(dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - LV_COOKIE_PERIOD_NS, c.cookie_key))), kVerified);
+    EXPECT_EQ(
+        dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - 2 * LV_COOKIE_PERIOD_NS, c.cookie_key, nullptr))),
+        kUnverified);
+    EXPECT_EQ(dp().send(client(src, kTcpRst, lv_cookie_make(&in, now - LV_COOKIE_PERIOD_NS, c.cookie_key, nullptr))),
+              kVerified);
   }
 }
 
@@ -408,7 +410,7 @@ TEST_F(SynProxy, TheSynAckOffersTheSynsOptionsAndItsSequenceNumberIsTheCookie) {
         << "the client's MSS (1460: the table's 1440 for IPv6), SACK, timestamps and window scale";
     lv_cookie_in in = cookie_in(src);
     in.isn = 1000;
-    EXPECT_TRUE(lv_cookie_check(&in, a.seq, monotonic_ns(), dp().control().cookie_key));
+    EXPECT_TRUE(lv_cookie_check(&in, a.seq, monotonic_ns(), dp().control().cookie_key, nullptr));
   }
 }
 

@@ -57,53 +57,78 @@ lv_cookie_in connection(uint8_t family = LV_AF_INET) {
   return in;
 }
 
+// The XDP program keeps SipHash's state after an IPv6 cookie's destination address, per
+// CPU: a cookie made or checked with the memo is the one made without, and a memo of
+// another key or address is made again, never used.
+TEST(SynCookie, TheMemoOfADestinationChangesNoCookie) {
+  lv_cookie_memo memo{};
+  const lv_cookie_in in = connection(LV_AF_INET6);
+  const uint32_t c = lv_cookie_make(&in, kT0, kKeys, nullptr);
+  EXPECT_EQ(lv_cookie_make(&in, kT0, kKeys, &memo), c) << "made and kept";
+  EXPECT_EQ(memo.key[1], kKeys[0][1]);
+  EXPECT_EQ(memo.daddr[3], in.daddr[3]);
+  EXPECT_EQ(lv_cookie_make(&in, kT0, kKeys, &memo), c) << "from the memo";
+  EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys, &memo));
+  lv_cookie_in other = in;
+  other.daddr[1] ^= 1;
+  EXPECT_EQ(lv_cookie_make(&other, kT0, kKeys, &memo), lv_cookie_make(&other, kT0, kKeys, nullptr))
+      << "another destination";
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys, &memo));
+  const __u64 keys2[2][2] = {{kKeys[0][0], kKeys[0][1] ^ 1}, {kKeys[1][0], kKeys[1][1]}};
+  EXPECT_FALSE(lv_cookie_check(&in, c, kT0, keys2, &memo)) << "another key";
+  EXPECT_EQ(lv_cookie_make(&in, kT0, keys2, &memo), lv_cookie_make(&in, kT0, keys2, nullptr));
+  EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys, &memo)) << "and back";
+  lv_cookie_memo zero{};
+  EXPECT_EQ(lv_cookie_make(&in, kT0, kKeys, &zero), c) << "an empty memo holds no key";
+}
+
 TEST(SynCookie, GoodForItsPeriodAndTheNextOnly) {
   for (uint8_t family : {LV_AF_INET, LV_AF_INET6}) {
     const lv_cookie_in in = connection(family);
-    const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
+    const uint32_t c = lv_cookie_make(&in, kT0, kKeys, nullptr);
     EXPECT_EQ(c & LV_COOKIE_OPTS_MASK, in.opts) << "the option bits are the connection's";
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys));
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 + LV_COOKIE_PERIOD_NS, kKeys)) << "the next period";
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 - 12346 + 2 * LV_COOKIE_PERIOD_NS - 1, kKeys)) << "its last ns";
-    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 - 12345 + 2 * LV_COOKIE_PERIOD_NS, kKeys)) << "two periods on";
-    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 + 3 * LV_COOKIE_PERIOD_NS, kKeys));
+    EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys, nullptr));
+    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 + LV_COOKIE_PERIOD_NS, kKeys, nullptr)) << "the next period";
+    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 - 12346 + 2 * LV_COOKIE_PERIOD_NS - 1, kKeys, nullptr)) << "its last ns";
+    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 - 12345 + 2 * LV_COOKIE_PERIOD_NS, kKeys, nullptr)) << "two periods on";
+    EXPECT_FALSE(lv_cookie_check(&in, c, kT0 + 3 * LV_COOKIE_PERIOD_NS, kKeys, nullptr));
   }
 }
 
 TEST(SynCookie, BindsTheConnectionAndTheKey) {
   const lv_cookie_in in = connection();
-  const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
+  const uint32_t c = lv_cookie_make(&in, kT0, kKeys, nullptr);
   lv_cookie_in other = in;
   other.sport++;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys));
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys, nullptr));
   other = in;
   other.saddr[3] ^= 0x01000000;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys));
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys, nullptr));
   other = in;
   other.dport = 443;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys));
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys, nullptr));
   other = connection(LV_AF_INET6);
-  EXPECT_NE(lv_cookie_make(&other, kT0, kKeys), c) << "the families are hashed apart";
+  EXPECT_NE(lv_cookie_make(&other, kT0, kKeys, nullptr), c) << "the families are hashed apart";
   __u64 keys2[2][2] = {{kKeys[0][0], kKeys[0][1] ^ 1}, {kKeys[1][0], kKeys[1][1]}};
-  EXPECT_FALSE(lv_cookie_check(&in, c, kT0, keys2));
+  EXPECT_FALSE(lv_cookie_check(&in, c, kT0, keys2, nullptr));
   other = in;
   other.isn++;
-  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys)) << "the client's ISN";
+  EXPECT_FALSE(lv_cookie_check(&other, c, kT0, kKeys, nullptr)) << "the client's ISN";
   // The option bits are MAC'd: a client cannot change what the SYN asked for.
   for (uint32_t bit = 1; bit <= LV_COOKIE_PERIOD_BIT; bit <<= 1)
-    EXPECT_FALSE(lv_cookie_check(&in, c ^ bit, kT0, kKeys)) << "bit " << bit;
-  EXPECT_FALSE(lv_cookie_check(&in, c ^ 0x200, kT0, kKeys)) << "the MAC's lowest bit";
+    EXPECT_FALSE(lv_cookie_check(&in, c ^ bit, kT0, kKeys, nullptr)) << "bit " << bit;
+  EXPECT_FALSE(lv_cookie_check(&in, c ^ 0x200, kT0, kKeys, nullptr)) << "the MAC's lowest bit";
 }
 
 TEST(SynCookie, CarriesTheOptionsItWasMadeWith) {
   lv_cookie_in in = connection(LV_AF_INET6);
   in.isn = 0x12345678;
   in.opts = 3u << LV_COOKIE_OPT_MSS_SHIFT | LV_COOKIE_OPT_TS | LV_COOKIE_OPT_SACK | 9;
-  const uint32_t c = lv_cookie_make(&in, kT0, kKeys);
+  const uint32_t c = lv_cookie_make(&in, kT0, kKeys, nullptr);
   EXPECT_EQ(c & LV_COOKIE_OPTS_MASK, in.opts);
   lv_cookie_in checked = in;
   checked.opts = 0;  // the check reads them from the cookie
-  EXPECT_TRUE(lv_cookie_check(&checked, c, kT0, kKeys));
+  EXPECT_TRUE(lv_cookie_check(&checked, c, kT0, kKeys, nullptr));
   EXPECT_EQ(lv_cookie_mss(c, LV_AF_INET6), 8940);
   EXPECT_EQ(lv_cookie_mss(c, LV_AF_INET), 1460);
 }
@@ -128,13 +153,14 @@ TEST(SynCookieKeys, AnEpochUsesItsOwnSlot) {
   const lv_cookie_in in = connection();
   const uint64_t t1 = kT0 + LV_COOKIE_EPOCH_PERIODS * LV_COOKIE_PERIOD_NS;  // the next epoch: slot 1
   __u64 other[2][2] = {{kKeys[0][0], kKeys[0][1]}, {1, 2}};
-  EXPECT_EQ(lv_cookie_make(&in, kT0, kKeys), lv_cookie_make(&in, kT0, other)) << "slot 1 is not epoch 0's";
-  EXPECT_NE(lv_cookie_make(&in, t1, kKeys), lv_cookie_make(&in, t1, other)) << "slot 1 is epoch 1's";
+  EXPECT_EQ(lv_cookie_make(&in, kT0, kKeys, nullptr), lv_cookie_make(&in, kT0, other, nullptr))
+      << "slot 1 is not epoch 0's";
+  EXPECT_NE(lv_cookie_make(&in, t1, kKeys, nullptr), lv_cookie_make(&in, t1, other, nullptr)) << "slot 1 is epoch 1's";
   // A cookie from the last period of an epoch is checked, in the next epoch, with its own.
   const uint64_t last = t1 - LV_COOKIE_PERIOD_NS / 2;
-  const uint32_t c = lv_cookie_make(&in, last, kKeys);
-  EXPECT_TRUE(lv_cookie_check(&in, c, t1 + 1000, kKeys));
-  EXPECT_TRUE(lv_cookie_check(&in, c, t1 + 1000, other)) << "it needs slot 0 only";
+  const uint32_t c = lv_cookie_make(&in, last, kKeys, nullptr);
+  EXPECT_TRUE(lv_cookie_check(&in, c, t1 + 1000, kKeys, nullptr));
+  EXPECT_TRUE(lv_cookie_check(&in, c, t1 + 1000, other, nullptr)) << "it needs slot 0 only";
 }
 
 // Whenever the window is open, the slot it names is used by no cookie made or checked
