@@ -5,8 +5,8 @@
  *
  * A SYN of a source that has not proved it (not known-good) is answered here, with a
  * SYN-ACK that carries a cookie (syncookie.h), sent back out of the interface (XDP_TX);
- * nothing is kept. A spoofed
- * source never sees the SYN-ACK, so it never returns the cookie and never gets state.
+ * nothing is kept. A spoofed source never sees the SYN-ACK, so it never returns the
+ * cookie and never gets state.
  * How a real client returns it, two modes:
  *
  * - Proxy (the default where levee's tc program is on the interface: lv_control.handoff).
@@ -483,7 +483,8 @@ static __always_inline int lv_syn_headers(struct xdp_md *ctx, __u32 l3, __u32 l4
  * LV_SYN_ANSWER_PROXY or LV_SYN_ASK_HOST. A SYN is answered, a returned cookie checked;
  * anything else goes on if its source may have state (lv_seen; `no_state`: the caller
  * looked and it has none) or its connection is one the host has, which proves the
- * source as a cookie would. A global function, verified once; its one pointer is the packet's context.
+ * source as a cookie would. A global function, verified once; its one pointer is the
+ * packet's context.
  */
 __attribute__((noinline)) __u32 lv_syn_auth(struct xdp_md *ctx, __u32 no_state)
 {

@@ -138,7 +138,9 @@ struct lv_cookie_in {
 };
 
 /* SipHash after the key and an IPv6 cookie's first two blocks, its destination address:
- * from `memo` when it holds them, else hashed (and kept there, when there is a memo). */
+ * from `memo` when it holds them, else hashed (and kept there, when there is a memo).
+ * Word by word on purpose: a struct copy takes a stack temporary, and lv_syn_auth()'s
+ * frame has no room for one within the 512 bytes its chain of calls shares. */
 LV_INLINE void lv_cookie_start6(struct lv_sip *s, const __u32 daddr[4], const __u64 key[2], struct lv_cookie_memo *memo)
 {
 	if (memo && !((memo->key[0] ^ key[0]) | (memo->key[1] ^ key[1]) | (memo->daddr[0] ^ daddr[0]) |
