@@ -14,35 +14,47 @@
 #include "maps.h"
 #include "seen.h"
 
-/* Is the packet's source (probably: a Bloom filter) known-good? */
+/* Is the packet's source (probably: a Bloom filter) known-good? Its summary bit first,
+ * which settles most sources without the cold read of their word. */
 static __always_inline int lv_good_known(struct lv_ctx *c)
 {
 	__u64 h = lv_seen_hash64(&c->key, c->ctl->seen_seed), bits = lv_good_bits(h);
-	__u32 w = (__u32)(h >> (64 - LV_SEEN_LOG2 + 6)) + (c->ctl->good_active & 1) * LV_SEEN_WORDS;
-	__u64 *p = bpf_map_lookup_elem(&lv_good, &w);
+	__u32 half = c->ctl->good_active & 1, s = (__u32)(h >> (64 - LV_SEEN_LOG2));
+	__u32 i = lv_good_sum_entry(half, s);
+	__u64 *p = bpf_map_lookup_elem(&lv_good, &i);
 
+	if (!p || !(*p & lv_good_sum_bit(s)))
+		return 0;
+	i = (s >> 6) + half * LV_SEEN_WORDS;
+	p = bpf_map_lookup_elem(&lv_good, &i);
 	return p && (*p & bits) == bits;
 }
 
+/* OR `bits` into entry `i` of lv_good. */
+static __always_inline void lv_good_or(__u32 i, __u64 bits)
+{
+	__u64 *p = bpf_map_lookup_elem(&lv_good, &i);
+
+	if (p)
+		__sync_fetch_and_or(p, bits);
+}
+
 /*
- * Mark the packet's source known-good in both halves of lv_good, and as having state in
- * lv_seen, which must cover lv_good (struct lv_seen_pair). For a datapath that has
- * proved a source real itself (a TCP handshake); the controller marks what behaved.
+ * Mark the packet's source known-good in both halves of lv_good (its bits, then its
+ * summary bit), and as having state in lv_seen, which must cover lv_good (struct
+ * lv_seen_pair). For a datapath that has proved a source real itself (a TCP
+ * handshake); the controller marks what behaved.
  */
 static __always_inline void lv_good_mark(struct lv_ctx *c)
 {
 	__u64 h = lv_seen_hash64(&c->key, c->ctl->seen_seed), bits = lv_good_bits(h);
-	__u32 w = (__u32)(h >> (64 - LV_SEEN_LOG2 + 6));
-	__u64 *p;
+	__u32 s = (__u32)(h >> (64 - LV_SEEN_LOG2)), half;
 
 	lv_seen_set(c, &c->key, 0);
-	p = bpf_map_lookup_elem(&lv_good, &w);
-	if (p)
-		__sync_fetch_and_or(p, bits);
-	w += LV_SEEN_WORDS;
-	p = bpf_map_lookup_elem(&lv_good, &w);
-	if (p)
-		__sync_fetch_and_or(p, bits);
+	for (half = 0; half < 2; half++) {
+		lv_good_or((s >> 6) + half * LV_SEEN_WORDS, bits);
+		lv_good_or(lv_good_sum_entry(half, s), lv_good_sum_bit(s));
+	}
 }
 
 #endif /* LEVEE_GOOD_H */

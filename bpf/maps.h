@@ -63,10 +63,11 @@ struct {
 } lv_seen SEC(".maps");
 
 /* The known-good filter (lv_good_bits()): two halves of LV_SEEN_WORDS words (2 x 1 MB),
- * the words of lv_seen's. Mmapable: the controller marks and ages it. */
+ * the words of lv_seen's, then their summaries (lv_good_sum_entry(): 2 x 64 KB).
+ * Mmapable: the controller marks and ages it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * LV_SEEN_WORDS);
+	__uint(max_entries, LV_GOOD_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);

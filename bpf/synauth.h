@@ -594,7 +594,8 @@ static __always_inline int lv_syn_protected(const struct lv_ctx *c)
  * else its reason. Only a known-good source goes on at once: state is no proof (a
  * packet of a connection the host had before levee attached, or of a source from
  * before the class authenticated, made it). Reading lv_good alone here, not lv_seen,
- * is one cold cache line a spoofed SYN instead of two. `no_state`: lv_syn_auth().
+ * and its summary first (levee_abi.h), leaves most spoofed SYNs no cold line at all.
+ * `no_state`: lv_syn_auth().
  */
 static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp, __u32 no_state)
 {

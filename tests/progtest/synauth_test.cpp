@@ -5,7 +5,8 @@
 // cookie verifies the source, and its next SYN passes; in proxy mode the SYN-ACK offers
 // the SYN's options back, and the ACK that returns the cookie passes with it in the
 // frame's metadata; forged and stale cookies, bare ACKs and SYN-ACK floods towards one
-// network do not.
+// network do not. A verified source is known-good to the controller too, and the
+// known-good filter's summary is what the datapath reads first.
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 
@@ -17,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bpf/filters.hpp"
+#include "bpf/known_good.hpp"
 #include "datapath.hpp"
 #include "frames.hpp"
 #include "packet.hpp"
@@ -277,6 +280,50 @@ TEST_F(SynAuth, ASynOfASourceWithStateButNoProofIsChallenged) {
     EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming);
     dp().reset_state();
   }
+}
+
+// The datapath's mark is the controller's: a verified source reads known-good to it (its
+// summary bit set with its bits) and its SYNs go on, until the filter has aged past the
+// mark; then state is no proof and it is challenged again.
+TEST_F(SynAuth, AVerifiedSourceIsKnownGoodToTheControllerUntilItsMarkAges) {
+  auto good = KnownGood::open(dp().pinned("lvt"), ctl_->map());
+  ASSERT_TRUE(good) << good.error().message();
+  const lv_class& web = ctl_->active().classes[0];
+  for (const std::string src : {"198.18.2.21", "2001:db8:2::21"}) {
+    SCOPED_TRACE(src);
+    const lv_key k = is_ipv6(src) ? key6(src, web) : key4(src, web);
+    EXPECT_FALSE(good->test(k));
+    EXPECT_EQ(dp().send(client(src, kTcpRst, challenge(src))), kVerified);
+    EXPECT_TRUE(good->test(k));
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming);
+    ASSERT_TRUE(good->age());
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming) << "a mark lasts one ageing at least";
+    ASSERT_TRUE(good->age());
+    EXPECT_FALSE(good->test(k));
+    challenge(src);
+  }
+}
+
+// The summary is read first: a controller's mark lets the source's SYN on, and the same
+// bits under a cleared summary bit do not.
+TEST_F(SynAuth, AMarkUnderAClearSummaryBitIsNotRead) {
+  const Pinned pins = dp().pinned("lvt");
+  auto good = KnownGood::open(pins, ctl_->map());
+  ASSERT_TRUE(good) << good.error().message();
+  auto map = GoodMap::map(pins.good.get());
+  ASSERT_TRUE(map) << map.error().message();
+  const std::string src = "2001:db8:2::22";
+  const lv_key k = key6(src, ctl_->active().classes[0]);
+  good->mark(k);
+  EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming);
+  dp().reset_state();
+  good->mark(k);
+  const lv_key as_source = filter_key(k);
+  const uint32_t s = lv_seen_hash(&as_source, dp().control().seen_seed);
+  const GoodHalf half = map->half(dp().control().good_active);
+  ASSERT_TRUE(half.words[s >> 6] & (uint64_t{1} << (s & 63)));
+  half.summary[lv_good_sum_word(s)] &= ~lv_good_sum_bit(s);
+  challenge(src);
 }
 
 TEST_F(SynAuth, OtherClassesAreNotChallenged) {

@@ -9,18 +9,21 @@ __u64 load(const __u64& w) { return std::atomic_ref(const_cast<__u64&>(w)).load(
 void store_zero(__u64& w) { std::atomic_ref(w).store(0, std::memory_order_relaxed); }
 void set_bits(__u64& w, __u64 bits) { std::atomic_ref(w).fetch_or(bits, std::memory_order_relaxed); }
 
-// The word of a key in either filter, and its bit in lv_seen.
+// The word of a key in either filter, its bit in lv_seen, and its summary word and bit
+// in lv_good.
 struct Place {
   uint32_t word;
   __u64 bit;
   __u64 good_bits;
+  uint32_t sum_word;
+  __u64 sum_bit;
 };
 
 Place place_of(const lv_key& k, uint32_t seed) {
   const lv_key key = filter_key(k);
   const uint64_t h = lv_seen_hash64(&key, seed);
   const auto s = static_cast<uint32_t>(h >> (64 - LV_SEEN_LOG2));
-  return {s >> 6, uint64_t{1} << (s & 63), lv_good_bits(h)};
+  return {s >> 6, uint64_t{1} << (s & 63), lv_good_bits(h), lv_good_sum_word(s), lv_good_sum_bit(s)};
 }
 
 }  // namespace
@@ -59,22 +62,26 @@ void seen_cover(lv_seen_pair* half, const __u64* good_half) {
 }
 
 Result<GoodMap> GoodMap::map(int fd) {
-  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(__u64) * 2 * LV_SEEN_WORDS, LV_MAP_GOOD));
+  LV_TRY_ASSIGN(auto m, MappedArray::map(fd, sizeof(__u64) * LV_GOOD_ENTRIES, LV_MAP_GOOD));
   return GoodMap(std::move(m));
 }
 
-void good_clear(__u64* half) {
-  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) store_zero(half[w]);
+void good_clear(GoodHalf half) {
+  // The summary first: a mark landing meanwhile never leaves its bits set under a clear
+  // summary bit, which would hide them.
+  for (uint32_t w = 0; w < LV_GOOD_SUM_WORDS; ++w) store_zero(half.summary[w]);
+  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) store_zero(half.words[w]);
 }
 
-void good_mark(__u64* half, const lv_key& k, uint32_t seed) {
+void good_mark(GoodHalf half, const lv_key& k, uint32_t seed) {
   const Place p = place_of(k, seed);
-  set_bits(half[p.word], p.good_bits);
+  set_bits(half.words[p.word], p.good_bits);
+  set_bits(half.summary[p.sum_word], p.sum_bit);
 }
 
-bool good_test(const __u64* half, const lv_key& k, uint32_t seed) {
+bool good_test(GoodHalf half, const lv_key& k, uint32_t seed) {
   const Place p = place_of(k, seed);
-  return (load(half[p.word]) & p.good_bits) == p.good_bits;
+  return (load(half.summary[p.sum_word]) & p.sum_bit) && (load(half.words[p.word]) & p.good_bits) == p.good_bits;
 }
 
 }  // namespace levee

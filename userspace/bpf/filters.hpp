@@ -38,12 +38,19 @@ bool seen_test(const lv_seen_pair* half, const lv_key& k, uint32_t seed);
 // then reads as "may have state", which the datapath's refusal on lv_seen relies on.
 void seen_cover(lv_seen_pair* half, const __u64* good_half);
 
-// lv_good, mapped: two halves of LV_SEEN_WORDS words (lv_control.good_active).
+// One half of lv_good: its LV_SEEN_WORDS words and its summary's LV_GOOD_SUM_WORDS
+// (levee_abi.h: a summary bit is set after the bits it covers, and cleared before them).
+struct GoodHalf {
+  __u64* words;
+  __u64* summary;
+};
+
+// lv_good, mapped: two halves (lv_control.good_active says which one packets read). The
+// mapping is shared with the datapath: a half of a const map may still be written.
 class GoodMap {
  public:
   static Result<GoodMap> map(int good_fd);
-  __u64* half(unsigned h) { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
-  const __u64* half(unsigned h) const { return p_ + size_t{h & 1} * LV_SEEN_WORDS; }
+  GoodHalf half(unsigned h) const { return {p_ + size_t{h & 1} * LV_SEEN_WORDS, p_ + lv_good_sum_entry(h, 0)}; }
 
  private:
   explicit GoodMap(MappedArray m) : m_(std::move(m)), p_(m_.as<__u64>()) {}
@@ -51,10 +58,10 @@ class GoodMap {
   __u64* p_;
 };
 
-// One half of lv_good: the source's three bits (lv_good_bits()).
-void good_clear(__u64* half);
-void good_mark(__u64* half, const lv_key& k, uint32_t seed);
-bool good_test(const __u64* half, const lv_key& k, uint32_t seed);
+// One half of lv_good: the source's three bits (lv_good_bits()) and its summary bit.
+void good_clear(GoodHalf half);
+void good_mark(GoodHalf half, const lv_key& k, uint32_t seed);
+bool good_test(GoodHalf half, const lv_key& k, uint32_t seed);
 
 // The key a filter hashes for a source's key: its key as a source (no flags).
 lv_key filter_key(const lv_key& k);

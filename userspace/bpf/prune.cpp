@@ -258,8 +258,8 @@ Result<PruneResult> prune(const std::string& iface, uint64_t idle_ns, const Stat
   seen_clear(refill);
   // Known-good sources read as "may have state" whatever the map holds (struct
   // lv_seen_pair): both halves, the one packets read and the one marks go to first.
-  seen_cover(refill, good.half(0));
-  seen_cover(refill, good.half(1));
+  seen_cover(refill, good.half(0).words);
+  seen_cover(refill, good.half(1).words);
 
   StateSweep sweep(sess, pol, std::move(banned), refill, now, idle_ns, r);
   LV_TRY(for_each_state_chunk(sess.pins.state.get(), kChunk,
