@@ -25,7 +25,7 @@ static __always_inline int lv_good_known(struct lv_ctx *c)
 
 	if (!p || !(*p & lv_good_sum_bit(s)))
 		return 0;
-	i = (s >> 6) + half * LV_SEEN_WORDS;
+	i = lv_good_entry(half, s);
 	p = bpf_map_lookup_elem(&lv_good, &i);
 	return p && (*p & bits) == bits;
 }
@@ -52,7 +52,7 @@ static __always_inline void lv_good_mark(struct lv_ctx *c)
 
 	lv_seen_set(c, &c->key, 0);
 	for (half = 0; half < 2; half++) {
-		lv_good_or((s >> 6) + half * LV_SEEN_WORDS, bits);
+		lv_good_or(lv_good_entry(half, s), bits);
 		lv_good_or(lv_good_sum_entry(half, s), lv_good_sum_bit(s));
 	}
 }

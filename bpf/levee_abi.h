@@ -800,8 +800,15 @@ static inline __u64 lv_good_bits(__u64 h)
 #define LV_GOOD_SUM_WORDS (1u << (LV_SEEN_LOG2 - LV_GOOD_SUM_SHIFT - 6)) /* u64 words of a half's summary */
 #define LV_GOOD_ENTRIES (2 * LV_SEEN_WORDS + 2 * LV_GOOD_SUM_WORDS)      /* lv_good's words in all */
 
+/* The entry of lv_good that holds, in half `half`, the bits of the sources whose first
+ * bit is at lv_seen position `s` (lv_seen_hash()): lv_seen's word. */
+static inline __u32 lv_good_entry(__u32 half, __u32 s)
+{
+	return (half & 1) * LV_SEEN_WORDS + (s >> 6) % LV_SEEN_WORDS;
+}
+
 /* The word of a half's summary for the sources whose first bit is at lv_seen position
- * `s` (lv_seen_hash()), its entry in lv_good for half `half`, and the bit there. */
+ * `s`, its entry in lv_good for half `half`, and the bit there. */
 static inline __u32 lv_good_sum_word(__u32 s)
 {
 	return (s >> (LV_GOOD_SUM_SHIFT + 6)) % LV_GOOD_SUM_WORDS;

@@ -50,7 +50,7 @@ struct GoodHalf {
 class GoodMap {
  public:
   static Result<GoodMap> map(int good_fd);
-  GoodHalf half(unsigned h) const { return {p_ + size_t{h & 1} * LV_SEEN_WORDS, p_ + lv_good_sum_entry(h, 0)}; }
+  GoodHalf half(unsigned h) const { return {p_ + lv_good_entry(h, 0), p_ + lv_good_sum_entry(h, 0)}; }
 
  private:
   explicit GoodMap(MappedArray m) : m_(std::move(m)), p_(m_.as<__u64>()) {}
