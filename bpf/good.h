@@ -15,19 +15,28 @@
 #include "seen.h"
 
 /* Is the packet's source (probably: a Bloom filter) known-good? Its summary bit first,
- * which settles most sources without the cold read of their word. */
-static __always_inline int lv_good_known(struct lv_ctx *c)
+ * which settles most sources without the cold read of their word. Its hash
+ * (lv_seen_hash64()) into `*hash`. */
+static __always_inline int lv_good_known_hash(struct lv_ctx *c, __u64 *hash)
 {
 	__u64 h = lv_seen_hash64(&c->key, c->ctl->seen_seed), bits = lv_good_bits(h);
 	__u32 half = c->ctl->good_active & 1, s = (__u32)(h >> (64 - LV_SEEN_LOG2));
 	__u32 i = lv_good_sum_entry(half, s);
 	__u64 *p = bpf_map_lookup_elem(&lv_good, &i);
 
+	*hash = h;
 	if (!p || !(*p & lv_good_sum_bit(s)))
 		return 0;
 	i = lv_good_entry(half, s);
 	p = bpf_map_lookup_elem(&lv_good, &i);
 	return p && (*p & bits) == bits;
+}
+
+static __always_inline int lv_good_known(struct lv_ctx *c)
+{
+	__u64 h;
+
+	return lv_good_known_hash(c, &h);
 }
 
 /* OR `bits` into entry `i` of lv_good. */

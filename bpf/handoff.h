@@ -141,7 +141,7 @@ static __always_inline int lv_handoff(struct __sk_buff *skb)
 	pc = bpf_map_lookup_elem(&lv_percpu, &zero);
 	if (!pc) /* cannot happen: a one-entry array */
 		return TC_ACT_UNSPEC;
-	l4 = h->l4 & 0x3ff;
+	l4 = h->l4; /* an offset for a helper that checks it: never masked into range */
 	if (bpf_skb_load_bytes_relative(skb, l4, &th, sizeof(th), BPF_HDR_START_NET) ||
 	    bpf_ntohl(th.ack_seq) - 1 != h->cookie)
 		return TC_ACT_UNSPEC;

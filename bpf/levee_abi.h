@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 10
+#define LV_ABI_VERSION 11
 
 #define LV_NSEC_PER_SEC 1000000000ULL
 
@@ -69,8 +69,14 @@ enum lv_reason {
 			      * cookie, its source now known-good, passed with the cookie in
 			      * the frame's metadata for levee's tc program to make the
 			      * connection of (struct lv_handoff) */
-	LV_R_PASS_END = 5,   /* one past the last pass reason: a new one takes it and moves this */
-	/* 5..7 reserved */
+	LV_R_RETRIED = 5,    /* SYN authentication's reset mode: the SYN a client retried after
+			      * its RST returned the cookie, passed once to the listener (struct
+			      * lv_syn: a retry pass), without state */
+	LV_R_OPENING = 6,    /* SYN authentication: a packet of a connection the host is opening
+			      * (a request socket: the listener answered its SYN), passed
+			      * without state; the stack checks it */
+	LV_R_PASS_END = 7,   /* one past the last pass reason: a new one takes it and moves this */
+	/* 7 reserved */
 	LV_R_FIRST_DROP = 8,
 	/* dropped */
 	LV_R_RATE = 8,         /* over its per-source packet limit */
@@ -80,7 +86,8 @@ enum lv_reason {
 	LV_R_CONTENDED = 12,   /* lost the compare-and-swap race too often (fails closed) */
 	LV_R_DENY = 13,        /* on the deny list */
 	LV_R_BYTES = 14,       /* over its per-source byte limit */
-	LV_R_EXT_DEPTH = 15,   /* more IPv6 extension headers than levee walks */
+	LV_R_EXT_DEPTH = 15,   /* more IPv6 extension headers than levee walks, or a TCP header
+				* deeper than SYN authentication reads (LV_SYN_L4_MAX) */
 	LV_R_BAN = 16,         /* its source is banned (struct lv_ban) */
 	LV_R_ADMISSION = 17,   /* a new source over its class's new-source budget */
 	LV_R_NETWORK = 18,     /* over the limit of its enclosing network (/24, /48, ...) */
@@ -92,14 +99,19 @@ enum lv_reason {
 	LV_R_CHALLENGED = 22,   /* a SYN answered with a SYN-ACK that carries a cookie (XDP_TX): the
 			       * stack never sees it */
 	LV_R_UNVERIFIED = 23,   /* not a SYN, no valid cookie, no connection the host has */
-	LV_R_VERIFIED = 24,     /* reset mode: a RST that returned a valid cookie: its source
-			       * proved its address and is known-good; the RST itself goes no
-			       * further */
+	LV_R_VERIFIED = 24,     /* reset mode: a RST that returned a valid cookie: the SYN its
+			       * client retries may pass (LV_R_RETRIED); the RST itself goes no
+			       * further, and proves nothing more (any host answers a SYN-ACK it
+			       * did not ask for with one) */
 	LV_R_ANSWER_LIMIT = 25, /* a SYN left unanswered: SYN-ACKs towards its network, or
 				 * all SYN-ACKs, over their rate (struct lv_answer) */
 	LV_R_CROWDSEC = 26,     /* its source is under a CrowdSec decision (struct lv_cs_value) */
-	LV_R_DROP_END = 27,     /* one past the last drop reason: a new one takes it and moves this */
-	/* 27..31 reserved */
+	LV_R_MARTIAN = 27,      /* a SYN no stack answers: from or to an address that is not unicast
+				 * (multicast, broadcast, loopback, zero), from or to a group MAC,
+				 * or to an address this host neither owns nor forwards */
+	LV_R_NO_LISTENER = 28,  /* a SYN to a port of this host without a listener */
+	LV_R_DROP_END = 29,     /* one past the last drop reason: a new one takes it and moves this */
+	/* 29..31 reserved */
 	LV_REASON_MAX = 32,
 };
 
@@ -115,7 +127,7 @@ static inline int lv_reason_drops(unsigned int reason)
 	((1u << LV_R_RATE) | (1u << LV_R_MAP_FULL) | (1u << LV_R_CONTENDED) | (1u << LV_R_BYTES) | (1u << LV_R_BAN) | \
 	 (1u << LV_R_ADMISSION) | (1u << LV_R_NETWORK) | (1u << LV_R_CLASS_LIMIT) | (1u << LV_R_NEWCOMER) |           \
 	 (1u << LV_R_ESCALATED) | (1u << LV_R_CHALLENGED) | (1u << LV_R_UNVERIFIED) | (1u << LV_R_ANSWER_LIMIT) |     \
-	 (1u << LV_R_CROWDSEC))
+	 (1u << LV_R_CROWDSEC) | (1u << LV_R_MARTIAN) | (1u << LV_R_NO_LISTENER))
 
 /* ---- per-source state: LRU hash lv_state ---------------------------------------- */
 
@@ -394,6 +406,9 @@ struct lv_answer {
 	__u8 prefix4; /* for display */
 	__u8 prefix6;
 	__u8 pad[2];
+	__u32 marks_per_network; /* known-good marks one network (answer_mask*) may make in an
+				  * ageing of lv_good (lv_syn_mark_take()); 0: no bound */
+	__u32 pad2;
 };
 
 #define LV_ANSWER_LOG2 14
@@ -454,6 +469,30 @@ struct lv_control {
 	__u32 handoff;          /* 1: levee's tc program is on the interface, so SYN authentication
 				 * proxies (hands a proven connection to the listener) */
 	__u16 mss4, mss6;       /* the MSS levee's SYN-ACKs offer: the interface's MTU less headers */
+	__u32 tcp_off;          /* LV_TCP_OFF_*: handshake options the listener's network namespace
+				 * turned off, which a SYN-ACK must not offer (the kernel refuses a
+				 * hand-off that has them); the controller follows the sysctls */
+	__u32 good_epoch;       /* bumped by every ageing of lv_good: each network's count of
+				 * marks (lv_syn) starts over */
+	__u32 tc_handle;        /* levee's tc filter on the interface's clsact ingress: its handle
+				 * and priority (0: none), so that only it is ever replaced or
+				 * removed */
+	__u16 tc_priority;
+	__u8 tc_flags;          /* LV_TC_* */
+	__u8 pad;
+};
+
+/* lv_control.tcp_off: the options of net.ipv4.tcp_timestamps, tcp_sack and
+ * tcp_window_scaling when they are 0. */
+enum lv_tcp_off {
+	LV_TCP_OFF_TS = 1u << 0,
+	LV_TCP_OFF_SACK = 1u << 1,
+	LV_TCP_OFF_WSCALE = 1u << 2,
+};
+
+/* lv_control.tc_flags */
+enum lv_tc_flags {
+	LV_TC_OWN_HOOK = 1u << 0, /* levee created the clsact qdisc: detach removes it once empty */
 };
 
 /*
@@ -923,8 +962,9 @@ struct lv_lease {
 #define LV_SCRATCH_EVENT 16 /* words of an event being sent */
 #define LV_SCRATCH_SYN 22   /* words of SYN authentication's cookie input or socket tuple */
 #define LV_SCRATCH_OPTS 36  /* words of a SYN's TCP options (struct lv_tcp_opts) */
+#define LV_SCRATCH_WHERE 48 /* words of a SYN's route lookup or socket tuple (syn_where.h) */
 struct lv_scratch {
-	__u64 words[48];
+	__u64 words[56];
 };
 
 /*
@@ -952,6 +992,20 @@ struct lv_cookie_memo {
 	__u64 v[4];
 };
 
+/*
+ * What the destination of a SYN is to this host (synauth.h, lv_syn_where()): this CPU's
+ * last answer, good for a few milliseconds, so that a flood of SYNs to one port asks
+ * the routing table and the socket table once a while, not once a SYN.
+ */
+struct lv_syn_where {
+	__u32 daddr[4]; /* as lv_packet holds addresses */
+	__u16 dport;    /* host order */
+	__u8 family;
+	__u8 verdict; /* synauth.h's enum lv_where */
+	__u32 pad;
+	__u64 until_ns; /* good until then (the cached clock) */
+};
+
 struct lv_percpu {
 	struct lv_clock clock;
 	__u64 events_suppressed; /* since this CPU last sent an event */
@@ -962,6 +1016,8 @@ struct lv_percpu {
 	__u64 answer_ready; /* this CPU's share of the SYN-ACK cap (struct lv_answer) */
 	struct lv_cookie_memo cookie_memo;
 	__u64 handoff[LV_HO_MAX]; /* enum lv_handoff_result: the tc program's, and the XDP one's */
+	struct lv_syn_where where;
+	__u64 marks_capped; /* proven sources left unmarked: their network made its marks (lv_syn) */
 	struct lv_counter by_reason[LV_REASON_MAX];
 	struct lv_counter would[LV_REASON_MAX]; /* monitor mode: would have been dropped */
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
@@ -992,7 +1048,8 @@ LV_STATIC_ASSERT(sizeof(struct lv_class_table) == 6 * 65536 + 8 + LV_MAX_CLASSES
 LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_cs_value) == 16, "lv_cs_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 120 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 384,
+LV_STATIC_ASSERT(sizeof(struct lv_syn_where) == 32, "lv_syn_where layout");
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 160 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 448,
 		 "lv_percpu layout");
 #endif
 

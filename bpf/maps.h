@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "syn_cells.h"
 
 /*
  * Per (source prefix, class) limiter state. LRU so that a full map evicts the least
@@ -96,6 +97,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lv_answer_cell);
 } lv_answers SEC(".maps");
+
+/* What SYN authentication remembers between packets (syn_cells.h): networks' mark
+ * counts, fresh marks, reset mode's retry passes. Not pinned, as lv_answers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LV_SYN_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lv_syn SEC(".maps");
 
 /* Counters by reason and the cached clock, one entry per CPU: one lookup a packet. */
 struct {

@@ -32,9 +32,11 @@
  *
  * A cookie is good during the period that made it and the next one: LV_COOKIE_PERIOD_NS
  * to twice that. Known limit: a blind guess is right once in 2^23, so a flood of forged
- * replies (ACKs or RSTs) at 10 Mpps verifies about one spoofed source every 0.84 s. Such
- * a source only gets what any real source gets: state, and its limits. The kernel's own
- * SYN cookies are as guessable.
+ * ACKs at 10 Mpps gets about one connection from a spoofed address through every
+ * 0.84 s in proxy mode, where the handshake has no timestamps (with them, its ACK must
+ * also echo levee's TSval: 2^-41). Such a connection does not make its source
+ * known-good (synauth.h). In reset mode a good RST proves nothing of its own; it lets
+ * one retried SYN through to the listener, which makes its own sequence number.
  */
 #ifndef LEVEE_SYNCOOKIE_H
 #define LEVEE_SYNCOOKIE_H
@@ -139,7 +141,7 @@ struct lv_cookie_in {
 
 /* SipHash after the key and an IPv6 cookie's first two blocks, its destination address:
  * from `memo` when it holds them, else hashed (and kept there, when there is a memo).
- * Word by word on purpose: a struct copy takes a stack temporary, and lv_syn_auth()'s
+ * Word by word on purpose: a struct copy takes a stack temporary, and the SYN path's
  * frame has no room for one within the 512 bytes its chain of calls shares. */
 LV_INLINE void lv_cookie_start6(struct lv_sip *s, const __u32 daddr[4], const __u64 key[2], struct lv_cookie_memo *memo)
 {
@@ -215,16 +217,45 @@ LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, cons
 
 /* Is `cookie` one this connection was given within its lifetime, at `now_ns`, with the
  * options it names? The period bit names the period: this one, or the one before. One
- * MAC per check. */
-LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2],
-			      struct lv_cookie_memo *memo)
+ * MAC per check; the whole MAC into `*wide` (its high half: lv_cookie_ts_echoed()). */
+LV_INLINE int lv_cookie_check_wide(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2],
+				   struct lv_cookie_memo *memo, __u64 *wide)
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
 
 	if (!!(cookie & LV_COOKIE_PERIOD_BIT) != (int)(period & 1))
 		period--;
-	return ((__u32)lv_cookie_mac(in, cookie & LV_COOKIE_OPTS_MASK, period, keys[lv_cookie_key_slot(period)], memo) &
-		LV_COOKIE_MAC_MASK) == (cookie & LV_COOKIE_MAC_MASK);
+	*wide = lv_cookie_mac(in, cookie & LV_COOKIE_OPTS_MASK, period, keys[lv_cookie_key_slot(period)], memo);
+	return ((__u32)*wide & LV_COOKIE_MAC_MASK) == (cookie & LV_COOKIE_MAC_MASK);
+}
+
+LV_INLINE int lv_cookie_check(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2],
+			      struct lv_cookie_memo *memo)
+{
+	__u64 wide;
+
+	return lv_cookie_check_wide(in, cookie, now_ns, keys, memo, &wide);
+}
+
+/*
+ * Proxy mode's SYN-ACK timestamp: a clock of ~1 ms (2^20 ns) offset by the MAC's high
+ * half, secret as the key (it does not tell the host's uptime, and a client's ACK must
+ * echo it). A handshake with timestamps is good only if its ACK echoes a TSval levee
+ * gave the connection within a cookie's lifetime: a blind guess must then hit the
+ * cookie (2^-23) and a TSval among 2^14 of 2^32 (2^-18): 2^-41 in all.
+ */
+#define LV_COOKIE_TS_SHIFT 20
+
+LV_INLINE __u32 lv_cookie_tsval(__u64 wide, __u64 now_ns)
+{
+	return (__u32)(now_ns >> LV_COOKIE_TS_SHIFT) + (__u32)(wide >> 32);
+}
+
+LV_INLINE int lv_cookie_ts_echoed(__u64 wide, __u32 tsecr, __u64 now_ns)
+{
+	__u32 age = (__u32)(now_ns >> LV_COOKIE_TS_SHIFT) - (tsecr - (__u32)(wide >> 32));
+
+	return age <= (2u << (LV_COOKIE_PERIOD_SHIFT - LV_COOKIE_TS_SHIFT));
 }
 
 /* The MSS of an option byte (its index into the kernel's table), for the family. */

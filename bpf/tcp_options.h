@@ -133,6 +133,20 @@ LV_INLINE __u32 lv_cookie_opts_of(const struct lv_tcp_opts *p, __u8 family)
 	return opts;
 }
 
+/* The cookie's option bits less what the listener's network namespace turned off
+ * (lv_control.tcp_off): the kernel refuses a hand-off with an option its sysctl
+ * disabled, so the SYN-ACK must not offer it. */
+LV_INLINE __u32 lv_cookie_opts_allowed(__u32 opts, __u32 tcp_off)
+{
+	if (tcp_off & LV_TCP_OFF_WSCALE)
+		opts |= LV_COOKIE_NO_WSCALE;
+	if (tcp_off & LV_TCP_OFF_SACK)
+		opts &= ~LV_COOKIE_OPT_SACK;
+	if (tcp_off & LV_TCP_OFF_TS)
+		opts &= ~LV_COOKIE_OPT_TS;
+	return opts;
+}
+
 /*
  * The SYN-ACK's options for a cookie's option bits, into `out` (network byte order):
  * the number of 32-bit words. `mss` is levee's own (0: left out), `tsval` levee's

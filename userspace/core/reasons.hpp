@@ -24,6 +24,12 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_PROXIED, "proxied",
                "an ACK that returned a valid cookie: its source is known-good, its connection handed to the "
                "listener (syn_auth, proxy mode)"},
+    ReasonInfo{LV_R_RETRIED, "retried",
+               "the SYN a client retried after its RST returned a valid cookie: passed once to the listener, without "
+               "state (syn_auth, reset mode)"},
+    ReasonInfo{LV_R_OPENING, "opening",
+               "TCP of a connection the host is opening (the listener answered its SYN), of a source that has not "
+               "proved its address: passed without state, the stack checks it (syn_auth)"},
     ReasonInfo{LV_R_RATE, "rate", "over its source's packet rate limit"},
     ReasonInfo{LV_R_MALFORMED, "malformed", "truncated or inconsistent Ethernet/VLAN/IP header"},
     ReasonInfo{LV_R_VLAN_DEPTH, "vlan_depth", "more than two VLAN tags"},
@@ -31,7 +37,7 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_CONTENDED, "contended", "lost the per-source update race repeatedly"},
     ReasonInfo{LV_R_DENY, "deny", "on the deny list"},
     ReasonInfo{LV_R_BYTES, "bytes", "over its source's byte rate limit"},
-    ReasonInfo{LV_R_EXT_DEPTH, "ext_depth", "more IPv6 extension headers than levee walks"},
+    ReasonInfo{LV_R_EXT_DEPTH, "ext_depth", "more IPv6 extension headers than levee walks, or a TCP header deeper in the frame than SYN authentication reads"},
     ReasonInfo{LV_R_BAN, "ban", "its source is banned for going over its limit"},
     ReasonInfo{LV_R_ADMISSION, "admission",
                "a new source over its class's new-source budget (its own, or the autopilot's)"},
@@ -46,11 +52,15 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_UNVERIFIED, "unverified",
                "TCP of a source that has not proved its address: no SYN, no valid cookie, no connection (syn_auth)"},
     ReasonInfo{LV_R_VERIFIED, "verified",
-               "a RST that returned a valid cookie: its source proved its address and is known-good (syn_auth, "
-               "reset mode)"},
+               "a RST that returned a valid cookie: the SYN its client retries may pass, once (syn_auth, reset "
+               "mode)"},
     ReasonInfo{LV_R_ANSWER_LIMIT, "answer_limit",
                "a SYN left unanswered: SYN-ACKs towards its network, or in all, over their rate (syn_auth)"},
     ReasonInfo{LV_R_CROWDSEC, "crowdsec", "its source is under a CrowdSec ban decision ([crowdsec], levee run)"},
+    ReasonInfo{LV_R_MARTIAN, "martian",
+               "a SYN no stack answers: from or to an address or MAC that is not unicast, or to an address this host "
+               "neither owns nor forwards (syn_auth)"},
+    ReasonInfo{LV_R_NO_LISTENER, "no_listener", "a SYN to a port of this host without a listener (syn_auth)"},
 };
 
 // Whether monitor mode counts this reason as a would-be drop instead of dropping.
