@@ -32,6 +32,7 @@
 #define LV_MAP_BANS "lv_bans"
 #define LV_MAP_SEEN "lv_seen"
 #define LV_MAP_GOOD "lv_good"
+#define LV_MAP_LOCAL "lv_local"
 #define LV_MAP_EVENTS "lv_events"
 #define LV_MAP_CS_HOST4 "lv_cs_host4"
 #define LV_MAP_CS_HOST6 "lv_cs_host6"
@@ -479,8 +480,22 @@ struct lv_control {
 				 * removed */
 	__u16 tc_priority;
 	__u8 tc_flags;          /* LV_TC_* */
-	__u8 pad;
+	__u8 local_known;       /* 1: lv_local holds the host's own addresses (levee run keeps it
+				 * current); 0: any address that is not forwarded is taken for
+				 * the host's */
 };
+
+/*
+ * lv_local: the host's own addresses (its local routes), for SYN authentication, which
+ * answers only SYNs to them or to hosts it forwards to (syn_where.h). An LPM trie: an
+ * address is a /32 or /128, a local route of a whole prefix (AnyIP) its prefix. IPv4
+ * IPv4-mapped, as lv_packet holds it.
+ */
+struct lv_local_key {
+	__u32 prefixlen; /* of the 128 bits */
+	__u32 addr[4];
+};
+#define LV_MAX_LOCAL 65536
 
 /* lv_control.tcp_off: the options of net.ipv4.tcp_timestamps, tcp_sack and
  * tcp_window_scaling when they are 0. */
@@ -1049,6 +1064,7 @@ LV_STATIC_ASSERT(sizeof(struct lv_list_value) == 32, "lv_list_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_cs_value) == 16, "lv_cs_value layout");
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
 LV_STATIC_ASSERT(sizeof(struct lv_syn_where) == 32, "lv_syn_where layout");
+LV_STATIC_ASSERT(sizeof(struct lv_local_key) == 20, "lv_local_key layout");
 LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 160 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 448,
 		 "lv_percpu layout");
 #endif

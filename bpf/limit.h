@@ -271,7 +271,7 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 	/* TCP of a source that has not proved its address passes SYN authentication's
 	 * gate first, before any budget, which a SYN flood would otherwise spend. */
 	if (lv_syn_protected(c)) {
-		r = lv_syn_gate(c, xdp, 0);
+		r = lv_syn_gate(c, xdp);
 		if (r)
 			return r;
 	}
@@ -288,11 +288,6 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 		return r;
 
 	st = bpf_map_lookup_elem(&lv_state, &c->key);
-	if (!st && lv_syn_protected(c)) {
-		r = lv_syn_gate(c, xdp, 1); /* no state after all: the filter's false positive, an eviction */
-		if (r)
-			return r;
-	}
 	if (!st) {
 		lv_stage(c);
 		r = lv_arrival();

@@ -98,6 +98,16 @@ struct {
 	__type(value, struct lv_answer_cell);
 } lv_answers SEC(".maps");
 
+/* The host's own addresses (struct lv_local_key): the controller writes them, SYN
+ * authentication reads them (syn_where.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, LV_MAX_LOCAL);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct lv_local_key);
+	__type(value, __u8);
+} lv_local SEC(".maps");
+
 /* What SYN authentication remembers between packets (syn_cells.h): networks' mark
  * counts, fresh marks, reset mode's retry passes. Not pinned, as lv_answers. */
 struct {

@@ -44,6 +44,10 @@
 #define LV_SYN_RETRY_AT (LV_SYN_FRESH_AT + (1u << LV_SYN_FRESH_LOG2))
 #define LV_SYN_CELLS (LV_SYN_RETRY_AT + (1u << LV_SYN_RETRY_LOG2))
 
+/* How long a CPU keeps what a SYN's destination is (struct lv_syn_where, syn_where.h):
+ * a tick. A listener that opens or closes is followed within it. */
+#define LV_SYN_WHERE_NS (1ULL << LV_SYN_TICK_SHIFT)
+
 /* A fresh mark lasts as long as the cookies answered before it: two cookie periods
  * (2^34 ns, syncookie.h). */
 #define LV_SYN_FRESH_TICKS (1u << (34 - LV_SYN_TICK_SHIFT))

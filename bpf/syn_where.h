@@ -14,10 +14,13 @@
  * stack's own lookup): both followed live, with each CPU keeping its last answer for a
  * few milliseconds (struct lv_syn_where), so that a flood to one port asks once.
  *
- * Known limit: the route lookup does not tell the host's own addresses from its
- * subnets' directed broadcast addresses (both are "local" to it). A SYN to a directed
- * broadcast address that comes to levee's unicast MAC is answered as one to the host;
- * the answer goes to the one unicast MAC it came from, so it is never a broadcast.
+ * The kernel's route lookup (bpf_fib_lookup) answers only on an interface that forwards;
+ * on one that does not (most servers) the host's own addresses are what the controller
+ * wrote into lv_local (levee run follows them). Known limit, where the interface
+ * forwards: the route lookup does not tell the host's own addresses from its subnets'
+ * directed broadcast addresses (both are "local" to it). A SYN to a directed broadcast
+ * address that comes to levee's unicast MAC is then answered as one to the host; the
+ * answer goes to the one unicast MAC it came from, so it is never a broadcast.
  */
 #ifndef LEVEE_SYN_WHERE_H
 #define LEVEE_SYN_WHERE_H
@@ -33,6 +36,7 @@
 
 #include "levee_abi.h"
 #include "maps.h"
+#include "syn_cells.h"
 
 #ifndef AF_INET
 #define AF_INET 2
@@ -49,8 +53,6 @@ enum lv_where {
 	LV_WHERE_FORWARDED = 3,  /* a host this one routes to: reset mode */
 	LV_WHERE_NOT_OURS = 4,   /* neither owned nor forwarded: the stack would drop it */
 };
-
-#define LV_SYN_WHERE_NS (1ULL << 24) /* how long a CPU keeps its answer: 16.8 ms */
 
 /* Is an IPv4 address (network order) one a stack answers or answers from: not zero
  * (0/8), loopback (127/8), multicast or reserved (224/4, 240/4, the broadcast)? */
@@ -79,11 +81,30 @@ static __always_inline int lv_unicast_macs(const struct ethhdr *eth)
 	return !((eth->h_source[0] | eth->h_dest[0]) & 1);
 }
 
+/* Is the address (as lv_packet holds addresses) one of the host's own, as the controller
+ * last wrote them (lv_local)? Any is, while it has written none. The key in `k`, a
+ * scratch of this CPU's. */
+static __always_inline int lv_host_owns(const struct lv_control *ctl, struct lv_local_key *k, __u32 d0, __u32 d1,
+					__u32 d2, __u32 d3)
+{
+	if (!ctl->local_known)
+		return 1;
+	k->prefixlen = 128;
+	k->addr[0] = d0;
+	k->addr[1] = d1;
+	k->addr[2] = d2;
+	k->addr[3] = d3;
+	return bpf_map_lookup_elem(&lv_local, k) != NULL;
+}
+
 /* The routing table's word on a SYN's destination: LV_WHERE_LISTENER for the host's
  * own (the listener is asked next), LV_WHERE_FORWARDED, or LV_WHERE_NOT_OURS. The
- * lookup's parameters in `p`, a scratch of this CPU's. */
-static __always_inline __u8 lv_where_route(struct xdp_md *ctx, struct bpf_fib_lookup *p, __u8 family,
-					   const void *ip)
+ * lookup's parameters in `p`, a scratch of this CPU's. The kernel's route lookup
+ * answers only where the interface forwards (else BPF_FIB_LKUP_RET_FWD_DISABLED, for
+ * the host's own addresses too): there lv_local says whether the address is the host's. */
+static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_control *ctl,
+					   struct bpf_fib_lookup *p, __u8 family, const void *ip, __u32 d0, __u32 d1,
+					   __u32 d2, __u32 d3)
 {
 	long rc;
 
@@ -100,6 +121,9 @@ static __always_inline __u8 lv_where_route(struct xdp_md *ctx, struct bpf_fib_lo
 		__builtin_memcpy(p->ipv6_dst, &((const struct ipv6hdr *)ip)->daddr, sizeof(p->ipv6_dst));
 	}
 	rc = bpf_fib_lookup(ctx, p, sizeof(*p), 0);
+	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
+		return lv_host_owns(ctl, (struct lv_local_key *)p, d0, d1, d2, d3) ? LV_WHERE_LISTENER
+										  : LV_WHERE_NOT_OURS;
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return LV_WHERE_LISTENER;
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
@@ -143,21 +167,21 @@ static __always_inline __u8 lv_where_listener(struct xdp_md *ctx, struct bpf_soc
  * host: this CPU's last answer while it is good and for the same destination, else
  * asked of the routing and socket tables and kept.
  */
-static __always_inline __u8 lv_syn_where(struct xdp_md *ctx, struct lv_percpu *pc, void *scratch, __u64 now,
-					 __u8 family, const void *ip, __u16 dport)
+static __always_inline __u8 lv_syn_where(struct xdp_md *ctx, struct lv_percpu *pc, const struct lv_control *ctl,
+					 void *scratch, __u64 now, __u8 family, const void *ip, __u16 dport)
 {
 	struct lv_syn_where *w = &pc->where;
 	const __u32 *d = family == LV_AF_INET ? &((const struct iphdr *)ip)->daddr
 					      : ((const struct ipv6hdr *)ip)->daddr.in6_u.u6_addr32;
 	__u32 d0 = family == LV_AF_INET ? 0 : d[0], d1 = family == LV_AF_INET ? 0 : d[1],
-	      d2 = family == LV_AF_INET ? 0 : d[2], d3 = family == LV_AF_INET ? d[0] : d[3];
+	      d2 = family == LV_AF_INET ? bpf_htonl(0xffff) : d[2], d3 = family == LV_AF_INET ? d[0] : d[3];
 	__u8 verdict;
 
 	/* Word by word, no copy: lv_syn_check()'s frame has little room. */
 	if (w->until_ns > now && w->family == family && w->dport == bpf_ntohs(dport) &&
 	    !((w->daddr[0] ^ d0) | (w->daddr[1] ^ d1) | (w->daddr[2] ^ d2) | (w->daddr[3] ^ d3)))
 		return w->verdict;
-	verdict = lv_where_route(ctx, scratch, family, ip);
+	verdict = lv_where_route(ctx, ctl, scratch, family, ip, d0, d1, d2, d3);
 	if (verdict == LV_WHERE_LISTENER)
 		verdict = lv_where_listener(ctx, scratch, family, ip, dport);
 	w->daddr[0] = d0;

@@ -40,11 +40,12 @@
  * sequence numbers proved it. Marks per network are bounded (syn_cells.h). A
  * connection proxied without timestamps marks nothing: its ACK was a 2^-23 guess.
  *
- * Anything else of a source that is not known-good goes on if its source may have state
- * (lv_seen), or if it belongs to a connection the host has (an established one: on to
- * the limits; one the host is opening: passed, LV_R_OPENING, for the stack to check);
- * else it is nothing the host asked for: dropped (LV_R_UNVERIFIED). An ACK or RST flood
- * from spoofed sources is so dropped after one cookie check and one socket lookup.
+ * Anything else of a source that is not known-good goes on only if it belongs to a
+ * connection the host has (an established one: on to the limits; one the host is
+ * opening: passed, LV_R_OPENING, for the stack to check); else it is nothing the host
+ * asked for: dropped (LV_R_UNVERIFIED). State is no proof, so this is asked of every
+ * such packet until the connection proves its source. An ACK or RST flood from spoofed
+ * sources is so dropped after one cookie check and one socket lookup.
  *
  * What levee answers is limited (struct lv_answer), per destination network and in all,
  * so that a flood spoofing one victim's addresses does not make levee its hose.
@@ -435,7 +436,7 @@ static __always_inline __u32 lv_syn_judge(struct xdp_md *ctx, struct lv_ctx *c, 
 		   !lv_unicast6(((const struct ipv6hdr *)ip)->daddr.in6_u.u6_addr32)) {
 		return LV_R_MARTIAN;
 	}
-	*where = lv_syn_where(ctx, c->pc, lv_where_scratch(c->pc), c->now, pkt->family, ip, th->dest);
+	*where = lv_syn_where(ctx, c->pc, c->ctl, lv_where_scratch(c->pc), c->now, pkt->family, ip, th->dest);
 	if (*where == LV_WHERE_NOT_OURS)
 		return LV_R_MARTIAN;
 	if (*where == LV_WHERE_CLOSED)
@@ -745,12 +746,13 @@ static __always_inline int lv_host_conn(struct xdp_md *ctx, struct lv_percpu *pc
 
 /*
  * The staged TCP packet of a source that is not known-good, neither a SYN nor a good
- * cookie: 0 (on to the limits) if its source may have state (`no_state`: the caller
- * looked, and it has none) or its connection is open (a proven one marks its source),
- * LV_R_OPENING if the host is opening its connection, else LV_R_UNVERIFIED. A frame of
- * its own (the socket lookup's).
+ * cookie: 0 (on to the limits) if its connection is open in the host (a proven one
+ * marks its source), LV_R_OPENING if the host is opening it, else LV_R_UNVERIFIED.
+ * State is no proof, so a source with state is asked too: until its connection proves
+ * it, each such packet costs a socket lookup, as a spoofed one does. A frame of its
+ * own (the socket lookup's).
  */
-__attribute__((noinline)) __u32 lv_syn_other(struct xdp_md *ctx, __u32 no_state)
+__attribute__((noinline)) __u32 lv_syn_other(struct xdp_md *ctx)
 {
 	struct lv_syn_work *w;
 	struct lv_ctx c = {};
@@ -760,8 +762,6 @@ __attribute__((noinline)) __u32 lv_syn_other(struct xdp_md *ctx, __u32 no_state)
 
 	if (!ctx || lv_unstage(&c))
 		return LV_R_UNVERIFIED;
-	if (!no_state && (lv_seen_check(&c) & LV_SEEN_KNOWN))
-		return 0;
 	w = lv_syn_scratch(c.pc);
 	if (lv_syn_find(ctx, c.pkt, w, &ip, &th))
 		return LV_R_UNVERIFIED;
@@ -787,9 +787,8 @@ static __always_inline int lv_syn_protected(const struct lv_ctx *c)
  * before the class authenticated, made it). Reading lv_good alone here, not lv_seen,
  * and its summary first (levee_abi.h), leaves most spoofed SYNs no cold line at all.
  * A known-good source marked lately still has its ACKs' cookies checked (lv_syn_ack()).
- * `no_state`: lv_syn_other().
  */
-static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp, __u32 no_state)
+static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp)
 {
 	__u64 h;
 	__u32 r;
@@ -812,7 +811,7 @@ static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp, _
 	else if (r == LV_SYN_CHECK_ACK)
 		r = lv_syn_ack(xdp, 0) ?: LV_SYN_OTHER;
 	if (r == LV_SYN_OTHER)
-		r = lv_syn_other(xdp, no_state);
+		r = lv_syn_other(xdp);
 	return r & (LV_REASON_MAX - 1); /* a global function's result is unbounded */
 }
 

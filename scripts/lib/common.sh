@@ -13,7 +13,7 @@ read -r -a LEVEE_CMAKE_EXTRA <<<"${LEVEE_CMAKE_ARGS:-}"
 LEVEE_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev libmnl-dev libgtest-dev libgmock-dev
   iproute2 util-linux procps
   help2man
 )

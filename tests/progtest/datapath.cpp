@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <pthread.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,16 +17,19 @@
 #include <thread>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "core/reasons.hpp"
+#include "frames.hpp"
 #include "levee_bpf.skel.h"
 #include "policy/compile.hpp"
 #include "policy/keys.hpp"
 #include "policy/validate.hpp"
+#include "syn_cells.h"
 
 namespace levee::progtest {
 namespace {
@@ -53,6 +58,7 @@ Datapath::~Datapath() = default;
 int Datapath::prog_fd() const { return bpf_program__fd(skel_->progs.levee_xdp); }
 int Datapath::policy_fd() const { return bpf_map__fd(skel_->maps.lv_policy); }
 int Datapath::state_fd() const { return bpf_map__fd(skel_->maps.lv_state); }
+int Datapath::local_fd() const { return bpf_map__fd(skel_->maps.lv_local); }
 
 ListFds Datapath::list_fds() const { return list_fds_of(skel_.get()); }
 
@@ -255,6 +261,15 @@ void Datapath::reset_state() {
     std::memset(p, 0, len);
     munmap(p, len);
   }
+  // What SYN authentication remembers (retry passes, fresh marks, marks per network).
+  {
+    std::vector<uint32_t> keys(LV_SYN_CELLS);
+    const std::vector<uint64_t> zeros(LV_SYN_CELLS);
+    for (uint32_t i = 0; i < LV_SYN_CELLS; ++i) keys[i] = i;
+    uint32_t count = LV_SYN_CELLS;
+    if (bpf_map_update_batch(bpf_map__fd(skel_->maps.lv_syn), keys.data(), zeros.data(), &count, nullptr))
+      throw failure("clear lv_syn", errno);
+  }
   put_percpu(lv_percpu{});
   // The sources each CPU rejected last: the new state owes them nothing.
   const int ncpus = libbpf_num_possible_cpus();
@@ -337,6 +352,7 @@ Pinned Datapath::pinned(const std::string& iface) const {
   p.bans = dup_of(LV_MAP_BANS);
   p.seen = dup_of(LV_MAP_SEEN);
   p.good = dup_of(LV_MAP_GOOD);
+  p.local = dup_of(LV_MAP_LOCAL);
   p.events = dup_of(LV_MAP_EVENTS);
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) p.lists[slot][m] = dup_of(kListPins[slot][m]);
@@ -546,6 +562,57 @@ std::string describe(const Counters& c) {
     if (c[r].packets || c[r].bytes)
       out << reason_name(r) << "(" << r << ")=" << c[r].packets << "p/" << c[r].bytes << "B ";
   return out.str();
+}
+
+HostNetns::HostNetns() {
+  home_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (home_ < 0) throw failure("open this thread's network namespace", errno);
+  if (unshare(CLONE_NEWNET) != 0) {
+    const int err = errno;
+    close(home_);
+    throw failure("unshare a network namespace", err);
+  }
+  sh("ip link set lo up");
+  sh(std::string("ip addr add ") + kDst4 + "/32 dev lo");
+  sh(std::string("ip addr add ") + kDst6 + "/128 dev lo nodad");
+}
+
+HostNetns::~HostNetns() {
+  for (int fd : fds_) close(fd);
+  if (setns(home_, CLONE_NEWNET) != 0) std::abort();  // a test thread in the wrong namespace
+  close(home_);
+}
+
+void HostNetns::sh(const std::string& command) const {
+  if (std::system((command + " >/dev/null").c_str()) != 0) throw std::runtime_error("failed: " + command);
+}
+
+int HostNetns::listen(uint16_t port, int protocol) {
+  const size_t first = fds_.size();
+  for (int af : {AF_INET, AF_INET6}) {
+    const int fd = socket(af, SOCK_STREAM | SOCK_CLOEXEC, protocol);
+    if (fd < 0) throw failure("socket", errno);
+    fds_.push_back(fd);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (af == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (af == AF_INET) {
+      auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+      a->sin_family = AF_INET;
+      a->sin_port = htons(port);
+      len = sizeof *a;
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+      a->sin6_family = AF_INET6;
+      a->sin6_port = htons(port);
+      len = sizeof *a;
+    }
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 64) != 0)
+      throw failure("listen on port " + std::to_string(port), errno);
+  }
+  return fds_[first];
 }
 
 void ProgTest::SetUp() {

@@ -43,6 +43,22 @@ inline void fix_ipv4_checksum(Bytes& b, const pkt::Frame& f) {
   put16(b, off + 10, pkt::inet_checksum(&b[off], ihl));
 }
 
+inline uint16_t get16(const Bytes& b, size_t off) { return static_cast<uint16_t>(b[off] << 8 | b[off + 1]); }
+
+// Recompute the TCP checksum after an edit of the segment (its pseudo-header from the
+// IP header, its length from the IP length: not the frame's, which may be padded).
+inline void fix_tcp_checksum(Bytes& b, const pkt::Frame& f) {
+  bool v6 = false;
+  for (const auto& l : f.layers()) v6 |= l.kind == pkt::Layer::Ipv6;
+  const size_t l3 = f.layer(v6 ? pkt::Layer::Ipv6 : pkt::Layer::Ipv4), l4 = f.layer(pkt::Layer::Tcp);
+  const size_t end = v6 ? l3 + 40 + get16(b, l3 + 4) : l3 + get16(b, l3 + 2);
+  const size_t len = end - l4;
+  uint32_t pseudo = 6 + static_cast<uint32_t>(len);
+  for (size_t i = v6 ? 8 : 12; i < (v6 ? 40u : 20u); i += 2) pseudo += get16(b, l3 + i);
+  put16(b, l4 + 16, 0);
+  put16(b, l4 + 16, pkt::inet_checksum(&b[l4], len, pseudo));
+}
+
 // The IPv4 total length, or the IPv6 payload length, set to `len`; the frame keeps its
 // bytes (what lies past the new length is Ethernet padding).
 inline Bytes with_ip_length(const pkt::Frame& f, uint16_t len) {

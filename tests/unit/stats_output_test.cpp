@@ -105,7 +105,8 @@ TEST(StatsOutput, WouldDropHasEveryMonitorableReasonZerosToo) {
   ASSERT_TRUE(j.contains("would_drop_bytes"));
   const std::vector<std::string> want{"rate",      "map_full",   "contended",  "deny",         "bytes",
                                       "ban",       "admission",  "network",    "class_limit",  "newcomer",
-                                      "escalated", "challenged", "unverified", "answer_limit", "crowdsec"};
+                                      "escalated", "challenged", "unverified", "answer_limit", "crowdsec",
+                                      "martian",   "no_listener"};
   EXPECT_EQ(j["would_drop"].size(), want.size()) << j["would_drop"].dump();
   for (const auto& r : want) {
     EXPECT_TRUE(j["would_drop"].contains(r)) << r;

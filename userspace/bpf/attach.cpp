@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bpf/handoff.hpp"
+#include "bpf/local_routes.hpp"
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
@@ -143,6 +144,10 @@ Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex,
   policy.seed_filter(seed, cookie_keys);
   const HandoffMss mss = handoff_mss(o.iface);
   policy.set_handoff(handoff, mss.v4, mss.v6);
+  // The host's own addresses, which SYN authentication answers for.
+  LV_TRY_ASSIGN(auto local, local_routes());
+  LV_TRY(sync_local(bpf_map__fd(skel->maps.lv_local), local));
+  policy.set_local_known();
   return {};
 }
 
@@ -232,6 +237,7 @@ std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link) {
                            PinObj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
                            PinObj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
                            PinObj{bpf_map__fd(skel->maps.lv_good), LV_MAP_GOOD},
+                           PinObj{bpf_map__fd(skel->maps.lv_local), LV_MAP_LOCAL},
                            PinObj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
   const ListFds lists = list_fds_of(skel);
   for (unsigned slot = 0; slot < 2; ++slot)

@@ -8,6 +8,7 @@
 //   /sys/fs/bpf/levee/<iface>/lv_bans    ban records (LRU hash)
 //   /sys/fs/bpf/levee/<iface>/lv_seen    the known-source filter
 //   /sys/fs/bpf/levee/<iface>/lv_good    the known-good filter
+//   /sys/fs/bpf/levee/<iface>/lv_local   the host's own addresses (SYN authentication)
 //   /sys/fs/bpf/levee/<iface>/lv_events  the datapath's events (ring buffer)
 //   /sys/fs/bpf/levee/<iface>/lv_list{4,6}_{0,1}  list tries, per family and slot
 //   /sys/fs/bpf/levee/<iface>/lv_host{4,6}_{0,1}  list host hashes, per family and slot
@@ -61,7 +62,7 @@ size_t remove_leftovers(const std::string& iface);
 // The objects of one attached interface, opened from their pins.
 struct Pinned {
   std::string iface;
-  Fd link, state, policy, percpu, shared, bans, seen, good;
+  Fd link, state, policy, percpu, shared, bans, seen, good, local;
   // Invalid when the attachment predates the event ring (same state layout, one pin
   // fewer): everything but `levee events` works on it.
   Fd events;

@@ -292,6 +292,8 @@ void PolicyMap::set_handoff(bool on, uint16_t mss4, uint16_t mss6) {
   ctl_->handoff = on ? 1 : 0;
 }
 
+void PolicyMap::set_local_known() { std::atomic_ref(ctl_->local_known).store(1, std::memory_order_release); }
+
 void PolicyMap::set_cookie_key(unsigned slot, const uint64_t (&key)[2]) {
   // Two plain stores: no packet reads this slot now (lv_cookie_spare_slot), and the
   // release orders them before whatever the caller publishes next.

@@ -92,6 +92,9 @@ class PolicyMap {
   // SYN authentication's proxy mode (lv_control.handoff) and the MSS its SYN-ACKs offer,
   // before the program is attached: whether levee's tc program is on the interface.
   void set_handoff(bool on, uint16_t mss4, uint16_t mss6);
+  // lv_local holds the host's addresses from now on (lv_control.local_known): one store,
+  // after the first sync_local() (bpf/local_routes.hpp).
+  void set_local_known();
   // Make packets read the other half of lv_seen (lv_control.seen_active): one atomic
   // store, after the controller refilled that half. Returns the half now read.
   uint32_t flip_seen();
