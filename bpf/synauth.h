@@ -612,85 +612,6 @@ __attribute__((noinline)) __u32 lv_syn_proxy(struct xdp_md *ctx)
 	return LV_R_CHALLENGED;
 }
 
-/* ---- an ACK ----------------------------------------------------------------------------- */
-
-/*
- * Proxy mode: an ACK whose cookie is good goes on to the tc program with it, in the
- * frame's metadata (struct lv_handoff). A driver that keeps no metadata is counted
- * (LV_HO_NO_META); its ACK goes on without, and the stack resets it.
- */
-static __always_inline void lv_handoff_leave(struct xdp_md *ctx, struct lv_percpu *pc, __u32 cookie, __u8 family,
-					     __u32 l4_from_l3)
-{
-	struct lv_handoff *h;
-	void *data;
-
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
-		goto none;
-	barrier_var(ctx);
-	h = (void *)(long)ctx->data_meta;
-	data = (void *)(long)ctx->data;
-	if ((void *)(h + 1) > data)
-		goto none;
-	h->magic = LV_HANDOFF_MAGIC;
-	h->cookie = cookie;
-	h->l4 = (__u16)l4_from_l3;
-	h->family = family;
-	h->pad = 0;
-	return;
-none:
-	pc->handoff[LV_HO_NO_META]++;
-}
-
-/* Does the ACK at `l4` (its data offset `doff` bytes) echo the TSval levee gave its
- * connection (lv_cookie_tsval(), `wide`)? */
-static __always_inline int lv_ack_echoes(struct xdp_md *ctx, struct lv_ctx *c, __u32 l4, __u32 doff, __u64 wide)
-{
-	struct lv_tcp_opts *o = lv_tcp_opts_read(ctx, c->pc, l4, doff);
-
-	return o->ts && lv_cookie_ts_echoed(wide, o->tsecr, c->now);
-}
-
-/*
- * Proxy mode: does the staged ACK return a good cookie (and echo levee's timestamp when
- * its handshake has them)? Then it passes with the cookie in its metadata
- * (LV_R_PROXIED), and its source is marked known-good if the timestamp proved it
- * (lv_syn_mark()); else 0. For a source that is not known-good, and for one marked
- * lately (a fresh mark: its handshakes answered before the mark). A frame of its own.
- */
-__attribute__((noinline)) __u32 lv_syn_ack(struct xdp_md *ctx, __u32 known_good)
-{
-	struct lv_cookie_in *in;
-	struct lv_syn_work *w;
-	struct lv_ctx c = {};
-	struct tcphdr *th;
-	__u32 cookie;
-	__u64 wide;
-	int ts;
-	void *ip;
-
-	if (!ctx || lv_unstage(&c))
-		return 0;
-	w = lv_syn_scratch(c.pc);
-	in = &w->in;
-	if (lv_syn_find(ctx, c.pkt, w, &ip, &th) || !th->ack || th->rst || th->syn)
-		return 0;
-	lv_cookie_in_of(in, c.pkt, ip, th);
-	in->isn = bpf_ntohl(th->seq) - 1;
-	cookie = bpf_ntohl(th->ack_seq) - 1;
-	if (!lv_cookie_check_wide(in, cookie, c.now, c.ctl->cookie_key, &c.pc->cookie_memo, &wide))
-		return 0;
-	ts = !!(cookie & LV_COOKIE_OPT_TS);
-	if (ts && !lv_ack_echoes(ctx, &c, w->l4, th->doff * 4, wide))
-		return 0;
-	if (ts && !known_good)
-		lv_syn_mark(&c);
-	lv_handoff_leave(ctx, c.pc, cookie, c.pkt->family, w->l4 - w->l3);
-	return LV_R_PROXIED;
-}
-
-/* ---- anything else ---------------------------------------------------------------------- */
-
 /* What the host's socket table says of a packet's connection. */
 enum lv_host_conn {
 	LV_CONN_NONE = 0,    /* nothing, or only a listener: nobody asked for it */
@@ -743,6 +664,92 @@ static __always_inline int lv_host_conn(struct xdp_md *ctx, struct lv_percpu *pc
 	bpf_sk_release(sk);
 	return conn;
 }
+
+/* ---- an ACK ----------------------------------------------------------------------------- */
+
+/*
+ * Proxy mode: an ACK whose cookie is good goes on to the tc program with it, in the
+ * frame's metadata (struct lv_handoff). A driver that keeps no metadata is counted
+ * (LV_HO_NO_META); its ACK goes on without, and the stack resets it.
+ */
+static __always_inline void lv_handoff_leave(struct xdp_md *ctx, struct lv_percpu *pc, __u32 cookie, __u8 family,
+					     __u32 l4_from_l3)
+{
+	struct lv_handoff *h;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*h)))
+		goto none;
+	barrier_var(ctx);
+	h = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(h + 1) > data)
+		goto none;
+	h->magic = LV_HANDOFF_MAGIC;
+	h->cookie = cookie;
+	h->l4 = (__u16)l4_from_l3;
+	h->family = family;
+	h->pad = 0;
+	return;
+none:
+	pc->handoff[LV_HO_NO_META]++;
+}
+
+/* Does the ACK at `l4` (its data offset `doff` bytes) echo the TSval levee gave its
+ * connection (lv_cookie_tsval(), `wide`)? */
+static __always_inline int lv_ack_echoes(struct xdp_md *ctx, struct lv_ctx *c, __u32 l4, __u32 doff, __u64 wide)
+{
+	struct lv_tcp_opts *o = lv_tcp_opts_read(ctx, c->pc, l4, doff);
+
+	return o->ts && lv_cookie_ts_echoed(wide, o->tsecr, c->now);
+}
+
+/*
+ * Proxy mode: does the staged ACK return a good cookie (and echo levee's timestamp when
+ * its handshake has them), and complete its handshake (the host has no connection of
+ * its yet)? Then it passes with the cookie in its metadata (LV_R_PROXIED), and its
+ * source is marked known-good if the timestamp proved it (lv_syn_mark()). Else 0, or
+ * LV_SYN_OTHER for a packet of a connection the host has. For a source that is not
+ * known-good, and for one marked lately (a fresh mark: its handshakes answered before
+ * the mark). A frame of its own.
+ */
+__attribute__((noinline)) __u32 lv_syn_ack(struct xdp_md *ctx, __u32 known_good)
+{
+	struct lv_cookie_in *in;
+	struct lv_syn_work *w;
+	struct lv_ctx c = {};
+	struct tcphdr *th;
+	__u32 cookie;
+	__u64 wide;
+	int ts;
+	void *ip;
+
+	if (!ctx || lv_unstage(&c))
+		return 0;
+	w = lv_syn_scratch(c.pc);
+	in = &w->in;
+	if (lv_syn_find(ctx, c.pkt, w, &ip, &th) || !th->ack || th->rst || th->syn)
+		return 0;
+	lv_cookie_in_of(in, c.pkt, ip, th);
+	in->isn = bpf_ntohl(th->seq) - 1;
+	cookie = bpf_ntohl(th->ack_seq) - 1;
+	if (!lv_cookie_check_wide(in, cookie, c.now, c.ctl->cookie_key, &c.pc->cookie_memo, &wide))
+		return 0;
+	ts = !!(cookie & LV_COOKIE_OPT_TS);
+	if (ts && !lv_ack_echoes(ctx, &c, w->l4, th->doff * 4, wide))
+		return 0;
+	/* Only the ACK that completes the handshake is handed over and passed: the
+	 * connection's next packets return the cookie too, until the listener has sent
+	 * something, and must meet the limits like any. */
+	if (lv_host_conn(ctx, c.pc, c.pkt->family, ip, th) != LV_CONN_NONE)
+		return LV_SYN_OTHER;
+	if (ts && !known_good)
+		lv_syn_mark(&c);
+	lv_handoff_leave(ctx, c.pc, cookie, c.pkt->family, w->l4 - w->l3);
+	return LV_R_PROXIED;
+}
+
+/* ---- anything else ---------------------------------------------------------------------- */
 
 /*
  * The staged TCP packet of a source that is not known-good, neither a SYN nor a good
@@ -797,7 +804,7 @@ static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp)
 		if (!lv_syn_may_proxy(c) || c->pkt->kind != LV_L4_TCP || !lv_fresh(c, h))
 			return 0;
 		lv_stage(c);
-		return lv_syn_ack(xdp, 1) & (LV_REASON_MAX - 1);
+		return lv_syn_ack(xdp, 1) == LV_R_PROXIED ? LV_R_PROXIED : 0;
 	}
 	lv_stage(c);
 	if (c->pkt->kind == LV_L4_TCP_SYN)

@@ -214,29 +214,6 @@ TwoCpuRun run_on_two_cpus(const Datapath& dp, std::span<const uint8_t> frame, in
 std::string_view reason_name(uint32_t reason);
 std::string describe(const Counters& c);
 
-// A network namespace of the test's thread's own for as long as it lives: a program
-// run with BPF_PROG_TEST_RUN asks the routing and socket tables of the calling thread's
-// namespace (SYN authentication's route lookup and socket lookups), so this one holds
-// the frames' destinations (frames.hpp, kDst4 and kDst6) on its loopback and the
-// listeners a test opens. The thread goes back to its namespace at the end, and the
-// namespace goes with the last socket. Throws std::runtime_error.
-class HostNetns {
- public:
-  HostNetns();
-  ~HostNetns();
-  HostNetns(const HostNetns&) = delete;
-  HostNetns& operator=(const HostNetns&) = delete;
-  // Run an `ip`, `sysctl` or other command inside (it inherits the thread's namespace).
-  void sh(const std::string& command) const;
-  // A TCP listener on `port` of every address, IPv4 and IPv6; `protocol`
-  // IPPROTO_MPTCP for an MPTCP one. The IPv4 one's descriptor (the namespace closes them).
-  int listen(uint16_t port, int protocol = 0);
-
- private:
-  int home_ = -1;
-  std::vector<int> fds_;
-};
-
 // Fixture for every program test: a fresh Datapath, skipped without root.
 class ProgTest : public ::testing::Test {
  protected:

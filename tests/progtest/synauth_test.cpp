@@ -33,6 +33,7 @@
 #include "bpf/local_routes.hpp"
 #include "datapath.hpp"
 #include "frames.hpp"
+#include "host_netns.hpp"
 #include "packet.hpp"
 #include "syn_cells.h"
 #include "syncookie.h"
@@ -108,7 +109,7 @@ class SynAuth : public ProgTest {
   void SetUp() override {
     ProgTest::SetUp();
     if (IsSkipped()) return;
-    net_.emplace();
+    net_.emplace(std::vector<std::string>{kDst4, kDst6});
     net_->listen(kPort);
     ctl_.emplace(dp());
     ctl_->install(syn_auth_policy());
@@ -176,7 +177,7 @@ class SynAuth : public ProgTest {
     EXPECT_EQ(a[l4 + 13], kTcpSyn | kTcpAck);
     return be32(a, l4 + 8);  // the acknowledgment number: the cookie
   }
-  std::optional<HostNetns> net_;
+  std::optional<pkt::HostNetns> net_;
   std::optional<Controller> ctl_;
 };
 

@@ -107,6 +107,23 @@ int bench_levee_newsrc(struct xdp_md *ctx)
 	return levee_main(ctx);
 }
 
+/* The next source into an IPv4 header, and a TCP checksum after it kept right (RFC 1624:
+ * the pseudo-header holds the source), as SYN authentication checks it. */
+static __always_inline void bench_new_source(struct iphdr *iph, void *data, void *end)
+{
+	__u32 old = iph->saddr, now = bpf_htonl(bench_next_src++);
+	__u16 *check = data + sizeof(struct ethhdr) + sizeof(struct iphdr) + 16;
+	__u32 sum;
+
+	iph->saddr = now;
+	if (iph->protocol != IPPROTO_TCP || (void *)(check + 1) > end)
+		return;
+	sum = (__u16)~*check + (__u16)~(old & 0xffff) + (__u16)~(old >> 16) + (now & 0xffff) + (now >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	*check = (__u16)~sum;
+}
+
 /* levee with a new IPv4 source on every packet, the frame made again from bench_frame
  * first: SYN authentication answers a SYN in place (a SYN-ACK, cut to its headers). */
 SEC("xdp")
@@ -126,6 +143,6 @@ int bench_levee_remade(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	__builtin_memcpy(data, bench_frame, BENCH_FRAME_LEN);
 	iph = data + sizeof(struct ethhdr);
-	iph->saddr = bpf_htonl(bench_next_src++);
+	bench_new_source(iph, data, end);
 	return levee_main(ctx);
 }
