@@ -126,7 +126,10 @@ static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_c
 										  : LV_WHERE_NOT_OURS;
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return LV_WHERE_LISTENER;
-	if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+	/* Forwarded out of another interface: a host behind this one. Back out of the one it
+	 * came in by, it is no host levee protects, only a packet sent to the wrong MAC. */
+	if ((rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) &&
+	    p->ifindex != ctx->ingress_ifindex)
 		return LV_WHERE_FORWARDED;
 	return LV_WHERE_NOT_OURS;
 }

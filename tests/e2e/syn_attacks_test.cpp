@@ -24,6 +24,7 @@
 
 #include "e2e.hpp"
 #include "flood_harness.hpp"
+#include "levee_run.hpp"
 #include "packet.hpp"
 #include "syn_support.hpp"
 
@@ -380,6 +381,68 @@ TEST_P(SynAttack, ASpoofedSynAndItsVictimsRstProveNothing) {
     talked = connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), len) == 0;
   });
   EXPECT_TRUE(talked) << stat_reasons_text(sb().stats(), "dropped");
+}
+
+// levee answers only for the host's own addresses (or hosts it forwards to: not back
+// out of the interface the SYN came in by): a SYN to an address the receiver does not
+// have is a martian, whether the receiver forwards (IPv4 here, as its namespace
+// inherits the host's setting) or not. `levee run` follows the host's
+// addresses: one added while it runs is answered within its second.
+TEST_P(SynAttack, LeveeRunFollowsTheHostsAddresses) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", syn_auth_policy(kPort, "reset"));
+  LeveeRun run(sb(), {"--config", cfg});
+  run.wait_ready();
+  const std::string added = family().pick("198.18.0.3", "2001:db8::3");
+  // A listener on every address of the family, so the new one has its port too.
+  const levee::Fd lfd = socket_in(sb().rx_ns(), family().af, SOCK_STREAM, 0);
+  {
+    const int one = 1;
+    setsockopt(lfd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_storage any{};
+    socklen_t len = sizeof(sockaddr_in);
+    if (family().v6()) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&any);
+      a->sin6_family = AF_INET6;
+      a->sin6_port = htons(kPort);
+      len = sizeof *a;
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&any);
+      a->sin_family = AF_INET;
+      a->sin_port = htons(kPort);
+    }
+    ASSERT_EQ(bind(lfd.get(), reinterpret_cast<sockaddr*>(&any), len), 0);
+    ASSERT_EQ(::listen(lfd.get(), 16), 0);
+  }
+  uint16_t sport = 42000;
+  auto syn_to = [&](const std::string& dst) {
+    const levee::Fd out = packet_socket(sb().tx_ns(), sb().tx_if(), 1 << 16);
+    levee::pkt::Frame f;
+    f.eth(levee::pkt::Mac{0x02, 0x6c, 0x76, 0, 0, 2}, levee::pkt::Mac{0x02, 0x6c, 0x76, 0, 0, 1});
+    if (family().v6())
+      f.ipv6(Addrs::tx6, dst);
+    else
+      f.ipv4(Addrs::tx4, dst);
+    const std::vector<uint8_t> syn = f.tcp(sport++, kPort, levee::pkt::kTcpSyn).pad_to(60).bytes();
+    ASSERT_EQ(send(out.get(), syn.data(), syn.size(), 0), static_cast<ssize_t>(syn.size()));
+    usleep(100'000);
+  };
+  auto s0 = sb().stats();
+  syn_to(added);
+  auto s1 = sb().stats();
+  EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "martian"), 1) << stat_reasons_text(s1, "dropped");
+  sb().ip_rx({"addr", "add", added + family().pick("/32", "/128"), "dev", sb().rx_if(), "nodad"});
+  usleep(1'500'000);  // levee run reads the local routes once a second
+  s0 = sb().stats();
+  syn_to(added);
+  s1 = sb().stats();
+  EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "challenged"), 1) << stat_reasons_text(s1, "dropped");
+  sb().ip_rx({"addr", "del", added + family().pick("/32", "/128"), "dev", sb().rx_if()});
+  usleep(1'500'000);
+  s0 = sb().stats();
+  syn_to(added);
+  s1 = sb().stats();
+  EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "martian"), 1) << "gone again: " << stat_reasons_text(s1, "dropped");
 }
 
 INSTANTIATE_TEST_SUITE_P(, SynAttack, kBothFamilies, family_name);

@@ -15,6 +15,7 @@
 #include "bpf/kernel.hpp"
 #include "bpf/known_good.hpp"
 #include "bpf/live.hpp"
+#include "bpf/local_routes.hpp"
 #include "bpf/pins.hpp"
 #include "core/clock.hpp"
 #include "core/lock.hpp"
@@ -63,6 +64,7 @@ class Daemon {
   void start_publisher(const CrowdsecSpec& spec, std::string password);
   void walk();
   void rotate_cookie_key();
+  void follow_local();
   bool write_event(const EventRecord& r);
 
   const DaemonOptions& o_;
@@ -79,6 +81,7 @@ class Daemon {
   std::optional<KnownGood> good_;
   daemon::CookieKeys cookie_keys_;
   Clock::time_point next_age_;
+  Clock::time_point next_local_;
   std::unique_ptr<daemon::Bouncer> bouncer_;      // [crowdsec]
   std::unique_ptr<daemon::Publisher> publisher_;  // [crowdsec] publish = true
   std::optional<daemon::MetricsServer> server_;   // last: stopped before what its scrapes read
@@ -245,6 +248,23 @@ void Daemon::rotate_cookie_key() {
     health_.rotated_cookie_key();
 }
 
+// The host's own addresses into lv_local (SYN authentication answers only for them, or
+// for hosts it forwards to): its local routes read once a second, the map made equal.
+void Daemon::follow_local() {
+  if (Clock::now() < next_local_) return;
+  next_local_ = Clock::now() + std::chrono::seconds(1);
+  auto routes = local_routes();
+  if (!routes) {
+    say(o_.iface, "reading the host's local routes failed: {}", routes.error().message());
+    return;
+  }
+  auto changed = sync_local(attachment_.pins().local.get(), *routes);
+  if (!changed)
+    say(o_.iface, "updating the host's addresses failed: {}", changed.error().message());
+  else if (*changed)
+    say(o_.iface, "the host's addresses changed: {} local routes now", routes->size());
+}
+
 bool Daemon::loop() {
   const auto every = std::chrono::nanoseconds(o_.prune_every_ns);
   auto next_walk = Clock::now();
@@ -262,6 +282,7 @@ bool Daemon::loop() {
       next_walk = Clock::now() + every;
     }
     rotate_cookie_key();
+    if (attachment_.whole()) follow_local();
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::clamp<Clock::duration>(next_walk - Clock::now(), Clock::duration::zero(), std::chrono::milliseconds(250)));
     if (events_) {
