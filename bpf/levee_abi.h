@@ -479,8 +479,8 @@ struct lv_control {
 				 * and priority (0: none), so that only it is ever replaced or
 				 * removed */
 	__u16 tc_priority;
-	__u8 tc_flags;          /* LV_TC_* */
-	__u8 local_known;       /* 1: lv_local holds the host's own addresses (levee run keeps it
+	__u8 tc_flags;    /* LV_TC_* */
+	__u8 local_known; /* 1: lv_local holds the host's own addresses (levee run keeps it
 				 * current); 0: any address that is not forwarded is taken for
 				 * the host's */
 };

@@ -102,9 +102,8 @@ static __always_inline int lv_host_owns(const struct lv_control *ctl, struct lv_
  * lookup's parameters in `p`, a scratch of this CPU's. The kernel's route lookup
  * answers only where the interface forwards (else BPF_FIB_LKUP_RET_FWD_DISABLED, for
  * the host's own addresses too): there lv_local says whether the address is the host's. */
-static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_control *ctl,
-					   struct bpf_fib_lookup *p, __u8 family, const void *ip, __u32 d0, __u32 d1,
-					   __u32 d2, __u32 d3)
+static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_control *ctl, struct bpf_fib_lookup *p,
+					   __u8 family, const void *ip, __u32 d0, __u32 d1, __u32 d2, __u32 d3)
 {
 	long rc;
 
@@ -123,7 +122,7 @@ static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_c
 	rc = bpf_fib_lookup(ctx, p, sizeof(*p), 0);
 	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
 		return lv_host_owns(ctl, (struct lv_local_key *)p, d0, d1, d2, d3) ? LV_WHERE_LISTENER
-										  : LV_WHERE_NOT_OURS;
+										   : LV_WHERE_NOT_OURS;
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return LV_WHERE_LISTENER;
 	/* Forwarded out of another interface: a host behind this one. Back out of the one it
@@ -138,8 +137,8 @@ static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_c
  * takes a hand-off, or an MPTCP one that does not), or none. Asked as for a new
  * connection from nowhere (source 0:0), so that an established one is not found
  * instead; the tuple in `t`, a scratch of this CPU's. */
-static __always_inline __u8 lv_where_listener(struct xdp_md *ctx, struct bpf_sock_tuple *t, __u8 family,
-					      const void *ip, __u16 dport)
+static __always_inline __u8 lv_where_listener(struct xdp_md *ctx, struct bpf_sock_tuple *t, __u8 family, const void *ip,
+					      __u16 dport)
 {
 	struct bpf_sock *sk;
 	__u32 size;
@@ -160,7 +159,7 @@ static __always_inline __u8 lv_where_listener(struct xdp_md *ctx, struct bpf_soc
 		return LV_WHERE_CLOSED;
 	verdict = sk->state != BPF_TCP_LISTEN ? LV_WHERE_CLOSED
 		  : bpf_skc_to_mptcp_sock(sk) ? LV_WHERE_NO_HANDOFF
-					     : LV_WHERE_LISTENER;
+					      : LV_WHERE_LISTENER;
 	bpf_sk_release(sk);
 	return verdict;
 }

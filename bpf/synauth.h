@@ -111,70 +111,133 @@ static __always_inline void lv_cookie_in_of(struct lv_cookie_in *in, const struc
 	in->opts = 0;
 }
 
+/* ---- the SYN path's light context ---------------------------------------------------- */
+
+/* What a global function of the SYN path that raises no event and marks nothing needs of
+ * the staged packet: no struct lv_ctx (its stack, its lookups). */
+struct lv_syn_ctx {
+	struct lv_percpu *pc;
+	const struct lv_control *ctl;
+	const struct lv_req *q;
+	const struct lv_policy *pol;
+	const struct lv_class *cls;
+};
+
+static __always_inline int lv_syn_open(struct lv_syn_ctx *s)
+{
+	__u32 zero = 0;
+
+	s->pc = bpf_map_lookup_elem(&lv_percpu, &zero);
+	s->ctl = bpf_map_lookup_elem(&lv_policy, &zero);
+	if (!s->pc || !s->ctl) /* cannot happen: one-entry arrays */
+		return -1;
+	s->q = (const struct lv_req *)&s->pc->scratch.words[LV_SCRATCH_REQ];
+	s->pol = &s->ctl->slot[s->q->slot & 1];
+	s->cls = &s->pol->classes[s->q->class_id & (LV_MAX_CLASSES - 1)];
+	return 0;
+}
+
 /* ---- what levee may answer ---------------------------------------------------------- */
 
-/* The hash of the packet's source network under the answer prefix (struct lv_answer):
- * its answer cell's, and its mark count's (syn_cells.h). */
-static __always_inline __u64 lv_answer_net_hash(const struct lv_ctx *c)
+/* The hash of a source's network under the answer prefix (struct lv_answer): its answer
+ * cell's, and its mark count's (syn_cells.h). */
+static __always_inline __u64 lv_answer_net_hash(const struct lv_policy *pol, const struct lv_packet *pkt, __u32 seed)
 {
-	const struct lv_answer *a = &c->pol->answer;
-	const __u32 *addr = c->pkt->addr;
+	const struct lv_answer *a = &pol->answer;
+	const __u32 *addr = pkt->addr;
 	__u64 h;
 
-	if (c->pkt->family == LV_AF_INET)
+	if (pkt->family == LV_AF_INET)
 		h = (__u64)(addr[3] & a->mask4) * 0x9E3779B97F4A7C15ULL;
 	else
 		h = (((__u64)(addr[0] & a->mask6[0]) << 32 | (addr[1] & a->mask6[1])) * 0x9E3779B97F4A7C15ULL) ^
 		    (((__u64)(addr[2] & a->mask6[2]) << 32 | (addr[3] & a->mask6[3])) * 0xC2B2AE3D27D4EB4FULL);
-	return h ^ c->ctl->seen_seed;
+	return h ^ seed;
 }
 
-/* A network's answers were refused: an event naming it, once per LV_ANSWER_SAY_NS per
- * cell (the CPU that wins the CAS sends it), so a flood raises a handful, not one a SYN. */
-static __always_inline void lv_answer_say(struct lv_ctx *c, struct lv_answer_cell *cell, const struct lv_answer *a)
+/* The answer cell of the staged packet's network (NULL: none; cannot happen). */
+static __always_inline struct lv_answer_cell *lv_answer_cell_of(const struct lv_policy *pol,
+								const struct lv_packet *pkt, __u32 seed)
 {
-	__u64 said = LV_READ_ONCE(cell->said_ns);
-	struct lv_key net;
+	__u32 i = (__u32)(lv_answer_net_hash(pol, pkt, seed) >> (64 - LV_ANSWER_LOG2));
 
-	if (said && (__s64)(c->now - said) < (__s64)LV_ANSWER_SAY_NS)
-		return;
-	if (__sync_val_compare_and_swap(&cell->said_ns, said, c->now) != said)
-		return;
-	lv_key_mask(&net, c->pkt->addr, c->pkt->family, a->mask4, a->mask6, 0, 0, 0);
-	lv_event_of(c, net.addr, LV_EV_ANSWER_LIMITED, LV_R_ANSWER_LIMIT, 0, a->per_network.rate);
+	return bpf_map_lookup_elem(&lv_answers, &i);
+}
+
+/* What the answer rates say of a SYN, read only (before it is judged: a flood over its
+ * network's rate is refused at the cost of one read). */
+enum lv_answer_says {
+	LV_ANSWER_WITHIN = 0,
+	LV_ANSWER_OVER = 1, /* over a rate: refused (LV_R_ANSWER_LIMIT) */
+	LV_ANSWER_SAY = 2,  /* ...and its cell has not said so lately (lv_syn_say()) */
+};
+
+static __always_inline int lv_answer_over(const struct lv_syn_ctx *s)
+{
+	const struct lv_answer *a = &s->pol->answer;
+	struct lv_answer_cell *cell;
+	__u64 said, now = s->q->now;
+
+	if (a->cap_per_cpu.cost && !lv_gcra_conforms(s->pc->answer_ready, now))
+		return LV_ANSWER_OVER;
+	if (!a->per_network.cost)
+		return LV_ANSWER_WITHIN;
+	cell = lv_answer_cell_of(s->pol, &s->q->pkt, s->ctl->seen_seed);
+	if (!cell || lv_gcra_conforms(LV_READ_ONCE(cell->ready), now))
+		return cell ? LV_ANSWER_WITHIN : LV_ANSWER_OVER;
+	said = LV_READ_ONCE(cell->said_ns);
+	return said && (__s64)(now - said) < (__s64)LV_ANSWER_SAY_NS ? LV_ANSWER_OVER : LV_ANSWER_SAY;
 }
 
 /*
  * Is a SYN-ACK towards this source's network, and from this CPU, within what levee may
  * send (struct lv_answer)? Charges both when it is.
  */
-static __always_inline int lv_answer_allowed(struct lv_ctx *c)
+static __always_inline int lv_answer_take(const struct lv_syn_ctx *s)
 {
-	const struct lv_answer *a = &c->pol->answer;
+	const struct lv_answer *a = &s->pol->answer;
 	struct lv_answer_cell *cell;
-	__u64 ready;
-	__u32 i;
+	__u64 now = s->q->now;
 
-	if (a->cap_per_cpu.cost) {
-		ready = c->pc->answer_ready;
-		if (!lv_gcra_conforms(ready, c->now))
-			return 0;
-	}
+	if (a->cap_per_cpu.cost && !lv_gcra_conforms(s->pc->answer_ready, now))
+		return 0;
 	if (a->per_network.cost) {
-		i = (__u32)(lv_answer_net_hash(c) >> (64 - LV_ANSWER_LOG2));
-		cell = bpf_map_lookup_elem(&lv_answers, &i);
-		if (!cell)
+		cell = lv_answer_cell_of(s->pol, &s->q->pkt, s->ctl->seen_seed);
+		if (!cell || lv_gcra_take(&cell->ready, LV_READ_ONCE(cell->ready), now, a->per_network.cost,
+					  a->per_network.tau_ns, 1))
 			return 0;
-		if (lv_gcra_take(&cell->ready, LV_READ_ONCE(cell->ready), c->now, a->per_network.cost,
-				 a->per_network.tau_ns, 1)) {
-			lv_answer_say(c, cell, a);
-			return 0;
-		}
 	}
 	if (a->cap_per_cpu.cost)
-		c->pc->answer_ready =
-			lv_gcra_after(c->pc->answer_ready, c->now, a->cap_per_cpu.cost, a->cap_per_cpu.tau_ns);
+		s->pc->answer_ready =
+			lv_gcra_after(s->pc->answer_ready, now, a->cap_per_cpu.cost, a->cap_per_cpu.tau_ns);
 	return 1;
+}
+
+/* A network's answers were refused: an event naming it, once per LV_ANSWER_SAY_NS per
+ * cell (the CPU that wins the CAS sends it), so a flood raises a handful, not one a
+ * SYN. A global function (an event needs the packet's whole context): LV_R_ANSWER_LIMIT. */
+__attribute__((noinline)) __u32 lv_syn_say(struct xdp_md *ctx)
+{
+	const struct lv_answer *a;
+	struct lv_answer_cell *cell;
+	struct lv_ctx c = {};
+	struct lv_key net;
+	__u64 said;
+
+	if (!ctx || lv_unstage(&c))
+		return LV_R_ANSWER_LIMIT;
+	a = &c.pol->answer;
+	cell = lv_answer_cell_of(c.pol, c.pkt, c.ctl->seen_seed);
+	if (!cell)
+		return LV_R_ANSWER_LIMIT;
+	said = LV_READ_ONCE(cell->said_ns);
+	if (said && (__s64)(c.now - said) < (__s64)LV_ANSWER_SAY_NS)
+		return LV_R_ANSWER_LIMIT;
+	if (__sync_val_compare_and_swap(&cell->said_ns, said, c.now) != said)
+		return LV_R_ANSWER_LIMIT;
+	lv_key_mask(&net, c.pkt->addr, c.pkt->family, a->mask4, a->mask6, 0, 0, 0);
+	lv_event_of(&c, net.addr, LV_EV_ANSWER_LIMITED, LV_R_ANSWER_LIMIT, 0, a->per_network.rate);
+	return LV_R_ANSWER_LIMIT;
 }
 
 /* ---- what is remembered (syn_cells.h) ----------------------------------------------- */
@@ -198,26 +261,26 @@ static __always_inline __u64 lv_conn_hash(const struct lv_cookie_in *in, __u32 s
 
 /* Reset mode: a RST returned the cookie of the connection `in`: its retried SYN may
  * pass. (Two connections on one cell: the later one's pass stands.) */
-static __always_inline void lv_retry_give(const struct lv_ctx *c, const struct lv_cookie_in *in)
+static __always_inline void lv_retry_give(const struct lv_control *ctl, __u64 now, const struct lv_cookie_in *in)
 {
-	__u64 h = lv_conn_hash(in, c->ctl->seen_seed);
+	__u64 h = lv_conn_hash(in, ctl->seen_seed);
 	__u64 *cell = lv_syn_cell_at(lv_syn_cell(h, LV_SYN_RETRY_AT, LV_SYN_RETRY_LOG2));
 
 	if (cell)
-		LV_WRITE_ONCE(*cell, lv_syn_tag(h) | lv_syn_tick(c->now));
+		LV_WRITE_ONCE(*cell, lv_syn_tag(h) | lv_syn_tick(now));
 }
 
 /* ...and the SYN of connection `in` takes its pass, if it has one: once. */
-static __always_inline int lv_retry_take(const struct lv_ctx *c, const struct lv_cookie_in *in)
+static __always_inline int lv_retry_take(const struct lv_control *ctl, __u64 now, const struct lv_cookie_in *in)
 {
-	__u64 h = lv_conn_hash(in, c->ctl->seen_seed);
+	__u64 h = lv_conn_hash(in, ctl->seen_seed);
 	__u64 *cell = lv_syn_cell_at(lv_syn_cell(h, LV_SYN_RETRY_AT, LV_SYN_RETRY_LOG2));
 	__u64 v;
 
 	if (!cell)
 		return 0;
 	v = LV_READ_ONCE(*cell);
-	if (!lv_syn_stamped(v, lv_syn_tag(h), lv_syn_tick(c->now), LV_SYN_RETRY_TICKS))
+	if (!lv_syn_stamped(v, lv_syn_tag(h), lv_syn_tick(now), LV_SYN_RETRY_TICKS))
 		return 0;
 	return __sync_val_compare_and_swap(cell, v, 0) == v;
 }
@@ -237,7 +300,7 @@ static __always_inline int lv_fresh(const struct lv_ctx *c, __u64 h)
  */
 static __always_inline int lv_syn_mark(struct lv_ctx *c)
 {
-	__u64 h = lv_answer_net_hash(c), *cell, v, next;
+	__u64 h = lv_answer_net_hash(c->pol, c->pkt, c->ctl->seen_seed), *cell, v, next;
 	__u32 epoch = LV_READ_ONCE(c->ctl->good_epoch);
 
 	cell = lv_syn_cell_at(lv_syn_cell(h, 0, LV_SYN_MARK_LOG2));
@@ -346,8 +409,9 @@ static __always_inline __u32 lv_syn_find(struct xdp_md *ctx, const struct lv_pac
  * IP header at `ip`, `l3`; not the frame's: Ethernet pads short frames). */
 static __always_inline __u32 lv_tcp_len(const void *ip, __u8 family, __u32 l3, __u32 l4)
 {
-	__u32 end = family == LV_AF_INET ? bpf_ntohs(((const struct iphdr *)ip)->tot_len)
-					 : sizeof(struct ipv6hdr) + bpf_ntohs(((const struct ipv6hdr *)ip)->payload_len);
+	__u32 end = family == LV_AF_INET
+			    ? bpf_ntohs(((const struct iphdr *)ip)->tot_len)
+			    : sizeof(struct ipv6hdr) + bpf_ntohs(((const struct ipv6hdr *)ip)->payload_len);
 
 	return l3 + end - l4;
 }
@@ -416,10 +480,10 @@ static __always_inline int lv_syn_csum_ok(const void *ip, __u8 family, const str
  * the checksum a stack takes), from and to addresses a stack answers, and its
  * destination is one to answer (`*where`, syn_where.h); else the reason it is not.
  */
-static __always_inline __u32 lv_syn_judge(struct xdp_md *ctx, struct lv_ctx *c, const void *ip,
+static __always_inline __u32 lv_syn_judge(struct xdp_md *ctx, const struct lv_syn_ctx *s, const void *ip,
 					  const struct tcphdr *th, __u32 l3, __u32 l4, __u8 *where)
 {
-	const struct lv_packet *pkt = c->pkt;
+	const struct lv_packet *pkt = &s->q->pkt;
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	__u32 tcp_len = lv_tcp_len(ip, pkt->family, l3, l4);
@@ -436,12 +500,12 @@ static __always_inline __u32 lv_syn_judge(struct xdp_md *ctx, struct lv_ctx *c, 
 		   !lv_unicast6(((const struct ipv6hdr *)ip)->daddr.in6_u.u6_addr32)) {
 		return LV_R_MARTIAN;
 	}
-	*where = lv_syn_where(ctx, c->pc, c->ctl, lv_where_scratch(c->pc), c->now, pkt->family, ip, th->dest);
+	*where = lv_syn_where(ctx, s->pc, s->ctl, lv_where_scratch(s->pc), s->q->now, pkt->family, ip, th->dest);
 	if (*where == LV_WHERE_NOT_OURS)
 		return LV_R_MARTIAN;
 	if (*where == LV_WHERE_CLOSED)
 		return LV_R_NO_LISTENER;
-	o = lv_opts_scratch(c->pc);
+	o = lv_opts_scratch(s->pc);
 	if (lv_syn_opts_load(ctx, o, l4, th->doff * 4) || !lv_syn_csum_ok(ip, pkt->family, th, o, tcp_len))
 		return LV_R_MALFORMED;
 	return 0;
@@ -453,62 +517,53 @@ static __always_inline __u32 lv_syn_judge(struct xdp_md *ctx, struct lv_ctx *c, 
 #define LV_SYN_ANSWER_RESET (LV_REASON_MAX + 1) /* lv_syn_reset() answers it */
 #define LV_SYN_CHECK_ACK (LV_REASON_MAX + 2)    /* lv_syn_ack() checks the ACK's cookie */
 #define LV_SYN_OTHER (LV_REASON_MAX + 3)        /* lv_syn_other() judges the packet */
+#define LV_SYN_SAY (LV_REASON_MAX + 4)          /* lv_syn_say() names the network it refused */
 
-/* Does proxy mode apply to the staged packet's class (it may still answer in reset mode
- * where the destination needs it)? */
-static __always_inline int lv_syn_may_proxy(const struct lv_ctx *c)
+/* Does proxy mode apply to a class (it may still answer in reset mode where the
+ * destination needs it)? */
+static __always_inline int lv_syn_may_proxy(const struct lv_control *ctl, const struct lv_class *cls)
 {
-	return c->ctl->handoff && !(c->cls->flags & LV_CLASS_SYN_RESET);
+	return ctl->handoff && !(cls->flags & LV_CLASS_SYN_RESET);
 }
 
 /*
- * The staged SYN of a source that is not known-good, judged (lv_syn_judge()): 0 if
- * levee may answer it (its headers, its cookie's input and what its destination is
- * are then in the scratch, for lv_syn_answer()), else the reason it may not. A global
- * function, verified once; its one pointer is the packet's context.
+ * The staged SYN of a source that is not known-good: refused over the answer rates
+ * (LV_R_ANSWER_LIMIT, or LV_SYN_SAY), judged (lv_syn_judge()), then answered by proxy
+ * where the listener is here and takes a hand-off (LV_SYN_ANSWER_PROXY), else by reset
+ * (LV_SYN_ANSWER_RESET), or passed on its retry pass (LV_R_RETRIED); its headers and its
+ * cookie's input are then in the scratch for the answer. Monitor mode answers nothing:
+ * it passes the SYN and counts what it would do (LV_R_CHALLENGED). A global function,
+ * verified once; its one pointer is the packet's context.
  */
 __attribute__((noinline)) __u32 lv_syn_check(struct xdp_md *ctx)
 {
 	struct lv_syn_work *w;
-	struct lv_ctx c = {};
+	struct lv_syn_ctx s;
 	struct tcphdr *th;
 	__u32 r;
+	int over;
 	void *ip;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || lv_syn_open(&s))
 		return LV_R_UNVERIFIED;
-	w = lv_syn_scratch(c.pc);
-	r = lv_syn_find(ctx, c.pkt, w, &ip, &th);
+	w = lv_syn_scratch(s.pc);
+	r = lv_syn_find(ctx, &s.q->pkt, w, &ip, &th);
 	if (r)
 		return r;
-	r = lv_syn_judge(ctx, &c, ip, th, w->l3, w->l4, &w->where);
+	over = lv_answer_over(&s);
+	if (over)
+		return over == LV_ANSWER_SAY ? LV_SYN_SAY : LV_R_ANSWER_LIMIT;
+	r = lv_syn_judge(ctx, &s, ip, th, w->l3, w->l4, &w->where);
 	if (r)
 		return r;
-	lv_cookie_in_of(&w->in, c.pkt, ip, th);
-	return 0;
-}
-
-/*
- * ...and answered: by proxy where the listener is here and takes a hand-off
- * (LV_SYN_ANSWER_PROXY), else by reset (LV_SYN_ANSWER_RESET), within what levee may
- * answer (LV_R_ANSWER_LIMIT); or passed on its retry pass (LV_R_RETRIED). Monitor mode
- * answers nothing: it passes the SYN and counts what it would do (LV_R_CHALLENGED).
- */
-__attribute__((noinline)) __u32 lv_syn_answer(struct xdp_md *ctx)
-{
-	struct lv_syn_work *w;
-	struct lv_ctx c = {};
-
-	if (!ctx || lv_unstage(&c))
-		return LV_R_UNVERIFIED;
-	if (c.cls->flags & LV_CLASS_MONITOR)
+	if (s.cls->flags & LV_CLASS_MONITOR)
 		return LV_R_CHALLENGED;
-	w = lv_syn_scratch(c.pc);
-	if (w->where == LV_WHERE_LISTENER && lv_syn_may_proxy(&c))
-		return lv_answer_allowed(&c) ? LV_SYN_ANSWER_PROXY : LV_R_ANSWER_LIMIT;
-	if (lv_retry_take(&c, &w->in))
+	lv_cookie_in_of(&w->in, &s.q->pkt, ip, th);
+	if (w->where == LV_WHERE_LISTENER && lv_syn_may_proxy(s.ctl, s.cls))
+		return lv_answer_take(&s) ? LV_SYN_ANSWER_PROXY : LV_R_ANSWER_LIMIT;
+	if (lv_retry_take(s.ctl, s.q->now, &w->in))
 		return LV_R_RETRIED;
-	return lv_answer_allowed(&c) ? LV_SYN_ANSWER_RESET : LV_R_ANSWER_LIMIT;
+	return lv_answer_take(&s) ? LV_SYN_ANSWER_RESET : LV_R_ANSWER_LIMIT;
 }
 
 /*
@@ -520,26 +575,26 @@ __attribute__((noinline)) __u32 lv_syn_reply(struct xdp_md *ctx)
 {
 	struct lv_cookie_in *in;
 	struct lv_syn_work *w;
-	struct lv_ctx c = {};
+	struct lv_syn_ctx s;
 	struct tcphdr *th;
 	__u32 r;
 	void *ip;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || lv_syn_open(&s))
 		return LV_R_UNVERIFIED;
-	w = lv_syn_scratch(c.pc);
+	w = lv_syn_scratch(s.pc);
 	in = &w->in;
-	r = lv_syn_find(ctx, c.pkt, w, &ip, &th);
+	r = lv_syn_find(ctx, &s.q->pkt, w, &ip, &th);
 	if (r)
 		return r;
 	if (th->ack && !th->rst && !th->syn)
-		return lv_syn_may_proxy(&c) ? LV_SYN_CHECK_ACK : LV_SYN_OTHER;
+		return lv_syn_may_proxy(s.ctl, s.cls) ? LV_SYN_CHECK_ACK : LV_SYN_OTHER;
 	if (!(th->rst && !th->ack && !th->syn))
 		return LV_SYN_OTHER;
-	lv_cookie_in_of(in, c.pkt, ip, th);
-	if (!lv_cookie_check(in, bpf_ntohl(th->seq), c.now, c.ctl->cookie_key, &c.pc->cookie_memo))
+	lv_cookie_in_of(in, &s.q->pkt, ip, th);
+	if (!lv_cookie_check(in, bpf_ntohl(th->seq), s.q->now, s.ctl->cookie_key, &s.pc->cookie_memo))
 		return LV_SYN_OTHER;
-	lv_retry_give(&c, in);
+	lv_retry_give(s.ctl, s.q->now, in);
 	return LV_R_VERIFIED;
 }
 
@@ -549,15 +604,15 @@ __attribute__((noinline)) __u32 lv_syn_reply(struct xdp_md *ctx)
 __attribute__((noinline)) __u32 lv_syn_reset(struct xdp_md *ctx)
 {
 	struct lv_syn_work *w;
-	struct lv_ctx c = {};
+	struct lv_syn_ctx s;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || lv_syn_open(&s))
 		return LV_R_UNVERIFIED;
-	w = lv_syn_scratch(c.pc);
-	w->sa.ack = lv_cookie_make(&w->in, c.now, c.ctl->cookie_key, &c.pc->cookie_memo);
+	w = lv_syn_scratch(s.pc);
+	w->sa.ack = lv_cookie_make(&w->in, s.q->now, s.ctl->cookie_key, &s.pc->cookie_memo);
 	w->sa.seq = ~w->sa.ack;
 	w->sa.nopt = 0;
-	if (lv_synack_write(ctx, c.pkt->family, w->l3, w->l4, &w->sa))
+	if (lv_synack_write(ctx, s.q->pkt.family, w->l3, w->l4, &w->sa))
 		return LV_R_UNVERIFIED;
 	return LV_R_CHALLENGED;
 }
@@ -574,16 +629,16 @@ __attribute__((noinline)) __u32 lv_syn_proxy(struct xdp_md *ctx)
 	void *data, *end;
 	struct lv_syn_work *w;
 	struct lv_tcp_opts *o;
-	struct lv_ctx c = {};
+	struct lv_syn_ctx s;
 	struct tcphdr *th;
 	__u32 frame, need, tsval;
-	__u64 wide;
+	__u64 wide, now;
 	__u16 mss;
 	__u8 family;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || lv_syn_open(&s))
 		return LV_R_UNVERIFIED;
-	w = lv_syn_scratch(c.pc);
+	w = lv_syn_scratch(s.pc);
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	if (w->l4 > LV_SYN_L4_MAX)
@@ -591,15 +646,16 @@ __attribute__((noinline)) __u32 lv_syn_proxy(struct xdp_md *ctx)
 	th = data + lv_within(w->l4, LV_SYN_L4_MAX);
 	if ((void *)(th + 1) > end)
 		return LV_R_UNVERIFIED;
-	family = c.pkt->family;
+	family = s.q->pkt.family;
+	now = s.q->now;
 	frame = end - data;
 	w->in.isn = bpf_ntohl(th->seq);
-	o = lv_opts_scratch(c.pc); /* loaded by lv_syn_judge() */
+	o = lv_opts_scratch(s.pc); /* loaded by lv_syn_judge() */
 	bpf_loop(LV_TCP_OPT_BYTES, lv_tcp_opt_walk, NULL, 0);
-	w->in.opts = lv_cookie_opts_allowed(lv_cookie_opts_of(o, family), c.ctl->tcp_off);
-	wide = lv_cookie_make_wide(&w->in, c.now, c.ctl->cookie_key, &c.pc->cookie_memo);
-	tsval = lv_cookie_tsval(wide, c.now);
-	mss = family == LV_AF_INET ? c.ctl->mss4 : c.ctl->mss6;
+	w->in.opts = lv_cookie_opts_allowed(lv_cookie_opts_of(o, family), s.ctl->tcp_off);
+	wide = lv_cookie_make_wide(&w->in, now, s.ctl->cookie_key, &s.pc->cookie_memo);
+	tsval = lv_cookie_tsval(wide, now);
+	mss = family == LV_AF_INET ? s.ctl->mss4 : s.ctl->mss6;
 	w->sa.seq = (__u32)wide;
 	w->sa.ack = w->in.isn + 1;
 	w->sa.nopt = lv_synack_options(w->in.opts, mss, tsval, o->tsval, w->sa.opt);
@@ -801,17 +857,16 @@ static __always_inline __u32 lv_syn_gate(struct lv_ctx *c, struct xdp_md *xdp)
 	__u32 r;
 
 	if (lv_good_known_hash(c, &h)) {
-		if (!lv_syn_may_proxy(c) || c->pkt->kind != LV_L4_TCP || !lv_fresh(c, h))
+		if (!lv_syn_may_proxy(c->ctl, c->cls) || c->pkt->kind != LV_L4_TCP || !lv_fresh(c, h))
 			return 0;
 		lv_stage(c);
 		return lv_syn_ack(xdp, 1) == LV_R_PROXIED ? LV_R_PROXIED : 0;
 	}
 	lv_stage(c);
-	if (c->pkt->kind == LV_L4_TCP_SYN)
-		r = lv_syn_check(xdp) ?: lv_syn_answer(xdp);
-	else
-		r = lv_syn_reply(xdp);
-	if (r == LV_SYN_ANSWER_PROXY)
+	r = c->pkt->kind == LV_L4_TCP_SYN ? lv_syn_check(xdp) : lv_syn_reply(xdp);
+	if (r == LV_SYN_SAY)
+		r = lv_syn_say(xdp);
+	else if (r == LV_SYN_ANSWER_PROXY)
 		r = lv_syn_proxy(xdp);
 	else if (r == LV_SYN_ANSWER_RESET)
 		r = lv_syn_reset(xdp);

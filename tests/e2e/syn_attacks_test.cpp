@@ -106,8 +106,8 @@ Outcomes clients_at_once(Sandbox& sb, const Family& f, int addresses, int each, 
     for (int c = 0; c < each; ++c)
       burst.emplace_back([&, a, c] {
         together.arrive_and_wait();
-        results[static_cast<size_t>(a * each + c)] = one_client(sb.tx_ns(), f, from[static_cast<size_t>(a)], port,
-                                                                 request, expect);
+        results[static_cast<size_t>(a * each + c)] =
+            one_client(sb.tx_ns(), f, from[static_cast<size_t>(a)], port, request, expect);
       });
     for (auto& t : burst) t.join();
   }
@@ -197,14 +197,16 @@ TEST_P(SynAttack, SixConnectionsAtOnceFromEachOfThirtyNewAddressesAllTalkByReset
 // spoofed SYN flood of 300k SYNs a second to its port: every one connects, none is
 // reset, none fails.
 void SynAttack::expect_real_clients_through_a_flood(const std::string& mode) {
-  if (!Nginx::available() || !Wrk::available()) GTEST_FAIL() << "nginx and wrk are needed (scripts/test.sh installs them)";
+  if (!Nginx::available() || !Wrk::available())
+    GTEST_FAIL() << "nginx and wrk are needed (scripts/test.sh installs them)";
   const Family& f = family();
   TempDir dir;
   attach({"--config", dir.write("levee.toml", syn_auth_policy(80, mode))});
   Nginx nginx(sb().rx_ns(), {Addrs::rx4, Addrs::rx6});
   std::vector<std::string> curl_from;
   for (int i = 0; i < 20; ++i) {
-    curl_from.push_back(f.pick("198.18." + std::to_string(100 + i) + ".9", "2001:db8:" + std::to_string(5000 + i) + "::9"));
+    curl_from.push_back(
+        f.pick("198.18." + std::to_string(100 + i) + ".9", "2001:db8:" + std::to_string(5000 + i) + "::9"));
     sb().add_sender_address(curl_from.back());
   }
   FloodSpec spec{.ns = sb().tx_ns(),
@@ -233,8 +235,7 @@ void SynAttack::expect_real_clients_through_a_flood(const std::string& mode) {
     else
       curl_failed += " " + from + ": exit " + std::to_string(r.code) + " " + r.out;
   }
-  const Outcomes at_once =
-      clients_at_once(sb(), f, 30, 6, 80, "GET /index.html HTTP/1.0\r\n\r\n", "HTTP/1.1 200", 100);
+  const Outcomes at_once = clients_at_once(sb(), f, 30, 6, 80, "GET /index.html HTTP/1.0\r\n\r\n", "HTTP/1.1 200", 100);
   WrkSpec ws{.ns = sb().tx_ns(), .url = Nginx::url(f.rx()), .connections = 4, .seconds = 4, .delay_ms = 10};
   ws.body_bytes = nginx.body_bytes();
   const WrkResult wrk = Wrk(ws).wait();
@@ -274,7 +275,8 @@ class Hosts {
     must({"ip", "-n", r, "link", "add", "lvbr", "type", "bridge"});
     must({"ip", "-n", r, "link", "set", "lvbr", "up"});
     must({"ip", "-n", r, "addr", "add", f.pick("198.18.20.1/24", "2001:db8:20::1/64"), "dev", "lvbr"});
-    must({"ip", "netns", "exec", r, "sysctl", "-qw", f.pick("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")});
+    must(
+        {"ip", "netns", "exec", r, "sysctl", "-qw", f.pick("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")});
     sb.ip_rx({"route", "add", f.pick("198.18.20.0/24", "2001:db8:20::/64"), "via", f.pick(Addrs::tx4, Addrs::tx6)});
     for (const char* h : {"c", "v", "k"}) add(h);
   }
@@ -296,7 +298,8 @@ class Hosts {
     made_.push_back(ns);
     must({"ip", "-n", sb_.tx_ns(), "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns});
     must({"ip", "-n", sb_.tx_ns(), "link", "set", port, "master", "lvbr", "up"});
-    must({"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"});
+    must({"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+          "net.ipv6.conf.default.accept_dad=0"});
     must({"ip", "-n", ns, "link", "set", "lo", "up"});
     must({"ip", "-n", ns, "addr", "add", addr(h) + f_.pick("/24", "/64"), "dev", "eth0", "nodad"});
     must({"ip", "-n", ns, "link", "set", "eth0", "up"});

@@ -21,7 +21,6 @@
 namespace lvt {
 namespace {
 
-
 struct Cidr4 {
   uint32_t addr = 0, mask = 0;  // network byte order
 };
@@ -142,7 +141,6 @@ tcp_info info_of(int fd) {
   return ti;
 }
 
-
 // The listener's counters of SYNs it could not queue or answered with its own cookies:
 // a spoofed SYN that reached it would show here. -1 if nstat did not say.
 int64_t listener_overflows(const std::string& ns) {
@@ -155,6 +153,5 @@ int64_t listener_overflows(const std::string& ns) {
     if (name.rfind("TcpExt", 0) == 0) sum += std::stoll(value);
   return sum;
 }
-
 
 }  // namespace lvt

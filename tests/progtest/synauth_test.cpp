@@ -21,9 +21,9 @@
 
 #include <cstring>
 #include <ctime>
-#include <thread>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -64,8 +64,7 @@ uint32_t be32(const std::vector<uint8_t>& b, size_t off) {
 uint16_t be16(const std::vector<uint8_t>& b, size_t off) { return static_cast<uint16_t>(b[off] << 8 | b[off + 1]); }
 
 // The frame a client sends: `flags`, and `seq` as its sequence number.
-Bytes client(const std::string& src, uint8_t flags, uint32_t seq = 1, uint16_t vlan = 0,
-             uint16_t sport = kClientPort) {
+Bytes client(const std::string& src, uint8_t flags, uint32_t seq = 1, uint16_t vlan = 0, uint16_t sport = kClientPort) {
   pkt::Frame f = pkt::Frame().eth();
   if (vlan) f.vlan(vlan);
   if (is_ipv6(src))
@@ -518,8 +517,8 @@ TEST_F(SynAuth, ASynToAHostBehindThisOneIsAnsweredByReset) {
   lv_control c = dp().control();
   c.handoff = 1;  // proxy where it can
   dp().write_control(c);
-  for (const auto& [src, dst] : {std::pair<std::string, std::string>{"198.18.9.1", "198.19.9.9"},
-                                 {"2001:db8:a::1", "2001:db8:9::9"}}) {
+  for (const auto& [src, dst] :
+       {std::pair<std::string, std::string>{"198.18.9.1", "198.19.9.9"}, {"2001:db8:a::1", "2001:db8:9::9"}}) {
     SCOPED_TRACE(dst);
     pkt::Frame f = pkt::Frame().eth();
     if (is_ipv6(src))

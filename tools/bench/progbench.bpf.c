@@ -118,7 +118,7 @@ static __always_inline void bench_new_source(struct iphdr *iph, void *data, void
 	iph->saddr = now;
 	if (iph->protocol != IPPROTO_TCP || (void *)(check + 1) > end)
 		return;
-	sum = (__u16)~*check + (__u16)~(old & 0xffff) + (__u16)~(old >> 16) + (now & 0xffff) + (now >> 16);
+	sum = (__u16) ~*check + (__u16) ~(old & 0xffff) + (__u16) ~(old >> 16) + (now & 0xffff) + (now >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	*check = (__u16)~sum;

@@ -16,15 +16,15 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "bpf/policy_map.hpp"
 #include "core/units.hpp"
-#include "levee_bpf.skel.h"
 #include "host_netns.hpp"
+#include "levee_bpf.skel.h"
 #include "packet.hpp"
 #include "policy/compile.hpp"
 #include "policy/limits.hpp"

@@ -14,7 +14,9 @@
 namespace levee::pkt {
 namespace {
 
-std::runtime_error failure(const std::string& what, int err) { return std::runtime_error(what + ": " + std::strerror(err)); }
+std::runtime_error failure(const std::string& what, int err) {
+  return std::runtime_error(what + ": " + std::strerror(err));
+}
 
 }  // namespace
 

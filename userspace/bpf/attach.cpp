@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "bpf/handoff.hpp"
-#include "bpf/local_routes.hpp"
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
+#include "bpf/local_routes.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
 #include "core/clock.hpp"

@@ -36,8 +36,7 @@ int on_attr(const nlattr* attr, void* data) {
 int on_route(const nlmsghdr* nlh, void* data) {
   auto* out = static_cast<std::vector<lv_local_key>*>(data);
   const auto* rtm = static_cast<const rtmsg*>(mnl_nlmsg_get_payload(nlh));
-  if (rtm->rtm_type != RTN_LOCAL || (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6))
-    return MNL_CB_OK;
+  if (rtm->rtm_type != RTN_LOCAL || (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6)) return MNL_CB_OK;
   RouteAttrs a;
   a.table = rtm->rtm_table;
   if (mnl_attr_parse(nlh, sizeof(*rtm), on_attr, &a) < 0) return MNL_CB_ERROR;

@@ -140,11 +140,10 @@ Result<Pinned> open_pinned(const std::string& iface) {
     Fd* fd;
     const char* name;
   };
-  std::vector<Want> wants{Want{&p.link, LV_PIN_LINK},     Want{&p.state, LV_MAP_STATE},
-                          Want{&p.policy, LV_MAP_POLICY}, Want{&p.percpu, LV_MAP_PERCPU},
-                          Want{&p.shared, LV_MAP_SHARED}, Want{&p.bans, LV_MAP_BANS},
-                          Want{&p.seen, LV_MAP_SEEN},     Want{&p.good, LV_MAP_GOOD},
-                          Want{&p.local, LV_MAP_LOCAL}};
+  std::vector<Want> wants{
+      Want{&p.link, LV_PIN_LINK},     Want{&p.state, LV_MAP_STATE},   Want{&p.policy, LV_MAP_POLICY},
+      Want{&p.percpu, LV_MAP_PERCPU}, Want{&p.shared, LV_MAP_SHARED}, Want{&p.bans, LV_MAP_BANS},
+      Want{&p.seen, LV_MAP_SEEN},     Want{&p.good, LV_MAP_GOOD},     Want{&p.local, LV_MAP_LOCAL}};
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < 4; ++m) wants.push_back(Want{&p.lists[slot][m], kListPins[slot][m]});
   for (unsigned m = 0; m < kCsMaps; ++m) wants.push_back(Want{&p.crowdsec[m], kCsPins[m]});

@@ -37,7 +37,9 @@ inline constexpr std::array kReasons{
     ReasonInfo{LV_R_CONTENDED, "contended", "lost the per-source update race repeatedly"},
     ReasonInfo{LV_R_DENY, "deny", "on the deny list"},
     ReasonInfo{LV_R_BYTES, "bytes", "over its source's byte rate limit"},
-    ReasonInfo{LV_R_EXT_DEPTH, "ext_depth", "more IPv6 extension headers than levee walks, or a TCP header deeper in the frame than SYN authentication reads"},
+    ReasonInfo{LV_R_EXT_DEPTH, "ext_depth",
+               "more IPv6 extension headers than levee walks, or a TCP header deeper in the frame than SYN "
+               "authentication reads"},
     ReasonInfo{LV_R_BAN, "ban", "its source is banned for going over its limit"},
     ReasonInfo{LV_R_ADMISSION, "admission",
                "a new source over its class's new-source budget (its own, or the autopilot's)"},
