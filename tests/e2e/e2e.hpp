@@ -136,13 +136,18 @@ inline void expect_error(const RunResult& r, int code, const std::string& mentio
   }
 }
 
-// No XDP program on the interface, no pin directory, no staging directory.
+// No XDP program on the interface, no pin directory, no staging directory, no clsact
+// qdisc.
 inline void expect_nothing_left(const Sandbox& sb, const std::string& ns, const std::string& ifname) {
   XdpInfo x = xdp_query(ns, ifname);
   EXPECT_FALSE(x.any()) << ifname << " has an XDP program: mode " << x.attach_mode << " prog " << x.prog_id;
   EXPECT_FALSE(sb.pinned(ifname)) << sb.pin_dir(ifname) << " exists";
   auto staging = pin_entries(ifname + ":");
   EXPECT_TRUE(staging.empty()) << "staging directory left: " << (staging.empty() ? "" : staging.front());
+  // levee's tc filter and the clsact qdisc it created (the sandbox makes none); an
+  // interface that is not there has none.
+  const RunResult qdiscs = run({"tc", "-n", ns, "qdisc", "show", "dev", ifname});
+  EXPECT_EQ(qdiscs.out.find("clsact"), std::string::npos) << ifname << " keeps a clsact qdisc: " << qdiscs.out;
 }
 
 // Every JSON object of a text of JSON lines (a command's output, an events file).
