@@ -19,13 +19,7 @@ using KnownGoodFilter = E2e;
 
 // The half of lv_good packets read now (lv_control.good_active), from the pinned policy.
 unsigned good_active(const std::string& pin_dir) {
-  const int fd = bpf_obj_get((pin_dir + "/lv_policy").c_str());
-  if (fd < 0) throw std::runtime_error("open " + pin_dir + "/lv_policy");
-  std::vector<uint8_t> v(sizeof(lv_control));
-  const uint32_t key = 0;
-  const int err = bpf_map_lookup_elem(fd, &key, v.data());
-  close(fd);
-  if (err) throw std::runtime_error("read " + pin_dir + "/lv_policy");
+  const std::vector<uint8_t> v = pinned_control(pin_dir);
   return reinterpret_cast<const lv_control*>(v.data())->good_active & 1;
 }
 

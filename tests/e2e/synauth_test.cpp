@@ -823,13 +823,7 @@ TEST_F(SynAuthTc, DetachRemovesTheClsactHookItCreatedAndNoOther) {
 
 // The SYN cookie keys of the attachment, [slot][word], read from its pinned lv_policy.
 std::vector<uint64_t> cookie_keys(const std::string& pin_dir) {
-  const int fd = bpf_obj_get((pin_dir + "/lv_policy").c_str());
-  if (fd < 0) throw std::runtime_error("open " + pin_dir + "/lv_policy");
-  std::vector<uint8_t> v(sizeof(lv_control));
-  const uint32_t key = 0;
-  const int err = bpf_map_lookup_elem(fd, &key, v.data());
-  close(fd);
-  if (err) throw std::runtime_error("read " + pin_dir + "/lv_policy");
+  const std::vector<uint8_t> v = pinned_control(pin_dir);
   const auto* ctl = reinterpret_cast<const lv_control*>(v.data());
   return {ctl->cookie_key[0][0], ctl->cookie_key[0][1], ctl->cookie_key[1][0], ctl->cookie_key[1][1]};
 }
