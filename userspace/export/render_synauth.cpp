@@ -89,7 +89,8 @@ std::vector<std::string> syn_attach_notes(const AttachResult& r) {
   if (r.tcp_off)
     out.push_back(fmt::format("SYN-ACKs leave out {}: this network namespace turned {} off (net.ipv4 sysctls)",
                               tcp_options_text(r.tcp_off), r.tcp_off & (r.tcp_off - 1) ? "them" : "it"));
-  if (r.kept_cookie_keys) out.push_back("kept the SYN cookie keys of the detach before: handshakes in flight complete");
+  if (r.kept_cookie_keys)
+    out.emplace_back("kept the SYN cookie keys of the detach before: handshakes in flight complete");
   return out;
 }
 
