@@ -18,7 +18,8 @@
  * XDP program checked that ACK's cookie). Whatever happens, the frame goes on to the
  * hook's next filter, if any, and to the stack (TC_ACT_UNSPEC: TC_ACT_OK would end the
  * chain for filters of other tools): without a request socket the stack treats it as
- * any ACK to a listener, and resets it.
+ * any ACK to a listener, and resets it. It sees the ACK only if nothing before it ended the
+ * chain: TCX programs run before every clsact filter, levee's included (tc_filter.hpp).
  */
 #ifndef LEVEE_HANDOFF_H
 #define LEVEE_HANDOFF_H

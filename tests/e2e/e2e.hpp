@@ -1,13 +1,16 @@
 // e2e.hpp - shared fixture and assertions of the end-to-end tests.
 #pragma once
 
+#include <bpf/bpf.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <concepts>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <ostream>
@@ -136,13 +139,37 @@ inline void expect_error(const RunResult& r, int code, const std::string& mentio
   }
 }
 
-// No XDP program on the interface, no pin directory, no staging directory.
+// No XDP program on the interface, no pin directory, no staging directory, no clsact
+// qdisc.
 inline void expect_nothing_left(const Sandbox& sb, const std::string& ns, const std::string& ifname) {
   XdpInfo x = xdp_query(ns, ifname);
   EXPECT_FALSE(x.any()) << ifname << " has an XDP program: mode " << x.attach_mode << " prog " << x.prog_id;
   EXPECT_FALSE(sb.pinned(ifname)) << sb.pin_dir(ifname) << " exists";
   auto staging = pin_entries(ifname + ":");
   EXPECT_TRUE(staging.empty()) << "staging directory left: " << (staging.empty() ? "" : staging.front());
+  // levee's tc filter and the clsact qdisc it created (the sandbox makes none); an
+  // interface that is not there has none.
+  const RunResult qdiscs = run({"tc", "-n", ns, "qdisc", "show", "dev", ifname});
+  EXPECT_EQ(qdiscs.out.find("clsact"), std::string::npos) << ifname << " keeps a clsact qdisc: " << qdiscs.out;
+}
+
+// The one value of an attachment's pinned lv_policy (struct lv_control, levee_abi.h), as
+// bytes: the keys, halves and places levee keeps there, read as the datapath reads them.
+inline std::vector<uint8_t> pinned_control(const std::string& pin_dir) {
+  const int fd = bpf_obj_get((pin_dir + "/lv_policy").c_str());
+  if (fd < 0) throw std::runtime_error("open " + pin_dir + "/lv_policy");
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  std::vector<uint8_t> v;
+  const uint32_t key = 0;
+  int err = bpf_obj_get_info_by_fd(fd, &info, &len);
+  if (!err) {
+    v.resize(info.value_size);
+    err = bpf_map_lookup_elem(fd, &key, v.data());
+  }
+  close(fd);
+  if (err) throw std::runtime_error("read " + pin_dir + "/lv_policy");
+  return v;
 }
 
 // Every JSON object of a text of JSON lines (a command's output, an events file).

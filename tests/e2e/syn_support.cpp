@@ -92,13 +92,17 @@ levee::Fd listener(const std::string& ns, const Family& f, uint16_t port) {
   return fd;
 }
 
-Connected connect_from(const std::string& ns, const Family& f, int timeout_s) {
+Connected connect_from(const std::string& ns, const Family& f, int timeout_s, const std::string& src) {
   Connected c;
   c.fd = socket_in(ns, f.af, SOCK_STREAM, 0);
   const timeval tv{timeout_s, 0};
   setsockopt(c.fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   setsockopt(c.fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   socklen_t len = 0;
+  if (!src.empty()) {  // from one of the sender's extra addresses
+    const sockaddr_storage from = sockaddr_of(src, 0, len);
+    if (bind(c.fd.get(), reinterpret_cast<const sockaddr*>(&from), len) != 0) return Connected{};
+  }
   const sockaddr_storage ss = sockaddr_of(f.rx(), kSynPort, len);
   const uint64_t t0 = now_ns();
   if (connect(c.fd.get(), reinterpret_cast<const sockaddr*>(&ss), len) != 0) c.fd = levee::Fd();
@@ -124,9 +128,9 @@ levee::Fd accept_one(int lfd) {
   return fd;
 }
 
-Talked connect_and_talk(const std::string& ns, const Family& f, int lfd) {
+Talked connect_and_talk(const std::string& ns, const Family& f, int lfd, const std::string& src) {
   Talked t;
-  t.client = connect_from(ns, f);
+  t.client = connect_from(ns, f, 5, src);
   if (!t.client.fd.valid()) return t;
   t.server = accept_one(lfd);
   t.ok = t.server.valid() && talks(t.client.fd.get(), t.server.get());

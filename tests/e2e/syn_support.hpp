@@ -49,7 +49,8 @@ struct Connected {
   levee::Fd fd;
   double seconds = 0;
 };
-Connected connect_from(const std::string& ns, const Family& f, int timeout_s = 5);
+// `src`: one of the sender's extra addresses to connect from ("": its own).
+Connected connect_from(const std::string& ns, const Family& f, int timeout_s = 5, const std::string& src = "");
 
 // One message each way over an accepted connection.
 bool talks(int client, int server);
@@ -62,7 +63,7 @@ struct Talked {
   levee::Fd server;
   bool ok = false;
 };
-Talked connect_and_talk(const std::string& ns, const Family& f, int lfd);
+Talked connect_and_talk(const std::string& ns, const Family& f, int lfd, const std::string& src = "");
 
 // What the stack negotiated on a connected socket.
 tcp_info info_of(int fd);

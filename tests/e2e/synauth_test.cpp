@@ -10,11 +10,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +25,8 @@
 
 #include "e2e.hpp"
 #include "flood_harness.hpp"
+#include "levee_abi.h"
+#include "levee_run.hpp"
 #include "syn_support.hpp"
 
 namespace lvt {
@@ -315,6 +320,403 @@ TEST_P(SynAuth, NginxServesNewConnectionsThroughAFullSpeedSynFlood) {
 }
 
 INSTANTIATE_TEST_SUITE_P(, SynAuth, kBothFamilies, family_name);
+
+// ---- SYN authentication and the host it runs on: the listener's sysctls, levee's tc
+// filter among other tools' filters, the cookie keys across a detach and attach.
+
+// A net.ipv4 sysctl of a namespace (the sandbox's: it goes with the namespace).
+void set_sysctl(const std::string& ns, const std::string& name, int value) {
+  in_netns(ns, [&] {
+    std::ofstream f("/proc/sys/net/ipv4/" + name);
+    f << value << "\n";
+    f.flush();
+    if (!f) throw std::runtime_error("write net.ipv4." + name + " in " + ns);
+  });
+}
+
+// The filters of an interface's clsact ingress hook as tc lists them (JSON), without the
+// head entries of each priority.
+std::vector<nlohmann::json> tc_filters(const std::string& ns, const std::string& ifname) {
+  std::vector<nlohmann::json> out;
+  const auto all = nlohmann::json::parse(must({"tc", "-n", ns, "-j", "filter", "show", "dev", ifname, "ingress"}));
+  for (const auto& f : all)
+    if (f.contains("options")) out.push_back(f);
+  return out;
+}
+// The filter at (priority, handle), or null.
+nlohmann::json tc_filter_at(const std::string& ns, const std::string& ifname, int prio, const std::string& handle) {
+  for (const auto& f : tc_filters(ns, ifname))
+    if (f.value("pref", 0) == prio && f["options"].value("handle", "") == handle) return f;
+  return nullptr;
+}
+bool is_levees(const nlohmann::json& f) {
+  return !f.is_null() && f["options"].contains("prog") && f["options"]["prog"].value("name", "") == "levee_handoff";
+}
+bool has_clsact(const std::string& ns, const std::string& ifname) {
+  return must({"tc", "-n", ns, "qdisc", "show", "dev", ifname}).find("clsact") != std::string::npos;
+}
+// tc's name of a handle: "0x1ee".
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%#x", v);
+  return b;
+}
+
+// The listener's namespace turned one of the handshake's options off (as hardened hosts
+// do): the kernel refuses a hand-off that has it, so levee's SYN-ACKs must not offer it.
+// With each of net.ipv4.tcp_timestamps, tcp_sack and tcp_window_scaling at 0, 10 of 10
+// new Linux clients connect on their first SYN, handed to the listener, the option left
+// out on both ends; status says what the SYN-ACKs leave out. (Before, 0 of 10 connected
+// within 3 s: every hand-off was refused.)
+TEST_P(SynAuth, NewClientsConnectWithEachOptionSysctlOff) {
+  std::vector<std::string> clients;
+  for (int i = 0; i < 10; ++i) {
+    clients.push_back(
+        family().pick("198.18.0." + std::to_string(60 + i), "2001:db8:300:" + std::to_string(i + 1) + "::1"));
+    sb().add_sender_address(clients.back());
+  }
+  struct Off {
+    const char* sysctl;
+    const char* name;  // in status's tcp_options_off
+    uint8_t tcpi;      // in tcp_info's options
+  };
+  for (const Off off :
+       {Off{"tcp_timestamps", "timestamps", TCPI_OPT_TIMESTAMPS}, Off{"tcp_sack", "sack", TCPI_OPT_SACK},
+        Off{"tcp_window_scaling", "window_scaling", TCPI_OPT_WSCALE}}) {
+    SCOPED_TRACE(off.sysctl);
+    set_sysctl(sb().rx_ns(), off.sysctl, 0);
+    TempDir dir;
+    attach({"--config", dir.write("levee.toml", kSynAuthPolicy)});
+    const levee::Fd lfd = listener(sb().rx_ns(), family());
+    const auto s0 = sb().stats();
+    int ok = 0;
+    for (const std::string& c : clients) {
+      const Talked t = connect_and_talk(sb().tx_ns(), family(), lfd.get(), c);
+      if (!t.ok || t.client.seconds > 3) continue;
+      ++ok;
+      EXPECT_EQ(info_of(t.server.get()).tcpi_options & off.tcpi, 0) << c << ": the option was negotiated";
+      EXPECT_EQ(info_of(t.client.fd.get()).tcpi_total_retrans, 0u) << c << ": its SYN was sent twice";
+    }
+    const auto s1 = sb().stats();
+    EXPECT_EQ(ok, 10) << stat_reasons_text(s1, "dropped") << s1["syn_handoffs"].dump();
+    EXPECT_EQ(s1["syn_handoffs"]["handed"].get<int64_t>() - s0["syn_handoffs"]["handed"].get<int64_t>(), 10);
+    EXPECT_EQ(s1["syn_handoffs"]["refused"].get<int64_t>() - s0["syn_handoffs"]["refused"].get<int64_t>(), 0);
+    const nlohmann::json st = sb().status();
+    ASSERT_TRUE(st.contains("syn_auth") && st["syn_auth"].is_object()) << st.dump();
+    EXPECT_EQ(st["syn_auth"]["tcp_options_off"], nlohmann::json::array({off.name})) << st["syn_auth"].dump();
+    detach();
+    set_sysctl(sb().rx_ns(), off.sysctl, 1);
+  }
+}
+
+// levee run follows the listener's sysctls while it runs: an option turned off is left
+// out of the SYN-ACKs within a second or two (an event, status, a metric), and with
+// net.ipv4.tcp_syncookies at 0, where the kernel refuses every hand-off, it answers in
+// reset mode until it is back. New clients connect throughout.
+TEST_P(SynAuth, LeveeRunFollowsTheListenersSysctls) {
+  std::vector<std::string> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(
+        family().pick("198.18.0." + std::to_string(80 + i), "2001:db8:400:" + std::to_string(i + 1) + "::1"));
+    sb().add_sender_address(clients.back());
+  }
+  TempDir dir;
+  const std::string events = dir.path() + "/events.jsonl";
+  LeveeRun run(sb(), {"--config", dir.write("levee.toml", kSynAuthPolicy), "--events", events});
+  run.wait_ready();
+  const levee::Fd lfd = listener(sb().rx_ns(), family());
+  EXPECT_EQ(run.sample("levee_syn_proxying"), 1);
+  EXPECT_EQ(run.sample("levee_syn_tcp_option_offered", {{"option", "sack"}}), 1);
+
+  set_sysctl(sb().rx_ns(), "tcp_sack", 0);
+  EXPECT_TRUE(
+      eventually([&] { return sb().status()["syn_auth"]["tcp_options_off"] == nlohmann::json::array({"sack"}); }, 3000))
+      << sb().status()["syn_auth"].dump();
+  EXPECT_EQ(run.sample("levee_syn_tcp_option_offered", {{"option", "sack"}}), 0);
+  const Talked a = connect_and_talk(sb().tx_ns(), family(), lfd.get(), clients[0]);
+  ASSERT_TRUE(a.ok) << stat_reasons_text(sb().stats(), "dropped");
+  EXPECT_EQ(info_of(a.server.get()).tcpi_options & TCPI_OPT_SACK, 0);
+
+  set_sysctl(sb().rx_ns(), "tcp_syncookies", 0);
+  EXPECT_TRUE(eventually([&] { return sb().status()["syn_auth"]["mode"] == "reset"; }, 3000))
+      << sb().status()["syn_auth"].dump();
+  EXPECT_EQ(run.sample("levee_syn_proxying"), 0);
+  const auto s0 = sb().stats();
+  const Talked b = connect_and_talk(sb().tx_ns(), family(), lfd.get(), clients[1]);
+  EXPECT_TRUE(b.ok) << "in reset mode: " << stat_reasons_text(sb().stats(), "dropped");
+  EXPECT_EQ(stat_reason_delta(s0, sb().stats(), "passed", "proxied"), 0) << "proxied with tcp_syncookies 0";
+
+  set_sysctl(sb().rx_ns(), "tcp_syncookies", 1);
+  EXPECT_TRUE(eventually([&] { return sb().status()["syn_auth"]["mode"] == "proxy"; }, 3000));
+  const auto s1 = sb().stats();
+  const Talked c = connect_and_talk(sb().tx_ns(), family(), lfd.get(), clients[2]);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(sb().stats()["syn_handoffs"]["handed"].get<int64_t>() - s1["syn_handoffs"]["handed"].get<int64_t>(), 1);
+  run.stop();
+
+  std::ifstream in(events);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::string> seen;
+  for (const nlohmann::json& e : json_lines(text.str())) {
+    if (e["type"] == "tcp_options") seen.push_back("tcp_options " + e["options_off"].dump());
+    if (e["type"] == "syn_proxy") seen.push_back(std::string("syn_proxy ") + (e["proxying"] ? "on" : "off"));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"tcp_options [\"sack\"]", "syn_proxy off", "syn_proxy on"})) << text.str();
+}
+
+// Someone removes levee's tc filter (tc filter del, or the whole clsact qdisc): status
+// says so (text and JSON), and levee run puts it back within a second or two, answering
+// in reset mode meanwhile (a proxied ACK nobody hands off would be reset), counted in
+// levee_filter_recoveries_total{action="tc_filter"}, an event each time. New clients
+// connect through the proxy again.
+TEST_P(SynAuth, ARemovedTcFilterIsSaidAndLeveeRunPutsItBack) {
+  std::vector<std::string> clients;
+  for (int i = 0; i < 2; ++i) {
+    clients.push_back(
+        family().pick("198.18.0." + std::to_string(90 + i), "2001:db8:500:" + std::to_string(i + 1) + "::1"));
+    sb().add_sender_address(clients.back());
+  }
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", kSynAuthPolicy);
+  attach({"--config", config});
+  const nlohmann::json tc = sb().status()["syn_auth"]["tc_filter"];
+  ASSERT_TRUE(tc.is_object()) << sb().status().dump();
+  EXPECT_EQ(tc["present"], true);
+  const int prio = tc["priority"];
+  const std::string handle = hex(tc["handle"].get<uint32_t>());
+  ASSERT_TRUE(is_levees(tc_filter_at(sb().rx_ns(), sb().rx_if(), prio, handle)));
+  must({"tc", "-n", sb().rx_ns(), "filter", "del", "dev", sb().rx_if(), "ingress", "pref", std::to_string(prio),
+        "handle", handle, "bpf"});
+  const nlohmann::json gone = sb().status()["syn_auth"];
+  EXPECT_EQ(gone["tc_filter"]["present"], false) << gone.dump();
+  const RunResult text = sb().levee({"status"});
+  EXPECT_NE(text.out.find("levee's tc filter at ingress priority " + std::to_string(prio) + ", handle " + handle +
+                          " (missing)"),
+            std::string::npos)
+      << text.out;
+
+  const std::string events = dir.path() + "/events.jsonl";
+  LeveeRun run(sb(), {"--config", config, "--events", events});
+  run.wait_ready();
+  EXPECT_TRUE(eventually(
+      [&] {
+        return run.sample("levee_filter_recoveries_total", {{"action", "tc_filter"}}) == 1;
+      },
+      3000));
+  EXPECT_EQ(run.sample("levee_syn_tc_filter_present"), 1);
+  EXPECT_EQ(run.sample("levee_syn_proxying"), 1);
+  EXPECT_EQ(sb().status()["syn_auth"]["tc_filter"]["present"], true);
+  const levee::Fd lfd = listener(sb().rx_ns(), family());
+  const auto s0 = sb().stats();
+  EXPECT_TRUE(connect_and_talk(sb().tx_ns(), family(), lfd.get(), clients[0]).ok);
+  EXPECT_EQ(sb().stats()["syn_handoffs"]["handed"].get<int64_t>() - s0["syn_handoffs"]["handed"].get<int64_t>(), 1);
+
+  // The whole hook this time: levee makes it again, and owns it.
+  must({"tc", "-n", sb().rx_ns(), "qdisc", "del", "dev", sb().rx_if(), "clsact"});
+  EXPECT_TRUE(eventually(
+      [&] {
+        return run.sample("levee_filter_recoveries_total", {{"action", "tc_filter"}}) == 2;
+      },
+      3000));
+  const nlohmann::json back = sb().status()["syn_auth"];
+  EXPECT_EQ(back["tc_filter"]["present"], true) << back.dump();
+  EXPECT_EQ(back["tc_filter"]["own_hook"], true) << back.dump();
+  EXPECT_EQ(back["mode"], "proxy");
+  const auto s1 = sb().stats();
+  EXPECT_TRUE(connect_and_talk(sb().tx_ns(), family(), lfd.get(), clients[1]).ok);
+  EXPECT_EQ(sb().stats()["syn_handoffs"]["handed"].get<int64_t>() - s1["syn_handoffs"]["handed"].get<int64_t>(), 1);
+  run.stop();
+  std::ifstream in(events);
+  std::stringstream all;
+  all << in.rdbuf();
+  int put_back = 0, off = 0, on = 0;
+  for (const nlohmann::json& e : json_lines(all.str())) {
+    put_back += e["type"] == "tc_filter";
+    off += e["type"] == "syn_proxy" && !e["proxying"].get<bool>();
+    on += e["type"] == "syn_proxy" && e["proxying"].get<bool>();
+  }
+  EXPECT_EQ(put_back, 2) << all.str();
+  EXPECT_EQ(off, 2) << all.str();
+  EXPECT_EQ(on, 2) << all.str();
+  detach();
+  EXPECT_FALSE(has_clsact(sb().rx_ns(), sb().rx_if())) << "levee made the hook again: its detach removes it";
+}
+
+// A listener whose accept queue is full (it does not accept() fast enough): the kfunc
+// takes the request socket (the hand-off counts `handed`, not `refused`), and the stack
+// then drops the ACK as it drops any ACK of a full queue (TcpExtListenOverflows). The
+// client believes it is connected; its data is retransmitted, each time with the cookie
+// (a fresh mark's ACKs are handed again), and once the listener accepts, the next
+// retransmission completes the connection with its data, never reset. (OPERATING once
+// counted a full accept queue as `refused`.)
+TEST_P(SynAuth, AFullAcceptQueueDropsTheHandedAckUntilTheClientRetransmits) {
+  const std::string a = family().pick(std::string("198.18.0.100"), std::string("2001:db8:600:1::1"));
+  const std::string b = family().pick(std::string("198.18.0.101"), std::string("2001:db8:600:2::1"));
+  sb().add_sender_address(a);
+  sb().add_sender_address(b);
+  TempDir dir;
+  attach({"--config", dir.write("levee.toml", kSynAuthPolicy)});
+  levee::Fd lfd = socket_in(sb().rx_ns(), family().af, SOCK_STREAM, 0);
+  socklen_t len = 0;
+  const sockaddr_storage ss = sockaddr_of(family().rx(), kPort, len);
+  ASSERT_EQ(bind(lfd.get(), reinterpret_cast<const sockaddr*>(&ss), len), 0);
+  ASSERT_EQ(listen(lfd.get(), 0), 0);  // one connection fills its accept queue
+  const Connected first = connect_from(sb().tx_ns(), family(), 3, a);
+  ASSERT_TRUE(first.fd.valid()) << stat_reasons_text(sb().stats(), "dropped") << sb().stats()["syn_handoffs"].dump();
+  usleep(100'000);
+  const auto s0 = sb().stats();
+  const int64_t over0 = listener_overflows(sb().rx_ns());
+  const Connected second = connect_from(sb().tx_ns(), family(), 3, b);
+  ASSERT_TRUE(second.fd.valid()) << "the client's connect() returns: it had levee's SYN-ACK";
+  usleep(200'000);
+  const auto s1 = sb().stats();
+  EXPECT_EQ(s1["syn_handoffs"]["handed"].get<int64_t>() - s0["syn_handoffs"]["handed"].get<int64_t>(), 1)
+      << s1["syn_handoffs"].dump();
+  EXPECT_EQ(s1["syn_handoffs"]["refused"], s0["syn_handoffs"]["refused"]) << "a full queue counted refused";
+  EXPECT_GT(listener_overflows(sb().rx_ns()) - over0, 0) << "the listener did not drop the ACK";
+  ASSERT_EQ(send(second.fd.get(), "ping", 4, 0), 4);
+  usleep(1'000'000);
+  EXPECT_GT(info_of(second.fd.get()).tcpi_total_retrans, 0u) << "the client's data was taken at once";
+  const levee::Fd x = accept_one(lfd.get());
+  EXPECT_TRUE(x.valid()) << "the first connection";
+  const levee::Fd y = accept_one(lfd.get());  // within 3 s: the client's next retransmission
+  ASSERT_TRUE(y.valid()) << "the second connection was never accepted: " << sb().stats()["syn_handoffs"].dump();
+  char buf[8] = {};
+  EXPECT_EQ(recv(y.get(), buf, sizeof buf, 0), 4) << "its data";
+  EXPECT_EQ(info_of(second.fd.get()).tcpi_state, TCP_ESTABLISHED) << "the client was reset";
+  const auto s2 = sb().stats();
+  report(
+      std::string("full_queue_handed_") + family().name,
+      static_cast<double>(s2["syn_handoffs"]["handed"].get<int64_t>() - s0["syn_handoffs"]["handed"].get<int64_t>()));
+}
+
+using SynAuthTc = E2e;
+
+// Another tool's filters on the ingress hook: levee never replaces one, nor removes one.
+// A cls_bpf filter of all protocols at priority 1, handle 0x1ee (levee's first choice):
+// levee's goes to handle 0x1ef at priority 1. A u32 filter at priority 1 (a priority holds
+// one kind): levee's goes to priority 2. Detach removes levee's only, and leaves the
+// clsact qdisc it did not create. (Before, attach replaced the foreign filter at 0x1ee
+// silently, and detach deleted what was at that handle.)
+TEST_F(SynAuthTc, AForeignFilterIsNeverReplacedNorRemoved) {
+  const std::string& ns = sb().rx_ns();
+  const std::string& ifn = sb().rx_if();
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", kSynAuthPolicy);
+  must({"tc", "-n", ns, "qdisc", "add", "dev", ifn, "clsact"});
+  must({"tc", "-n", ns, "filter", "add", "dev", ifn, "ingress", "pref", "1", "handle", "0x1ee", "protocol", "all",
+        "bpf", "bytecode", "1,6 0 0 0,"});
+  attach({"--config", config});
+  nlohmann::json foreign = tc_filter_at(ns, ifn, 1, "0x1ee");
+  ASSERT_FALSE(foreign.is_null()) << "the foreign filter is gone";
+  EXPECT_FALSE(is_levees(foreign)) << "levee's program replaced the foreign filter: " << foreign.dump();
+  EXPECT_TRUE(is_levees(tc_filter_at(ns, ifn, 1, "0x1ef"))) << nlohmann::json(tc_filters(ns, ifn)).dump();
+  const nlohmann::json tc = sb().status()["syn_auth"]["tc_filter"];
+  EXPECT_EQ(tc, (nlohmann::json{{"handle", 0x1ef}, {"priority", 1}, {"present", true}, {"own_hook", false}}));
+  detach();
+  foreign = tc_filter_at(ns, ifn, 1, "0x1ee");
+  EXPECT_FALSE(foreign.is_null()) << "detach removed the foreign filter";
+  EXPECT_FALSE(is_levees(foreign));
+  EXPECT_TRUE(tc_filter_at(ns, ifn, 1, "0x1ef").is_null()) << "levee's filter stayed";
+  EXPECT_TRUE(has_clsact(ns, ifn)) << "detach removed a clsact qdisc levee did not create";
+
+  must({"tc", "-n", ns, "filter", "del", "dev", ifn, "ingress", "pref", "1"});
+  must({"tc", "-n", ns, "filter", "add", "dev", ifn, "ingress", "pref", "1", "protocol", "all", "u32", "match", "u32",
+        "0", "0"});
+  attach({"--config", config});
+  EXPECT_TRUE(is_levees(tc_filter_at(ns, ifn, 2, "0x1ee"))) << nlohmann::json(tc_filters(ns, ifn)).dump();
+  EXPECT_EQ(sb().status()["syn_auth"]["mode"], "proxy");
+  detach();
+  const std::vector<nlohmann::json> left = tc_filters(ns, ifn);
+  ASSERT_FALSE(left.empty()) << "detach removed the u32 filter";
+  for (const nlohmann::json& f : left) EXPECT_EQ(f["kind"], "u32") << nlohmann::json(left).dump();
+  EXPECT_TRUE(has_clsact(ns, ifn));
+}
+
+// levee removes the clsact qdisc at detach only if it created it and nothing else is on
+// it. (Before, detach left the qdisc levee created behind.)
+TEST_F(SynAuthTc, DetachRemovesTheClsactHookItCreatedAndNoOther) {
+  const std::string& ns = sb().rx_ns();
+  const std::string& ifn = sb().rx_if();
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", kSynAuthPolicy);
+  ASSERT_FALSE(has_clsact(ns, ifn));
+  attach({"--config", config});
+  EXPECT_TRUE(has_clsact(ns, ifn));
+  EXPECT_EQ(sb().status()["syn_auth"]["tc_filter"]["own_hook"], true);
+  detach();
+  EXPECT_FALSE(has_clsact(ns, ifn)) << "levee's clsact qdisc outlived its detach";
+
+  // Created by levee, but another tool's filter went on it meanwhile: it stays.
+  attach({"--config", config});
+  must({"tc", "-n", ns, "filter", "add", "dev", ifn, "egress", "pref", "5", "protocol", "all", "u32", "match", "u32",
+        "0", "0"});
+  detach();
+  EXPECT_TRUE(has_clsact(ns, ifn)) << "detach removed a clsact qdisc with another tool's filter on it";
+  must({"tc", "-n", ns, "qdisc", "del", "dev", ifn, "clsact"});
+
+  // The operator's (empty) qdisc: it stays.
+  must({"tc", "-n", ns, "qdisc", "add", "dev", ifn, "clsact"});
+  attach({"--config", config});
+  EXPECT_EQ(sb().status()["syn_auth"]["tc_filter"]["own_hook"], false);
+  detach();
+  EXPECT_TRUE(has_clsact(ns, ifn)) << "detach removed the operator's clsact qdisc";
+  EXPECT_TRUE(tc_filters(ns, ifn).empty());
+}
+
+// The SYN cookie keys of the attachment, [slot][word], read from its pinned lv_policy.
+std::vector<uint64_t> cookie_keys(const std::string& pin_dir) {
+  const std::vector<uint8_t> v = pinned_control(pin_dir);
+  const auto* ctl = reinterpret_cast<const lv_control*>(v.data());
+  return {ctl->cookie_key[0][0], ctl->cookie_key[0][1], ctl->cookie_key[1][0], ctl->cookie_key[1][1]};
+}
+
+using SynAuthKeys = E2e;
+
+// A detach and an attach within a cookie's life keep the SYN cookie keys, so that clients
+// in the middle of a handshake complete it: the detach leaves them in a root-only file,
+// the attach takes them and removes it. Keys older than a cookie's life (17.2 s) are not
+// taken (new ones are drawn), and the file goes too. A policy without syn_auth leaves no
+// file. (Before, every attach drew new keys.)
+TEST_F(SynAuthKeys, KeptAcrossADetachAndAttachWithinACookiesLife) {
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", kSynAuthPolicy);
+  const std::string file = "/run/levee/" + sb().rx_if() + ".cookies";
+  attach({"--config", config});
+  const std::vector<uint64_t> keys = cookie_keys(sb().pin_dir());
+  detach();
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0) << file << " not written by the detach";
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, 0u);
+  attach({"--config", config});
+  EXPECT_EQ(cookie_keys(sb().pin_dir()), keys) << "new keys after a detach and attach within a second";
+  EXPECT_NE(stat(file.c_str(), &st), 0) << file << " left after the attach took it";
+  detach();
+
+  // The same file, 18 s older: its keys made no cookie that is still good.
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  in.close();
+  std::string aged = text.str();
+  const size_t at = aged.find("saved_ns=");
+  ASSERT_NE(at, std::string::npos) << aged;
+  const size_t end = aged.find('\n', at);
+  const uint64_t saved = std::stoull(aged.substr(at + 9, end - at - 9));
+  aged.replace(at + 9, end - at - 9, std::to_string(saved - 18'000'000'000ULL));
+  std::ofstream(file) << aged;
+  attach({"--config", config});
+  EXPECT_NE(cookie_keys(sb().pin_dir()), keys) << "keys older than a cookie's life were taken";
+  EXPECT_NE(stat(file.c_str(), &st), 0) << "a stale file stayed";
+  detach();
+
+  std::remove(file.c_str());
+  attach({"--rate", "500", "--burst", "100"});
+  detach();
+  EXPECT_NE(stat(file.c_str(), &st), 0) << "keys kept for a policy without syn_auth";
+}
 
 }  // namespace
 }  // namespace lvt

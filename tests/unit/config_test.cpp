@@ -1365,6 +1365,31 @@ TEST(ConfigSynAuth, TheAnswerRatesAreTheSynAuthTables) {
   EXPECT_NE(msg("[syn_auth]\nanswer_cap = 0\n" + kDefault), "(accepted)");
 }
 
+// known_good_per_network: the known-good marks one answer network may make in an ageing
+// of the filter, compiled into lv_answer (the datapath's bound and levee run's); 256 by
+// default, 0 for none, and anything else a count in range, said at its line.
+TEST(ConfigSynAuth, KnownGoodPerNetworkBoundsTheMarksOfOneNetwork) {
+  const Clocks clk{4'000'000, kConfigNow, 1000 * kSec};
+  auto compiled = [&](const std::string& text) {
+    return std::make_unique<CompiledPolicy>(compile(parse_ok(text), clk))->slot.answer.marks_per_network;
+  };
+  EXPECT_EQ(parse_ok(kDefault).syn_auth.marks_per_network, 256u);
+  EXPECT_EQ(compiled(kDefault), 256u) << "the default is compiled too";
+  EXPECT_EQ(compiled("[syn_auth]\nknown_good_per_network = 16\n" + kDefault), 16u);
+  EXPECT_EQ(compiled("[syn_auth]\nknown_good_per_network = \"10k\"\n" + kDefault), 10'000u);
+  EXPECT_EQ(compiled("[syn_auth]\nknown_good_per_network = 0\n" + kDefault), 0u) << "0: no bound";
+  EXPECT_FALSE(parse_ok("[syn_auth]\nknown_good_per_network = 16\n" + kDefault).syn_auth == SynAuthSpec{})
+      << "a reload that changes it is a change";
+  auto msg = [](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? "(accepted)" : r.error().message();
+  };
+  EXPECT_EQ(msg("[syn_auth]\nknown_good_per_network = -1\n" + kDefault),
+            "t.toml:2: syn_auth.known_good_per_network: -1 is negative; write e.g. 500, \"10k\" or \"1.5M\"");
+  EXPECT_EQ(msg("[syn_auth]\nknown_good_per_network = \"2M\"\n" + kDefault),
+            "t.toml:2: syn_auth.known_good_per_network: 2000000 is out of range; give 0 to 1M");
+}
+
 // A random-source flood answered at the cap puts cap / LV_ANSWER_CELLS answers a second
 // on each cell of lv_answers: a per-network rate under twice that would refuse clients.
 TEST(ConfigSynAuth, AnAnswerRateARandomFloodWouldMeetIsRefused) {

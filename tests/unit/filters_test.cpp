@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -172,6 +173,48 @@ TEST(GoodFilter, FalsePositivesStayWithinWhatTheDocsSay) {
   EXPECT_LT(at1m.good, 0.07);
   EXPECT_LT(at10k.summary, 0.025);
   EXPECT_LT(at100k.summary, 0.19);
+}
+
+// A random IPv6 source: its key's words drawn.
+lv_key random_source(std::mt19937_64& rng) {
+  lv_key k{};
+  for (uint32_t& w : k.addr) w = static_cast<uint32_t>(rng());
+  k.family = LV_AF_INET6;
+  return k;
+}
+
+// good_fill(), the rule `levee run` ages the filter early by (at 1 % false positives),
+// against the rates measured on the same filter with 1M random sources never marked:
+// within 10 % of them, from a few marks to four million random sources. (Random keys:
+// the sequential keys above hash with some structure, and measure fewer false positives
+// than random sources meet: 2.0 % at 1M marks against 3.2 %.)
+TEST(GoodFilter, TheFalsePositiveEstimateFromFillMatchesWhatIsMeasured) {
+  GoodBuf good;
+  const uint32_t seed = 0x9e37;
+  std::mt19937_64 marks(1), probes(2);
+  EXPECT_EQ(good_fill(good.half()).fill, 0.0);
+  EXPECT_EQ(good_fill(good.half()).false_positive, 0.0);
+  uint32_t marked = 0;
+  double last_fill = 0;
+  for (uint32_t n : {100'000u, 500'000u, 600'000u, 650'000u, 1'000'000u, 2'000'000u, 4'000'000u}) {
+    for (; marked < n; ++marked) good_mark(good.half(), random_source(marks), seed);
+    constexpr uint32_t kProbes = 1'000'000;
+    uint32_t hits = 0;
+    for (uint32_t i = 0; i < kProbes; ++i) hits += good_test(good.half(), random_source(probes), seed);
+    const double measured = static_cast<double>(hits) / kProbes;
+    const GoodFill f = good_fill(good.half());
+    std::cout << "known-good at " << n << " random marks: fill " << f.fill << ", false positives estimated "
+              << f.false_positive << ", measured " << measured << "\n";
+    EXPECT_GT(f.fill, last_fill);
+    last_fill = f.fill;
+    EXPECT_NEAR(f.false_positive, measured, 0.1 * measured + 2e-5) << n << " marks";
+    if (n == 600'000) {
+      EXPECT_LT(f.false_positive, 0.01) << "the 1 % holds some 600,000 random sources";
+    }
+    if (n == 650'000) {
+      EXPECT_GT(f.false_positive, 0.01);
+    }
+  }
 }
 
 }  // namespace

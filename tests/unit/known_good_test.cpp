@@ -3,6 +3,9 @@
 // known_good_after while its class stayed calm; walks fed by hand, times injected.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+
+#include <cstdio>
 #include <vector>
 
 #include "daemon/known_good.hpp"
@@ -105,6 +108,74 @@ TEST(GoodJudge, ASourceAWalkDidNotSeeIsForgotten) {
   walk(j, kT0 + 30 * kSec, {{other, counts(1, 0)}});  // evicted or pruned meanwhile
   EXPECT_EQ(j.watched(), 1u);
   EXPECT_TRUE(walk(j, kT0 + kAfter, {{k, counts(70, 0)}}).empty()) << "seen again: first sight";
+}
+
+// The answer networks of the default [syn_auth]: /24 and /48, at most `cap` marks each.
+lv_answer answer(uint32_t cap) {
+  lv_answer a{};
+  a.mask4 = htonl(0xffffff00u);
+  a.mask6[0] = 0xffffffffu;
+  a.mask6[1] = htonl(0xffff0000u);
+  a.marks_per_network = cap;
+  return a;
+}
+
+// levee run's marks are bounded per network as the datapath's are (lv_syn_mark_take()):
+// one /24 past its cap marks no more, its neighbour /24 still does; a source marked again
+// at every walk counts once; every count starts over with the filter's ageing.
+TEST(NetworkMarks, OneNetworkMakesAtMostItsCapOfMarksPerAgeing) {
+  NetworkMarks m;
+  const lv_answer a = answer(3);
+  char addr[32];
+  auto v4 = [&](unsigned third, unsigned host) {
+    std::snprintf(addr, sizeof addr, "198.18.%u.%u", third, host);
+    return v4_key(addr);
+  };
+  for (unsigned h = 1; h <= 3; ++h) EXPECT_TRUE(m.take(v4(1, h), a, 7)) << h;
+  EXPECT_FALSE(m.take(v4(1, 4), a, 7)) << "the /24's fourth source";
+  EXPECT_FALSE(m.take(v4(1, 200), a, 7));
+  EXPECT_EQ(m.capped(), 2u);
+  EXPECT_TRUE(m.take(v4(1, 2), a, 7)) << "marked again: counted once";
+  EXPECT_TRUE(m.take(v4(2, 4), a, 7)) << "another /24";
+  lv_key other_class = v4(1, 5);
+  other_class.class_id = 3;
+  EXPECT_FALSE(m.take(other_class, a, 7)) << "the network is the answer prefix's, whatever the class";
+  EXPECT_TRUE(m.take(v4(1, 4), a, 8)) << "the filter aged: the counts start over";
+  EXPECT_EQ(m.networks(), 1u);
+  EXPECT_TRUE(m.take(v4(1, 5), a, 8));
+  EXPECT_TRUE(m.take(v4(1, 6), a, 8));
+  EXPECT_FALSE(m.take(v4(1, 7), a, 8));
+}
+
+TEST(NetworkMarks, IPv6NetworksAreTheAnswerPrefixAndZeroIsNoBound) {
+  NetworkMarks m;
+  const lv_answer a = answer(2);
+  EXPECT_TRUE(m.take(v6_key("2001:db8:1:1::1"), a, 1));
+  EXPECT_TRUE(m.take(v6_key("2001:db8:1:2::1"), a, 1));
+  EXPECT_FALSE(m.take(v6_key("2001:db8:1:ffff::1"), a, 1)) << "the same /48: the /64s of one /48 share its cap";
+  EXPECT_TRUE(m.take(v6_key("2001:db8:2::1"), a, 1)) << "another /48";
+  EXPECT_TRUE(m.take(v4_key("198.18.1.1"), a, 1)) << "IPv4 is counted apart";
+  NetworkMarks unbounded;
+  const lv_answer none = answer(0);
+  for (unsigned i = 0; i < 1000; ++i) {
+    lv_key k = v6_key("2001:db8:1::");
+    k.addr[3] = htonl(i);
+    EXPECT_TRUE(unbounded.take(k, none, 1)) << i;
+  }
+  EXPECT_EQ(unbounded.capped(), 0u);
+}
+
+// The filter ages every known_good_for, and early when its false positives pass 1 %,
+// but never within a minute of the last ageing.
+TEST(KnownGoodAgeing, EarlyOnlyPastOnePercentAndAMinuteAfterTheLast) {
+  constexpr uint64_t kMin = 60 * kSec, kDay = 86'400 * kSec;
+  EXPECT_EQ(ageing_due(0.005, kT0, kT0 - kDay / 2, kT0 + kDay / 2), Ageing::None);
+  EXPECT_EQ(ageing_due(0.0101, kT0, kT0 - kMin, kT0 + kDay), Ageing::Early);
+  EXPECT_EQ(ageing_due(0.0101, kT0, kT0 - kMin + 1, kT0 + kDay), Ageing::None) << "aged under a minute ago";
+  EXPECT_EQ(ageing_due(0.01, kT0, kT0 - kDay / 2, kT0 + kDay), Ageing::None) << "1 % itself is kept to";
+  EXPECT_EQ(ageing_due(0.5, kT0, kT0 - 1, kT0), Ageing::Scheduled) << "its time: whatever the fill";
+  EXPECT_EQ(kGoodMaxFalsePositive, 0.01);
+  EXPECT_EQ(kGoodEarliestAgeingNs, kMin);
 }
 
 }  // namespace

@@ -94,7 +94,17 @@ MetricsSnapshot full_snapshot() {
   d.events = {{"banned", 4}, {"limited", 6}};
   d.events_suppressed = 1234;
   d.known_good_marked = 42;
+  d.known_good_capped = 3;
+  d.tc_restores = 1;
+  d.good = GoodFilterHealth{.fill = 0.25, .false_positive = 0.004, .ageings = 5, .early_ageings = 2};
   s.daemon = d;
+  s.counters.marks_capped = 11;
+  IfaceStatus::SynAuth syn;
+  syn.proxying = true;
+  syn.tc = {0x1ee, 1};
+  syn.tc_present = true;
+  syn.tcp_off = LV_TCP_OFF_TS;
+  s.status.syn = syn;
   BouncerHealth b;
   b.held[0][0] = 100;
   b.held[1][1] = 2;
@@ -192,6 +202,34 @@ TEST(Metrics, EveryFamilyOnceWithTheNamesTypesAndLabelsThePackagingListsAndNoOth
     EXPECT_EQ(type == "counter", name.size() > 6 && name.substr(name.size() - 6) == "_total") << name;
   }
   for (const auto& [name, f] : fams) EXPECT_TRUE(listed.count(name)) << name << " is served but not listed";
+}
+
+// SYN authentication's proxy and the known-good filter: the tc filter's presence, the
+// options offered, the marks left out by who proved them, the filter's fill, its
+// estimated false positives and its ageings by kind.
+TEST(Metrics, TheSynProxyAndTheKnownGoodFilterAreSeries) {
+  MetricsSnapshot s = full_snapshot();
+  std::string text = render_metrics(s);
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  EXPECT_TRUE(has("levee_syn_proxying{iface=\"eth0\"} 1")) << text;
+  EXPECT_TRUE(has("levee_syn_tc_filter_present{iface=\"eth0\"} 1"));
+  EXPECT_TRUE(has("levee_syn_tcp_option_offered{iface=\"eth0\",option=\"timestamps\"} 0"));
+  EXPECT_TRUE(has("levee_syn_tcp_option_offered{iface=\"eth0\",option=\"sack\"} 1"));
+  EXPECT_TRUE(has("levee_known_good_marks_capped_total{iface=\"eth0\",by=\"syn_auth\"} 11"));
+  EXPECT_TRUE(has("levee_known_good_marks_capped_total{iface=\"eth0\",by=\"walk\"} 3"));
+  EXPECT_TRUE(has("levee_known_good_fill{iface=\"eth0\"} 0.25"));
+  EXPECT_TRUE(has("levee_known_good_false_positive_ratio{iface=\"eth0\"} 0.004"));
+  EXPECT_TRUE(has("levee_known_good_ageings_total{iface=\"eth0\",kind=\"scheduled\"} 3"));
+  EXPECT_TRUE(has("levee_known_good_ageings_total{iface=\"eth0\",kind=\"early\"} 2"));
+  EXPECT_TRUE(has("levee_filter_recoveries_total{iface=\"eth0\",action=\"tc_filter\"} 1"));
+  s.status.syn->tc_present = false;
+  s.status.syn->proxying = false;
+  text = render_metrics(s);
+  EXPECT_TRUE(has("levee_syn_tc_filter_present{iface=\"eth0\"} 0")) << "the filter removed";
+  EXPECT_TRUE(has("levee_syn_proxying{iface=\"eth0\"} 0"));
+  s.status.syn.reset();
+  text = render_metrics(s);
+  EXPECT_EQ(text.find("levee_syn_proxying"), std::string::npos) << "no class with syn_auth";
 }
 
 TEST(Metrics, ReasonsAreCountedUnderTheirVerdictAndZerosArePresent) {

@@ -125,6 +125,15 @@ TEST(StatsOutput, WouldDropHasEveryMonitorableReasonZerosToo) {
   EXPECT_EQ(j["dropped_packets"], 0);
 }
 
+// Sources SYN authentication proved but left unmarked known-good for their network's
+// bound (lv_percpu.marks_capped, summed over CPUs).
+TEST(StatsOutput, JsonHasTheKnownGoodMarksCapped) {
+  Counters c;
+  EXPECT_EQ(stats_json("eth0", c)["known_good"]["marks_capped"], 0);
+  c.marks_capped = 1'234;
+  EXPECT_EQ(stats_json("eth0", c)["known_good"]["marks_capped"], 1'234);
+}
+
 TEST(StatsOutput, WouldDropTextSectionWhenCountedOrMonitoring) {
   Counters none;
   EXPECT_EQ(stats_text("eth0", none).find("would drop"), std::string::npos);

@@ -102,6 +102,66 @@ TEST(StatusOutput, CrowdsecPublisherAsLeveeRunReportsIt) {
   EXPECT_EQ(j["dropped"], 1);
 }
 
+// SYN authentication: the mode its SYN-ACKs are in and why, levee's tc filter (and when
+// someone removed it), the options left out with the sysctls that say so, the marks per
+// network; the known-good filter's fill.
+TEST(StatusOutput, SynAuthProxyTcFilterOptionsAndKnownGoodFill) {
+  IfaceStatus s = status_of({named("default")});
+  EXPECT_EQ(status_text({s}).find("syn auth"), std::string::npos) << "no class with syn_auth: no line";
+  EXPECT_TRUE(status_json({s})["interfaces"][0]["syn_auth"].is_null());
+  IfaceStatus::SynAuth y;
+  y.proxying = true;
+  y.tc = {0x1ef, 1};
+  y.tc_present = true;
+  y.own_hook = true;
+  y.tcp_off = LV_TCP_OFF_TS;
+  y.marks_per_network = 256;
+  y.prefix4 = 24;
+  y.prefix6 = 48;
+  y.sysctls = {0, 1, 1, 1};
+  s.syn = y;
+  s.known_good = GoodFill{0.0123, 0.00004};
+  s.good_epoch = 3;
+  std::string t = status_text({s});
+  EXPECT_NE(t.find("  syn auth proxy: levee's tc filter at ingress priority 1, handle 0x1ef\n"
+                   "           SYN-ACKs leave out: timestamps (here net.ipv4.tcp_timestamps 0, tcp_sack 1, "
+                   "tcp_window_scaling 1, tcp_syncookies 1)\n"
+                   "           known-good marks per /24 or /48: 256\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  known-good 1.23 % of the filter's bits set, 0.004 % false positives (estimated), 3 ageings\n"),
+            std::string::npos)
+      << t;
+  auto j = status_json({s})["interfaces"][0];
+  EXPECT_EQ(j["syn_auth"]["mode"], "proxy");
+  EXPECT_EQ(j["syn_auth"]["tc_filter"]["handle"], 0x1ef);
+  EXPECT_EQ(j["syn_auth"]["tc_filter"]["priority"], 1);
+  EXPECT_EQ(j["syn_auth"]["tc_filter"]["present"], true);
+  EXPECT_EQ(j["syn_auth"]["tc_filter"]["own_hook"], true);
+  EXPECT_EQ(j["syn_auth"]["tcp_options_off"], nlohmann::json::array({"timestamps"}));
+  EXPECT_EQ(j["syn_auth"]["sysctls"]["tcp_timestamps"], 0);
+  EXPECT_EQ(j["syn_auth"]["known_good_per_network"], 256);
+  EXPECT_EQ(j["known_good"]["fill"], 0.0123);
+  EXPECT_EQ(j["known_good"]["ageings"], 3);
+
+  s.syn->proxying = false;
+  s.syn->tc_present = false;
+  t = status_text({s});
+  EXPECT_NE(t.find("  syn auth reset: levee's tc filter (priority 1, handle 0x1ef) is missing from the ingress hook: "
+                   "levee run puts it back\n"),
+            std::string::npos)
+      << t;
+  j = status_json({s})["interfaces"][0];
+  EXPECT_EQ(j["syn_auth"]["mode"], "reset");
+  EXPECT_EQ(j["syn_auth"]["tc_filter"]["present"], false);
+  s.syn->tc_present = true;
+  s.syn->sysctls.syncookies = 0;
+  EXPECT_NE(status_text({s}).find("  syn auth reset: net.ipv4.tcp_syncookies is 0 here"), std::string::npos);
+  s.syn->tc = {};
+  EXPECT_NE(status_text({s}).find("  syn auth reset: levee's tc program is not on the interface"), std::string::npos);
+  EXPECT_TRUE(status_json({s})["interfaces"][0]["syn_auth"]["tc_filter"].is_null());
+}
+
 TEST(StatusOutput, ModeWhenFullSourcesNetworksBansAdmitted) {
   ClassSpec syn = named("web-syn");
   syn.new_sources = {500, 50};

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "bpf/cookie_file.hpp"
 #include "bpf/handoff.hpp"
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
@@ -127,27 +128,17 @@ Result<SkelPtr> load_program(const AttachOptions& o, bool handoff) {
   return skel;
 }
 
-// The policy and lists into both slots, the known-source filter's seed and the cookie
-// keys, and whether SYN authentication proxies, before any packet can read them.
-Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex, const AttachOptions& o, bool handoff) {
-  const lv_attach_mode mode = o.mode;
-  const ListFds lists = list_fds_of(skel);
-  LV_TRY_ASSIGN(auto policy, PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists));
-  // lv_shared starts zeroed: every class's budgets full, and the source count that
-  // LV_POL_REFUSE_FULL compares with full_at right for an empty lv_state.
-  LV_TRY(policy.init(compiled.slot, Lists{std::move(compiled.list4), std::move(compiled.list6)}, ifindex, mode));
-  uint32_t seed = 0;
-  uint64_t cookie_keys[2][2] = {};
-  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) return sys_error("draw a seed for the known-source filter");
-  if (getrandom(cookie_keys, sizeof cookie_keys, 0) != sizeof cookie_keys)
-    return sys_error("draw the SYN cookies' keys");
-  policy.seed_filter(seed, cookie_keys);
-  const HandoffMss mss = handoff_mss(o.iface);
-  policy.set_handoff(handoff, mss.v4, mss.v6);
-  // The host's own addresses, which SYN authentication answers for.
-  LV_TRY_ASSIGN(auto local, local_routes());
-  LV_TRY(sync_local(bpf_map__fd(skel->maps.lv_local), local));
-  policy.set_local_known();
+// The SYN cookies' keys: those a detach of the interface left within a cookie's life
+// (cookie_file.hpp), else fresh ones. `kept` says which.
+Status cookie_keys_for(const std::string& iface, uint64_t (&keys)[2][2], bool& kept) {
+  if (auto saved = take_cookie_keys(iface)) {
+    for (unsigned s = 0; s < 2; ++s)
+      for (unsigned i = 0; i < 2; ++i) keys[s][i] = saved->keys[s][i];
+    kept = true;
+    return {};
+  }
+  kept = false;
+  if (getrandom(keys, sizeof keys, 0) != sizeof keys) return sys_error("draw the SYN cookies' keys");
   return {};
 }
 
@@ -158,28 +149,66 @@ class HandoffGuard {
   HandoffGuard(const HandoffGuard&) = delete;
   HandoffGuard& operator=(const HandoffGuard&) = delete;
   ~HandoffGuard() {
-    if (on_ && !committed_) (void)detach_handoff(ifindex_);
+    if (on_ && !committed_) (void)detach_handoff(ifindex_, at_.place, at_.own_hook, prog_);
   }
-  void on() { on_ = true; }
+  void on(const TcAttached& at, int prog_fd) {
+    at_ = at;
+    prog_ = prog_identity(prog_fd);
+    on_ = true;
+  }
   bool is_on() const { return on_; }
+  const TcAttached& at() const { return at_; }
   void commit() { committed_ = true; }
 
  private:
   unsigned ifindex_;
+  TcAttached at_;
+  ProgIdentity prog_;
   bool on_ = false, committed_ = false;
 };
+
+// The policy and lists into both slots, the known-source filter's seed and the cookie
+// keys, whether SYN authentication proxies (and where its tc filter is), and the options
+// the listener's namespace turned off, before any packet can read them.
+Status write_policy(levee_bpf* skel, CompiledPolicy& compiled, unsigned ifindex, const AttachOptions& o,
+                    const HandoffGuard& handoff, AttachResult& res) {
+  const lv_attach_mode mode = o.mode;
+  const ListFds lists = list_fds_of(skel);
+  LV_TRY_ASSIGN(auto policy, PolicyMap::map(bpf_map__fd(skel->maps.lv_policy), lists));
+  // lv_shared starts zeroed: every class's budgets full, and the source count that
+  // LV_POL_REFUSE_FULL compares with full_at right for an empty lv_state.
+  LV_TRY(policy.init(compiled.slot, Lists{std::move(compiled.list4), std::move(compiled.list6)}, ifindex, mode));
+  uint32_t seed = 0;
+  uint64_t cookie_keys[2][2] = {};
+  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) return sys_error("draw a seed for the known-source filter");
+  LV_TRY(cookie_keys_for(o.iface, cookie_keys, res.kept_cookie_keys));
+  policy.seed_filter(seed, cookie_keys);
+  const HandoffMss mss = handoff_mss(o.iface);
+  policy.set_handoff(handoff.is_on(), mss.v4, mss.v6);
+  if (handoff.is_on())
+    policy.set_tc_place(handoff.at().place.handle, handoff.at().place.priority,
+                        handoff.at().own_hook ? LV_TC_OWN_HOOK : 0);
+  res.tcp_off = tcp_off_of(read_tcp_sysctls());
+  policy.set_tcp_off(res.tcp_off);
+  // The host's own addresses, which SYN authentication answers for.
+  LV_TRY_ASSIGN(auto local, local_routes());
+  LV_TRY(sync_local(bpf_map__fd(skel->maps.lv_local), local));
+  policy.set_local_known();
+  return {};
+}
 
 // The tc program on the interface where the kernel can run it. A class that asked for
 // "proxy" needs it; "cookie" falls back to reset (the reason in `no_proxy`).
 Status put_handoff(levee_bpf* skel, const AttachOptions& o, const HandoffSupport& support, unsigned ifindex,
                    HandoffGuard& guard, AttachResult& res) {
-  Status st = support.ok ? attach_handoff(bpf_program__fd(skel->progs.levee_handoff), ifindex)
-                         : Status(Error{support.why, 0, ""});
-  if (st) {
-    guard.on();
+  const int prog_fd = bpf_program__fd(skel->progs.levee_handoff);
+  Result<TcAttached> at = support.ok ? attach_handoff(prog_fd, ifindex) : Result<TcAttached>(Error{support.why, 0, ""});
+  if (at) {
+    guard.on(*at, prog_fd);
+    res.tc_place = at->place;
     return {};
   }
-  res.no_proxy = st.error().message();
+  res.no_proxy = at.error().message();
   return require_handoff(o.policy, res.no_proxy);
 }
 
@@ -227,8 +256,9 @@ Status pin_into_place(const std::vector<PinObj>& objs, const std::string& iface)
   return {};
 }
 
-// The link and every map of a freshly loaded program.
-std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link) {
+// The link and every map of a freshly loaded program, and its tc program where the
+// attach put it on the interface.
+std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link, bool handoff) {
   std::vector<PinObj> objs{PinObj{link.get(), LV_PIN_LINK},
                            PinObj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
                            PinObj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
@@ -245,6 +275,7 @@ std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link) {
   const bpf_map* cs[kCsMaps] = {skel->maps.lv_cs_host4, skel->maps.lv_cs_host6, skel->maps.lv_cs_net4,
                                 skel->maps.lv_cs_net6};
   for (unsigned m = 0; m < kCsMaps; ++m) objs.push_back(PinObj{bpf_map__fd(cs[m]), kCsPins[m]});
+  if (handoff) objs.push_back(PinObj{bpf_program__fd(skel->progs.levee_handoff), kPinHandoff});
   return objs;
 }
 
@@ -280,44 +311,15 @@ Result<AttachResult> attach(const AttachOptions& o) {
   // The tc program first: it acts only on frames the XDP program marks.
   HandoffGuard handoff(ifindex);
   LV_TRY(put_handoff(skel.get(), o, support, ifindex, handoff, res));
-  LV_TRY(write_policy(skel.get(), compiled, ifindex, o, handoff.is_on()));
+  LV_TRY(write_policy(skel.get(), compiled, ifindex, o, handoff, res));
 
   const int prog_fd = bpf_program__fd(skel->progs.levee_xdp);
   LV_TRY_ASSIGN(auto link, link_program(prog_fd, ifindex, o, res));
-  LV_TRY(pin_into_place(pin_objects(skel.get(), link), o.iface));
+  LV_TRY(pin_into_place(pin_objects(skel.get(), link, handoff.is_on()), o.iface));
   handoff.commit();
   res.mode = attached_mode(ifindex);
   res.prog_id = prog_id_of(prog_fd);
   return res;
-}
-
-Status detach(const std::string& iface) {
-  LV_TRY(preflight("detach"));
-  if (!valid_iface_name(iface)) return usage_error(fmt::format("{} is not a valid interface name", quote_value(iface)));
-  LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(iface));
-  const std::string dir = pin_dir(iface);
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    if (remove_leftovers(iface) > 0) return {};  // a killed detach's work, finished
-    return Error{fmt::format("{} is not attached by levee (no {})", iface, dir), 0,
-                 "see what is attached with: levee status"};
-  }
-  // Out of sight first, in one step: a reader sees the directory whole or not at all.
-  const std::string gone = work_dir(iface, "detaching", getpid());
-  if (rename(dir.c_str(), gone.c_str()) != 0) return sys_error(fmt::format("move {} away", dir));
-  // Detach explicitly: closing the last reference would also do it, but a reader
-  // (a running `levee stats`) may hold one.
-  if (auto link = open_pin(fmt::format("{}/{}", gone, LV_PIN_LINK)); link) {
-    int err = bpf_link_detach(link->get());
-    if (err && -err != ENOLINK && -err != EINVAL && -err != ENODEV)
-      return sys_error(fmt::format("detach the XDP program from {}", iface), -err,
-                       fmt::format("its pins are in {}; retry: levee detach {}", gone, iface));
-  }
-  // The tc filter is levee's by its handle: another tool's filters on the hook stay.
-  if (auto ifindex = iface_index(iface); ifindex) LV_TRY(detach_handoff(*ifindex));
-  // /sys/fs/bpf/levee stays, empty: removed, another user could make it before the next
-  // attach (bpffs is 1777), which would then refuse it.
-  return remove_pin_dir(gone);
 }
 
 bool link_attached(const Pinned& p) {
@@ -340,6 +342,7 @@ Status repin(const Pinned& p) {
                            PinObj{p.shared.get(), LV_MAP_SHARED}, PinObj{p.bans.get(), LV_MAP_BANS},
                            PinObj{p.seen.get(), LV_MAP_SEEN},     PinObj{p.good.get(), LV_MAP_GOOD}};
   if (p.events.valid()) objs.push_back(PinObj{p.events.get(), LV_MAP_EVENTS});
+  if (p.handoff.valid()) objs.push_back(PinObj{p.handoff.get(), kPinHandoff});
   for (unsigned slot = 0; slot < 2; ++slot)
     for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{p.lists[slot][m].get(), kListPins[slot][m]});
   for (unsigned m = 0; m < kCsMaps; ++m) objs.push_back(PinObj{p.crowdsec[m].get(), kCsPins[m]});

@@ -7,13 +7,15 @@
 // removed and the link fd closes, which detaches. Nothing is left half-applied.
 //
 // detach: rename the pin directory away (a reader sees it whole or not at all), detach
-// the link, remove the pins.
+// the link, take levee's tc filter off (only levee's: handoff.hpp), keep the SYN cookie
+// keys for an attach soon after (cookie_file.hpp), remove the pins.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "bpf/pins.hpp"
+#include "bpf/tc_filter.hpp"
 #include "core/result.hpp"
 #include "levee_abi.h"
 #include "policy/policy.hpp"
@@ -34,6 +36,9 @@ struct AttachResult {
   std::string fallback;  // why native was not used in auto mode, or ""
   std::string no_proxy;  // why SYN authentication cannot proxy here (it resets), or ""
   uint32_t prog_id = 0;
+  TcPlace tc_place;               // where levee's tc filter went (handle 0: none)
+  uint32_t tcp_off = 0;           // LV_TCP_OFF_*: options the SYN-ACKs leave out (the sysctls)
+  bool kept_cookie_keys = false;  // the SYN cookie keys of the detach before (cookie_file.hpp)
 };
 
 // Attach options from a config file's policy: its [interface] mode, max_sources and

@@ -33,9 +33,17 @@
 
 namespace levee {
 
+// Events of levee run itself, never in the ring (ids past the datapath's enum
+// lv_event_type): SYN authentication's proxy following the host (daemon/syn_watch.hpp).
+enum ControllerEvent : unsigned {
+  kEvSynProxy = 64,    // proxying (value 1) or answering in reset mode (0), and why
+  kEvTcpOptions = 65,  // the options SYN-ACKs leave out now (value: LV_TCP_OFF_*)
+  kEvTcFilter = 66,    // levee's tc filter put back: value its priority, count its handle
+};
+
 // One event, decoded: names resolved against the policy, time on the wall clock.
 struct EventRecord {
-  unsigned type = 0;  // enum lv_event_type
+  unsigned type = 0;  // enum lv_event_type, or ControllerEvent
   uint64_t time_unix_ns = 0;
   std::string iface;
   std::string address;  // the key's address, as a prefix when the class keys a network, or
@@ -53,6 +61,7 @@ struct EventRecord {
   bool lifted = false;             // ban_ended: its record went before its end (levee unban)
   bool monitor = false;            // engaged, escalated, banned: the class monitors (nothing is refused;
                                    // a ban only counts, and is not shared with a CrowdSec fleet)
+  std::string why;                 // syn_proxy: why it proxies or not
 };
 
 // An event of the datapath, decoded at `clocks`.

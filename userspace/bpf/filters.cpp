@@ -1,6 +1,7 @@
 #include "bpf/filters.hpp"
 
 #include <atomic>
+#include <bit>
 
 namespace levee {
 namespace {
@@ -82,6 +83,26 @@ void good_mark(GoodHalf half, const lv_key& k, uint32_t seed) {
 bool good_test(GoodHalf half, const lv_key& k, uint32_t seed) {
   const Place p = place_of(k, seed);
   return (load(half.summary[p.sum_word]) & p.sum_bit) && (load(half.words[p.word]) & p.good_bits) == p.good_bits;
+}
+
+GoodFill good_fill(GoodHalf half) {
+  uint64_t bits = 0;
+  double fp = 0;
+  for (uint32_t w = 0; w < LV_SEEN_WORDS; ++w) {
+    const __u64 word = load(half.words[w]);
+    if (!word) continue;
+    const int p = std::popcount(word);
+    bits += static_cast<uint64_t>(p);
+    double first = 0;  // sum over the word's quarters with their summary bit set of p_q / 16
+    for (uint32_t q = 0; q < 4; ++q) {
+      const uint32_t s = (w << 6) | (q << 4);  // the quarter's first lv_seen position
+      if (!(load(half.summary[lv_good_sum_word(s)]) & lv_good_sum_bit(s))) continue;
+      first += std::popcount((word >> (q * 16)) & 0xffff) / 16.0;
+    }
+    const double other = p / 64.0;
+    fp += first * other * other;
+  }
+  return {static_cast<double>(bits) / (64.0 * LV_SEEN_WORDS), fp / (4.0 * LV_SEEN_WORDS)};
 }
 
 }  // namespace levee

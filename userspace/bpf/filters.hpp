@@ -63,6 +63,23 @@ void good_clear(GoodHalf half);
 void good_mark(GoodHalf half, const lv_key& k, uint32_t seed);
 bool good_test(GoodHalf half, const lv_key& k, uint32_t seed);
 
+// How full one half of lv_good is, and what that costs: `fill` is the share of its words'
+// bits that are set; `false_positive` the share of sources never marked that would test
+// good in it, estimated from its words and summary as they are (good_fill()).
+struct GoodFill {
+  double fill = 0;
+  double false_positive = 0;
+};
+// The one rule relating a half's fill to its false positives (unit-tested against
+// measured rates, filters_test.cpp). A source never marked has its first bit at a
+// uniform position: in word w, quarter q (the 16 positions one summary bit covers), with
+// probability 1/(4 x LV_SEEN_WORDS). It tests good when that summary bit is set, its first
+// bit is set (p_q/16, p_q the bits set in that quarter) and its two other bits, uniform in
+// the word, are set ((p/64)^2 with p the word's bits): the sum of those over every word
+// and quarter. Exact up to the two other bits falling on the first (about 3 %, which makes
+// it a slight overestimate).
+GoodFill good_fill(GoodHalf half);
+
 // The key a filter hashes for a source's key: its key as a source (no flags).
 lv_key filter_key(const lv_key& k);
 

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <fstream>
 
+#include "levee_abi.h"
+
 namespace levee {
 namespace {
 
@@ -19,20 +21,30 @@ long read_number(const std::string& path) {
   return v;
 }
 
-bpf_tc_hook ingress_hook(unsigned ifindex) {
-  bpf_tc_hook hook{};
-  hook.sz = sizeof hook;
-  hook.ifindex = static_cast<int>(ifindex);
-  hook.attach_point = BPF_TC_INGRESS;
-  return hook;
+int sysctl(const char* name) { return static_cast<int>(read_number(fmt::format("/proc/sys/net/ipv4/{}", name))); }
+
+// The program at `place` is ours: the same id, or (no id to compare with) our name.
+bool ours_at(unsigned ifindex, TcPlace place, const ProgIdentity& ours) {
+  const uint32_t id = tc_prog_id_at(ifindex, place);
+  if (!id) return false;
+  if (ours.id) return id == ours.id;
+  return prog_identity_of_id(id).name == kHandoffProgName;
 }
 
-bpf_tc_opts our_filter() {
-  bpf_tc_opts o{};
-  o.sz = sizeof o;
-  o.handle = kTcHandle;
-  o.priority = kTcPriority;
-  return o;
+// Nothing on either side of the interface's clsact hook (no filter, no priority head).
+bool hook_empty(unsigned ifindex) {
+  for (bool ingress : {true, false}) {
+    auto f = list_tc_filters(ifindex, ingress);
+    if (!f || !f->empty()) return false;  // unreadable: keep it
+  }
+  return true;
+}
+
+// The clsact qdisc of both hooks, gone.
+void destroy_hook(unsigned ifindex) {
+  bpf_tc_hook hook = tc_ingress_hook(ifindex);
+  hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
+  (void)bpf_tc_hook_destroy(&hook);
 }
 
 }  // namespace
@@ -67,32 +79,80 @@ HandoffMss handoff_mss(const std::string& iface) {
   return m;
 }
 
-Status attach_handoff(int prog_fd, unsigned ifindex) {
-  bpf_tc_hook hook = ingress_hook(ifindex);
+TcpSysctls read_tcp_sysctls() {
+  return {sysctl("tcp_timestamps"), sysctl("tcp_sack"), sysctl("tcp_window_scaling"), sysctl("tcp_syncookies")};
+}
+
+uint32_t tcp_off_of(const TcpSysctls& s) {
+  uint32_t off = 0;
+  if (s.timestamps == 0) off |= LV_TCP_OFF_TS;
+  if (s.sack == 0) off |= LV_TCP_OFF_SACK;
+  if (s.window_scaling == 0) off |= LV_TCP_OFF_WSCALE;
+  return off;
+}
+
+std::string tcp_options_text(uint32_t tcp_off) {
+  std::string out;
+  auto add = [&](uint32_t bit, const char* name) {
+    if (tcp_off & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  };
+  add(LV_TCP_OFF_TS, "timestamps");
+  add(LV_TCP_OFF_SACK, "SACK");
+  add(LV_TCP_OFF_WSCALE, "window scaling");
+  return out.empty() ? "none" : out;
+}
+
+Result<TcAttached> attach_handoff(int prog_fd, unsigned ifindex) {
+  bpf_tc_hook hook = tc_ingress_hook(ifindex);
+  TcAttached out;
   if (int err = bpf_tc_hook_create(&hook); err && err != -EEXIST)
     return sys_error("create the interface's clsact hook for levee's tc program", -err);
-  bpf_tc_opts o = our_filter();
-  o.prog_fd = prog_fd;
-  o.flags = BPF_TC_F_REPLACE;
-  if (int err = bpf_tc_attach(&hook, &o); err)
-    return sys_error(fmt::format("attach levee's tc program (handle {:#x}, priority {})", kTcHandle, kTcPriority),
-                     -err);
+  else
+    out.own_hook = err == 0;
+  // Another tool may add a filter between the listing and the attach: the attach then
+  // fails (it never replaces), and the next listing sees it.
+  int err = -EEXIST;
+  for (int tries = 0; tries < 3 && err == -EEXIST; ++tries) {
+    auto filters = list_tc_filters(ifindex, true);
+    if (!filters) {
+      if (out.own_hook) destroy_hook(ifindex);
+      return filters.error();
+    }
+    const std::optional<TcPlace> place = free_tc_place(*filters);
+    if (!place) {
+      if (out.own_hook) destroy_hook(ifindex);
+      return Error{fmt::format("no free place for levee's tc filter: the clsact ingress hook's priorities 1 to {} "
+                               "all hold filters levee cannot share",
+                               kTcPriorities),
+                   0, "see them with: tc filter show dev IFACE ingress"};
+    }
+    bpf_tc_opts o = tc_filter_opts(*place);
+    o.prog_fd = prog_fd;
+    err = bpf_tc_attach(&hook, &o);  // without BPF_TC_F_REPLACE: never over a filter
+    out.place = *place;
+  }
+  if (err) {
+    if (out.own_hook) destroy_hook(ifindex);
+    return sys_error(
+        fmt::format("attach levee's tc program (handle {:#x}, priority {})", out.place.handle, out.place.priority),
+        -err);
+  }
+  return out;
+}
+
+Status detach_handoff(unsigned ifindex, TcPlace place, bool own_hook, const ProgIdentity& ours) {
+  if (place.handle && ours_at(ifindex, place, ours)) {
+    bpf_tc_hook hook = tc_ingress_hook(ifindex);
+    bpf_tc_opts o = tc_filter_opts(place);
+    int err = bpf_tc_detach(&hook, &o);
+    if (err && err != -ENOENT && err != -ENODEV && err != -EINVAL)
+      return sys_error(
+          fmt::format("remove levee's tc filter (handle {:#x}, priority {})", place.handle, place.priority), -err);
+  }
+  if (own_hook && hook_empty(ifindex)) destroy_hook(ifindex);
   return {};
 }
 
-Status detach_handoff(unsigned ifindex) {
-  bpf_tc_hook hook = ingress_hook(ifindex);
-  bpf_tc_opts o = our_filter();
-  int err = bpf_tc_detach(&hook, &o);
-  if (err && err != -ENOENT && err != -ENODEV && err != -EINVAL)
-    return sys_error(fmt::format("remove levee's tc filter (handle {:#x})", kTcHandle), -err);
-  return {};
-}
-
-uint32_t handoff_prog_id(unsigned ifindex) {
-  bpf_tc_hook hook = ingress_hook(ifindex);
-  bpf_tc_opts o = our_filter();
-  return bpf_tc_query(&hook, &o) == 0 ? o.prog_id : 0;
-}
+bool handoff_at(unsigned ifindex, TcPlace place, const ProgIdentity& ours) { return ours_at(ifindex, place, ours); }
 
 }  // namespace levee

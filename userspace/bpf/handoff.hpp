@@ -1,23 +1,32 @@
 // handoff.hpp - levee's tc ingress program (bpf/handoff.h), SYN authentication's proxy
-// mode: whether this kernel can run it, and putting it on and off an interface.
+// mode: whether this kernel can run it, the listener's sysctls it must follow, and putting
+// it on and off an interface.
 //
-// It sits in the interface's clsact ingress hook as one filter of levee's own (fixed
-// handle and priority, LV_TC_*), passes every frame on to the next filter, and is
-// removed by that handle alone: filters of other tools on the hook stay.
+// It sits in the interface's clsact ingress hook as one filter of levee's own, at a handle
+// and priority no other filter has (tc_filter.hpp: the lowest priority it can share, first
+// within it), recorded in lv_control.tc_handle and tc_priority. It passes every frame on to
+// the next filter. levee never replaces a filter (an attach without BPF_TC_F_REPLACE fails
+// where one exists), and removes only the filter at its recorded place whose program is
+// levee's, and the clsact qdisc only if it created it (LV_TC_OWN_HOOK) and nothing else is
+// left on it.
+//
+// "First" is among the clsact filters only: TCX programs (bpf_mprog, BPF_TCX_INGRESS, as
+// Cilium attaches) run before every clsact filter, and one that returns a verdict other
+// than TCX_NEXT keeps the handed ACKs from levee's filter (proxied without handed, in
+// levee stats).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "bpf/tc_filter.hpp"
 #include "core/result.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {
 
-// The filter's place in the clsact ingress hook: first, so that nothing ends the chain
-// before it sees a handed ACK (it ends nothing itself: TC_ACT_UNSPEC).
-inline constexpr uint32_t kTcHandle = 0x1ee;
-inline constexpr uint32_t kTcPriority = 1;
+// The tc program's name as the kernel has it (bpf_prog_info.name).
+inline constexpr const char* kHandoffProgName = "levee_handoff";
 
 // Whether this kernel and network namespace can finish a handshake from tc: the kfunc
 // bpf_sk_assign_tcp_reqsk (Linux 6.9) in the kernel's BTF, and net.ipv4.tcp_syncookies
@@ -40,12 +49,38 @@ struct HandoffMss {
 };
 HandoffMss handoff_mss(const std::string& iface);
 
-// Put the program on the interface's ingress (creating the clsact hook if needed),
-// replacing levee's filter if one is there.
-Status attach_handoff(int prog_fd, unsigned ifindex);
-// Take levee's filter off; nothing there, or no interface, is not an error.
-Status detach_handoff(unsigned ifindex);
-// The id of the program in levee's filter on the interface, 0 if none.
-uint32_t handoff_prog_id(unsigned ifindex);
+// The sysctls of the listener's network namespace (this process's: levee runs in the
+// interface's) that the hand-off depends on; -1 where unreadable. IPv6 listeners follow
+// the same net.ipv4 ones.
+struct TcpSysctls {
+  int timestamps = -1, sack = -1, window_scaling = -1;  // net.ipv4.tcp_timestamps, tcp_sack, tcp_window_scaling
+  int syncookies = -1;                                  // net.ipv4.tcp_syncookies
+  bool operator==(const TcpSysctls&) const = default;
+};
+TcpSysctls read_tcp_sysctls();
+// The options levee's SYN-ACKs leave out (lv_control.tcp_off, LV_TCP_OFF_*): those whose
+// sysctl is 0, which bpf_sk_assign_tcp_reqsk refuses to hand off. An unreadable one
+// counts as on (the kernel's default).
+uint32_t tcp_off_of(const TcpSysctls& s);
+// The kfunc's hand-off fails while net.ipv4.tcp_syncookies is 0 (the stack checks it
+// before it takes the request socket); unreadable counts as on.
+inline bool syncookies_on(const TcpSysctls& s) { return s.syncookies != 0; }
+// "timestamps, SACK" for LV_TCP_OFF_* bits; "none" for 0.
+std::string tcp_options_text(uint32_t tcp_off);
+
+// Where levee's filter went: its place, and whether levee created the clsact hook.
+struct TcAttached {
+  TcPlace place;
+  bool own_hook = false;
+};
+// Put the program on the interface's ingress, creating the clsact hook if needed, at a
+// free place (free_tc_place()); never over another filter.
+Result<TcAttached> attach_handoff(int prog_fd, unsigned ifindex);
+// Take levee's filter off: the one at `place` whose program is `ours` (its id; without one,
+// its name kHandoffProgName), nothing else; then the clsact hook if `own_hook` and it
+// holds nothing more. Nothing there, or no interface, is not an error.
+Status detach_handoff(unsigned ifindex, TcPlace place, bool own_hook, const ProgIdentity& ours);
+// Is levee's program (`ours`, as above) in the filter at `place`?
+bool handoff_at(unsigned ifindex, TcPlace place, const ProgIdentity& ours);
 
 }  // namespace levee

@@ -61,6 +61,29 @@ Status read_policy(const Pinned& p, IfaceStatus& s) {
   return {};
 }
 
+// SYN authentication's proxy as lv_control says it and the interface has it now.
+void read_syn(const Pinned& p, const PolicyMap& pm, IfaceStatus& s) {
+  s.good_epoch = pm.control().good_epoch;
+  const lv_policy& pol = pm.active();
+  bool any = false;
+  for (const lv_class& k : s.classes) any |= (k.flags & LV_CLASS_SYN_AUTH) != 0;
+  if (!any) return;
+  const lv_control& ctl = pm.control();
+  IfaceStatus::SynAuth syn;
+  syn.proxying = ctl.handoff != 0;
+  syn.tcp_off = ctl.tcp_off;
+  syn.tc = {ctl.tc_handle, ctl.tc_priority};
+  syn.own_hook = (ctl.tc_flags & LV_TC_OWN_HOOK) != 0;
+  syn.marks_per_network = pol.answer.marks_per_network;
+  syn.prefix4 = pol.answer.prefix4;
+  syn.prefix6 = pol.answer.prefix6;
+  // Another namespace's interface index is not ours to look at (other_netns).
+  if (syn.tc.handle && !s.defunct && !s.other_netns)
+    syn.tc_present = handoff_at(s.ifindex, syn.tc, prog_identity(p.handoff.get()));
+  syn.sysctls = read_tcp_sysctls();
+  s.syn = syn;
+}
+
 // What only a walk of lv_state and lv_bans tells.
 Status walk_maps(const Pinned& p, IfaceStatus& s) {
   const uint64_t now = Clocks::read().now_mono_ns;
@@ -93,6 +116,12 @@ Result<IfaceStatus> query_status(const Pinned& p, bool walk) {
   s.iface = p.iface;
   LV_TRY(read_link(p, s));
   LV_TRY(read_policy(p, s));
+  {
+    LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
+    read_syn(p, pm, s);
+    if (walk)
+      if (auto g = KnownGood::open(p, pm)) s.known_good = g->fill();
+  }
   s.max_sources = map_max_entries(p.state.get());
   s.max_bans = map_max_entries(p.bans.get());
   if (walk) LV_TRY(walk_maps(p, s));

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bpf/filters.hpp"
+#include "bpf/handoff.hpp"
 #include "bpf/lists.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/pins.hpp"
@@ -62,6 +64,22 @@ struct IfaceStatus {
     lv_watch watch;
   };
   std::vector<Escalation> escalated;
+  // SYN authentication, when a class has it: what lv_control holds, levee's tc filter as
+  // found on the interface now, and this network namespace's sysctls (the listener's).
+  struct SynAuth {
+    bool proxying = false;              // lv_control.handoff: SYN-ACKs are proxy mode's
+    uint32_t tcp_off = 0;               // LV_TCP_OFF_*: options the SYN-ACKs leave out
+    TcPlace tc;                         // where the attach put levee's tc filter; handle 0: none (reset mode only)
+    bool own_hook = false;              // levee created the clsact hook
+    bool tc_present = false;            // levee's program is in the filter there now
+    uint32_t marks_per_network = 0;     // known_good_per_network (0: no bound)
+    unsigned prefix4 = 0, prefix6 = 0;  // ...per network of these (the answer prefixes)
+    TcpSysctls sysctls;                 // read now
+  };
+  std::optional<SynAuth> syn;
+  // The known-good filter's half packets read (walk only: a scrape has it from levee run).
+  std::optional<GoodFill> known_good;
+  uint32_t good_epoch = 0;  // its ageings (lv_control.good_epoch)
 };
 
 // walk = false skips what needs a walk of lv_state and lv_bans (sources, networks,

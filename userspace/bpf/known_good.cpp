@@ -24,9 +24,12 @@ bool KnownGood::test(const lv_key& k) const {
 
 Status KnownGood::age() {
   const uint32_t now_read = policy_.flip_good();
+  policy_.bump_good_epoch();
   LV_TRY(wait_for_datapath_readers());
   good_clear(good_.half(now_read ^ 1));
   return {};
 }
+
+GoodFill KnownGood::fill() const { return good_fill(good_.half(policy_.control().good_active & 1)); }
 
 }  // namespace levee

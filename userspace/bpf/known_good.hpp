@@ -35,8 +35,13 @@ class KnownGood {
   bool test(const lv_key& k) const;
   // Forget marks older than one or two calls ago: packets move to the other half (whose
   // marks are those since the previous call), then, after a grace period, the half they
-  // left is cleared and starts collecting marks again.
+  // left is cleared and starts collecting marks again. Each network's count of marks
+  // starts over (lv_control.good_epoch).
   Status age();
+  // How full the half packets read is, and its false positives (filters.hpp).
+  GoodFill fill() const;
+  // lv_control.good_epoch: which ageing the networks' counts of marks belong to.
+  uint32_t epoch() const { return policy_.control().good_epoch; }
 
  private:
   KnownGood(SeenMap seen, GoodMap good, PolicyMap& policy)

@@ -58,6 +58,7 @@ Result<Counters> read_counters(int percpu_fd) {
       out.would[r].bytes += pc->would[r].bytes;
     }
     for (unsigned h = 0; h < LV_HO_MAX; ++h) out.handoff[h] += pc->handoff[h];
+    out.marks_capped += pc->marks_capped;
     for (unsigned c = 0; c < LV_MAX_CLASSES; ++c) {
       const lv_class_counters& in = pc->by_class[c];
       lv_class_counters& o = out.by_class[c];

@@ -29,6 +29,9 @@ struct Counters {
   // SYN authentication's proxy mode: what became of the ACKs handed to the tc program
   // (enum lv_handoff_result).
   std::array<uint64_t, LV_HO_MAX> handoff{};
+  // Sources SYN authentication proved but left unmarked: their network had made its
+  // known-good marks for this ageing (known_good_per_network).
+  uint64_t marks_capped = 0;
 
   lv_counter received() const;
   lv_counter passed() const;

@@ -161,6 +161,7 @@ Result<Pinned> open_pinned(const std::string& iface) {
     *w.fd = std::move(fd.value());
   }
   if (auto ev = open_pin(fmt::format("{}/{}", dir, LV_MAP_EVENTS)); ev) p.events = std::move(ev.value());
+  if (auto tc = open_pin(fmt::format("{}/{}", dir, kPinHandoff)); tc) p.handoff = std::move(tc.value());
   return p;
 }
 

@@ -1,6 +1,9 @@
 // pins.hpp - where levee keeps an attached interface's objects in bpffs.
 //
 //   /sys/fs/bpf/levee/<iface>/link       the XDP link: keeps the program attached
+//   /sys/fs/bpf/levee/<iface>/handoff    the tc program of SYN authentication's proxy mode,
+//                                        where attach put it on the interface: what
+//                                        levee run puts back, and detach recognises
 //   /sys/fs/bpf/levee/<iface>/lv_state   per-source limiter state (LRU hash)
 //   /sys/fs/bpf/levee/<iface>/lv_policy  the policy (two slots + active index)
 //   /sys/fs/bpf/levee/<iface>/lv_percpu  per-CPU counters
@@ -59,10 +62,16 @@ std::string work_dir(const std::string& iface, const char* what, int pid);
 // how many there were.
 size_t remove_leftovers(const std::string& iface);
 
+// The pin of the tc program (optional: only where the attach put it on the interface).
+inline constexpr const char* kPinHandoff = "handoff";
+
 // The objects of one attached interface, opened from their pins.
 struct Pinned {
   std::string iface;
   Fd link, state, policy, percpu, shared, bans, seen, good, local;
+  // Invalid where the attach put no tc program on the interface (the kernel cannot
+  // proxy): SYN authentication answers in reset mode there.
+  Fd handoff;
   // Invalid when the attachment predates the event ring (same state layout, one pin
   // fewer): everything but `levee events` works on it.
   Fd events;

@@ -294,6 +294,20 @@ void PolicyMap::set_handoff(bool on, uint16_t mss4, uint16_t mss6) {
 
 void PolicyMap::set_local_known() { std::atomic_ref(ctl_->local_known).store(1, std::memory_order_release); }
 
+void PolicyMap::set_proxying(bool on) { std::atomic_ref(ctl_->handoff).store(on ? 1 : 0, std::memory_order_release); }
+
+void PolicyMap::set_tcp_off(uint32_t bits) { std::atomic_ref(ctl_->tcp_off).store(bits, std::memory_order_release); }
+
+void PolicyMap::set_tc_place(uint32_t handle, uint16_t priority, uint8_t flags) {
+  // Read by controllers only (detach, status, levee run), each under the interface's lock
+  // or only to display: plain stores.
+  ctl_->tc_handle = handle;
+  ctl_->tc_priority = priority;
+  ctl_->tc_flags = flags;
+}
+
+void PolicyMap::bump_good_epoch() { std::atomic_ref(ctl_->good_epoch).fetch_add(1, std::memory_order_acq_rel); }
+
 void PolicyMap::set_cookie_key(unsigned slot, const uint64_t (&key)[2]) {
   // Two plain stores: no packet reads this slot now (lv_cookie_spare_slot), and the
   // release orders them before whatever the caller publishes next.

@@ -95,6 +95,18 @@ class PolicyMap {
   // lv_local holds the host's addresses from now on (lv_control.local_known): one store,
   // after the first sync_local() (bpf/local_routes.hpp).
   void set_local_known();
+  // Live changes of SYN authentication, one atomic store each: whether it proxies now
+  // (lv_control.handoff: levee run turns it off while the tc filter is missing or
+  // net.ipv4.tcp_syncookies is 0, and back on), and the options the listener's namespace
+  // turned off (lv_control.tcp_off, LV_TCP_OFF_*), which its SYN-ACKs leave out.
+  void set_proxying(bool on);
+  void set_tcp_off(uint32_t bits);
+  // Where levee's tc filter is (lv_control.tc_handle, tc_priority, tc_flags): written by
+  // the attach that put it there and by levee run when it puts it back; 0: none.
+  void set_tc_place(uint32_t handle, uint16_t priority, uint8_t flags);
+  // A new count of networks' known-good marks (lv_control.good_epoch), at each ageing of
+  // lv_good: the datapath's counts (lv_syn) and levee run's start over.
+  void bump_good_epoch();
   // Make packets read the other half of lv_seen (lv_control.seen_active): one atomic
   // store, after the controller refilled that half. Returns the half now read.
   uint32_t flip_seen();

@@ -9,6 +9,7 @@
 #include "cli/options.hpp"
 #include "core/units.hpp"
 #include "export/render_policy.hpp"
+#include "export/render_synauth.hpp"
 #include "policy/config.hpp"
 
 namespace levee::cli {
@@ -155,6 +156,8 @@ Status attach(const AttachArgs& a) {
   if (!r.no_proxy.empty() && has_syn_auth(o.policy))
     fmt::print("note: SYN authentication answers in reset mode (a new client connects a second later): {}\n",
                r.no_proxy);
+  if (has_syn_auth(o.policy))
+    for (const std::string& n : syn_attach_notes(r)) fmt::print("note: {}\n", n);
   if (shorthand) {
     std::string extras = describe_extras(o.policy.classes[0]);
     fmt::print("attached to {} in {} mode (program {}): {} pps, burst {} per source (IPv4 /{}, IPv6 /{}){}{}\n",

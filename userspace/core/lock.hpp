@@ -21,6 +21,12 @@ inline std::string publish_state_path(const std::string& iface) {
   return std::string(kLockDir) + "/" + iface + ".publish";
 }
 
+// The SYN cookies' keys a detach leaves for the next attach, /run/levee/<iface>.cookies
+// (bpf/cookie_file.hpp).
+inline std::string cookie_keys_path(const std::string& iface) {
+  return std::string(kLockDir) + "/" + iface + ".cookies";
+}
+
 class IfaceLock {
  public:
   // Waits up to `patience` for another controller to finish, then gives up with an

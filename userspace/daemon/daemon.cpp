@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "bpf/attach.hpp"
 #include "bpf/events.hpp"
@@ -32,6 +33,7 @@
 #include "daemon/metrics_server.hpp"
 #include "daemon/publisher.hpp"
 #include "daemon/reload.hpp"
+#include "daemon/syn_watch.hpp"
 #include "export/events.hpp"
 #include "policy/config.hpp"
 
@@ -63,8 +65,10 @@ class Daemon {
   // else stopped. `password` read by the caller, as the key.
   void start_publisher(const CrowdsecSpec& spec, std::string password);
   void walk();
+  void age_known_good();
   void rotate_cookie_key();
   void follow_local();
+  void watch_syn();
   bool write_event(const EventRecord& r);
 
   const DaemonOptions& o_;
@@ -77,10 +81,13 @@ class Daemon {
   // The known-good filter: the walk's judge of who behaved, the marks, their ageing.
   AutoSpec autop_;
   daemon::GoodJudge judge_{AutoSpec{}.known_good_after_ns};
-  std::optional<PolicyMap> policy_;  // mapped for good_, which refers to it, and the cookie keys
+  daemon::NetworkMarks marks_bound_;  // the judge's marks per network
+  std::optional<PolicyMap> policy_;   // mapped for good_, which refers to it, and the cookie keys
   std::optional<KnownGood> good_;
   daemon::CookieKeys cookie_keys_;
-  Clock::time_point next_age_;
+  daemon::SynWatch syn_watch_{o_.iface, health_};
+  Clock::time_point next_syn_watch_;
+  Clock::time_point next_age_, last_age_;
   Clock::time_point next_local_;
   std::unique_ptr<daemon::Bouncer> bouncer_;      // [crowdsec]
   std::unique_ptr<daemon::Publisher> publisher_;  // [crowdsec] publish = true
@@ -123,6 +130,9 @@ Status Daemon::start() {
   }
   autop_ = p.autop;
   judge_.set_after(autop_.known_good_after_ns);
+  // When the filter last aged is not known here (a restart): an early ageing may come at
+  // the first walk, a scheduled one a known_good_for from now.
+  last_age_ = Clock::now() - std::chrono::nanoseconds(daemon::kGoodEarliestAgeingNs);
   next_age_ = Clock::now() + std::chrono::nanoseconds(autop_.known_good_for_ns);
   LV_TRY_ASSIGN(lock_, IfaceLock::daemon(iface));
   LV_TRY(open_events_file());
@@ -227,14 +237,40 @@ void Daemon::open_known_good() {
 // The maintenance walk: prune, count, judge who behaved; and the known-good filter aged
 // every known_good_for.
 void Daemon::walk() {
-  daemon::WalkUse use{&judge_, good_ ? &*good_ : nullptr, [this](const lv_key& k) {
+  daemon::WalkUse use{&judge_, good_ ? &*good_ : nullptr, &marks_bound_, [this](const lv_key& k) {
                         if (events_) events_->track_escalated(k);
                       }};
   if (auto w = daemon::maintenance_walk(o_, attachment_.pins(), use)) health_.walked(*w);
-  if (good_ && Clock::now() >= next_age_) {
-    if (auto st = good_->age(); !st) say(o_.iface, "ageing the known-good sources failed: {}", st.error().message());
-    next_age_ = Clock::now() + std::chrono::nanoseconds(autop_.known_good_for_ns);
+  age_known_good();
+}
+
+// Every known_good_for, or early when the half packets read lets more than 1 % of unknown
+// sources through (kGoodMaxFalsePositive), at most once per kGoodEarliestAgeingNs.
+void Daemon::age_known_good() {
+  if (!good_) return;
+  const auto ns = [](Clock::time_point t) { return static_cast<uint64_t>(t.time_since_epoch().count()); };
+  static_assert(std::is_same_v<Clock::duration, std::chrono::nanoseconds>);
+  const auto now = Clock::now();
+  const GoodFill f = good_->fill();
+  const daemon::Ageing due = daemon::ageing_due(f.false_positive, ns(now), ns(last_age_), ns(next_age_));
+  if (due == daemon::Ageing::None) {
+    health_.known_good({f.fill, f.false_positive}, false, false);
+    return;
   }
+  if (auto st = good_->age(); !st) {
+    say(o_.iface, "ageing the known-good sources failed: {}", st.error().message());
+    return;
+  }
+  last_age_ = now;
+  next_age_ = now + std::chrono::nanoseconds(autop_.known_good_for_ns);
+  const GoodFill after = good_->fill();
+  const bool early = due == daemon::Ageing::Early;
+  if (early)
+    say(o_.iface,
+        "the known-good filter aged early: {:.2f} % false positives estimated (fill {:.1f} %), over the {:.0f} % it "
+        "keeps to; marks older than the last ageing are forgotten (now {:.2f} %)",
+        100 * f.false_positive, 100 * f.fill, 100 * daemon::kGoodMaxFalsePositive, 100 * after.false_positive);
+  health_.known_good({after.fill, after.false_positive}, true, early);
 }
 
 // A fresh SYN cookie key once per key epoch (cookie_keys.hpp): a check per turn of the
@@ -265,6 +301,13 @@ void Daemon::follow_local() {
     say(o_.iface, "the host's addresses changed: {} local routes now", routes->size());
 }
 
+// SYN authentication's proxy against the host, once a second (syn_watch.hpp).
+void Daemon::watch_syn() {
+  if (!policy_ || Clock::now() < next_syn_watch_) return;
+  next_syn_watch_ = Clock::now() + std::chrono::seconds(1);
+  syn_watch_.check(attachment_.pins(), *policy_, [this](const EventRecord& r) { write_event(r); });
+}
+
 bool Daemon::loop() {
   const auto every = std::chrono::nanoseconds(o_.prune_every_ns);
   auto next_walk = Clock::now();
@@ -275,6 +318,7 @@ bool Daemon::loop() {
     if (attachment_.take_replaced()) {  // attached again: new maps
       open_events();
       open_known_good();
+      syn_watch_.reset();
       if (bouncer_) bouncer_->resync();
     }
     if (Clock::now() >= next_walk && attachment_.whole()) {
@@ -282,7 +326,10 @@ bool Daemon::loop() {
       next_walk = Clock::now() + every;
     }
     rotate_cookie_key();
-    if (attachment_.whole()) follow_local();
+    if (attachment_.whole()) {
+      follow_local();
+      watch_syn();
+    }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::clamp<Clock::duration>(next_walk - Clock::now(), Clock::duration::zero(), std::chrono::milliseconds(250)));
     if (events_) {

@@ -58,6 +58,21 @@ void Health::walked(const WalkCounts& w) {
   std::lock_guard g(mu_);
   walk_ = w;
   health_.known_good_marked += w.marked;
+  health_.known_good_capped += w.capped;
+}
+
+void Health::known_good(const GoodFilterHealth& now, bool aged, bool early) {
+  std::lock_guard g(mu_);
+  GoodFilterHealth& h = health_.good ? *health_.good : health_.good.emplace();
+  h.fill = now.fill;
+  h.false_positive = now.false_positive;
+  h.ageings += aged;
+  h.early_ageings += aged && early;
+}
+
+void Health::restored_tc_filter() {
+  std::lock_guard g(mu_);
+  ++health_.tc_restores;
 }
 
 void Health::bouncer(const BouncerHealth& b) {

@@ -22,6 +22,10 @@ class Health {
   // A new SYN cookie key drawn (cookie_keys.hpp).
   void rotated_cookie_key();
   void walked(const WalkCounts& w);
+  // The known-good filter measured (and, `aged`, aged; `early`, for its false positives).
+  void known_good(const GoodFilterHealth& now, bool aged, bool early);
+  // levee's tc filter put back on the interface after someone removed it.
+  void restored_tc_filter();
   // The filter's attachment and pins as the loop last found them.
   void attached(bool yes);
   void pinned(bool yes);

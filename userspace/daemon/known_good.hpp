@@ -20,12 +20,30 @@
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "levee_abi.h"
 #include "policy/keys.hpp"
 
 namespace levee::daemon {
+
+// The known-good filter ages every known_good_for, and earlier once the half packets read
+// would let more than kGoodMaxFalsePositive of the sources never marked through (its
+// estimate: bpf/filters.hpp, good_fill()), but not within kGoodEarliestAgeing of the last
+// ageing: a mark then lasts at least that long whatever fills the filter, and a flood of
+// proven sources cannot make levee run clear it at every walk. At 1 % a half holds some
+// 600,000 random sources (19 % of its bits set; filters_test.cpp), where 4M would let 44 %
+// of unknown sources through.
+inline constexpr double kGoodMaxFalsePositive = 0.01;
+inline constexpr uint64_t kGoodEarliestAgeingNs = 60'000'000'000;
+
+// Whether the filter ages at `now_ns`: Scheduled once `next_ns` (the last ageing plus
+// known_good_for) is reached, Early when its half packets read has more false positives
+// than kGoodMaxFalsePositive and the last ageing (`last_ns`) is kGoodEarliestAgeingNs
+// ago. Any one clock, in ns.
+enum class Ageing { None, Scheduled, Early };
+Ageing ageing_due(double false_positive, uint64_t now_ns, uint64_t last_ns, uint64_t next_ns);
 
 class GoodJudge {
  public:
@@ -58,6 +76,26 @@ class GoodJudge {
   uint64_t now_ = 0, walk_ = 0;
   Classes classes_{};
   std::unordered_map<lv_key, Seen, KeyHash, KeyEq> seen_;
+};
+
+// levee run's own marks, bounded per network as the datapath bounds its proven sources':
+// the network is the policy's answer prefix (lv_answer.mask4, mask6), the bound
+// lv_answer.marks_per_network, the rule lv_syn_mark_take() (bpf/syn_cells.h). Counted in
+// a table of its own (the datapath's lv_syn is not pinned), which starts over when the
+// filter ages (lv_control.good_epoch moves). A source the walks mark again and again
+// while it behaves counts once per ageing.
+class NetworkMarks {
+ public:
+  // May `k` be marked now, in ageing `epoch`? Counts it if it is new to the ageing.
+  bool take(const lv_key& k, const lv_answer& a, uint32_t epoch);
+  uint64_t capped() const { return capped_; }  // marks refused, all time
+  size_t networks() const { return cells_.size(); }
+
+ private:
+  uint32_t epoch_ = 0;
+  std::unordered_map<lv_key, uint64_t, KeyHash, KeyEq> cells_;  // by network: lv_syn_mark_take()'s cell
+  std::unordered_set<lv_key, KeyHash, KeyEq> counted_;          // sources counted in this ageing
+  uint64_t capped_ = 0;
 };
 
 }  // namespace levee::daemon

@@ -39,9 +39,17 @@ class Visitor {
   // The walk is over: the judge forgets who it did not see, its marks are made.
   void finish(WalkCounts& w) {
     if (use_.judge) use_.judge->end();
-    if (use_.good)
-      for (const lv_key& k : marks_) use_.good->mark(k);
-    w.marked = use_.good ? marks_.size() : 0;
+    if (use_.good) {
+      const uint32_t epoch = use_.good->epoch();
+      for (const lv_key& k : marks_) {
+        if (use_.bound && !use_.bound->take(k, pol_.answer, epoch)) {
+          ++w.capped;
+          continue;
+        }
+        use_.good->mark(k);
+        ++w.marked;
+      }
+    }
     w.probation = n_.probation;
     w.watched = n_.watched;
     w.escalated = escalated_;

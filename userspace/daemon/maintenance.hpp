@@ -21,6 +21,7 @@ namespace levee::daemon {
 struct WalkUse {
   GoodJudge* judge = nullptr;
   KnownGood* good = nullptr;
+  NetworkMarks* bound = nullptr;  // the judge's marks, bounded per network
   std::function<void(const lv_key&)> escalated;
 };
 

@@ -6,6 +6,7 @@
 #include "bpf/pins.hpp"
 #include "core/iface.hpp"
 #include "daemon/log.hpp"
+#include "export/render_synauth.hpp"
 #include "export/render_units.hpp"
 #include "policy/config.hpp"
 
@@ -54,6 +55,8 @@ Status start_filter(const DaemonOptions& o, Policy p) {
   if (!r.fallback.empty()) say(iface, "{}; using generic mode", r.fallback);
   if (!r.no_proxy.empty() && has_syn_auth(a.policy))
     say(iface, "SYN authentication answers in reset mode (a new client connects a second later): {}", r.no_proxy);
+  if (has_syn_auth(a.policy))
+    for (const std::string& n : syn_attach_notes(r)) say(iface, "{}", n);
   say(iface, "attached in {} mode (program {}): policy from {}, {} sources at most", r.mode, r.prog_id, a.policy.source,
       group_digits(a.max_sources));
   return {};

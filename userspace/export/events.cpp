@@ -5,6 +5,7 @@
 #include "core/clock.hpp"
 #include "core/reasons.hpp"
 #include "core/units.hpp"
+#include "export/render_synauth.hpp"
 #include "export/render_units.hpp"
 
 namespace levee {
@@ -31,10 +32,34 @@ const char* event_type_name(unsigned type) {
       return "deescalated";
     case LV_EV_ANSWER_LIMITED:
       return "answer_limited";
+    case kEvSynProxy:
+      return "syn_proxy";
+    case kEvTcpOptions:
+      return "tcp_options";
+    case kEvTcFilter:
+      return "tc_filter";
     default:
       return "unknown";
   }
 }
+
+namespace {
+
+// levee run's own events (ControllerEvent): of the interface, with no class or address.
+std::string controller_event_text(const EventRecord& r) {
+  switch (r.type) {
+    case kEvSynProxy:
+      return fmt::format("SYN authentication {}: {}", r.value ? "proxies" : "answers in reset mode", r.why);
+    case kEvTcpOptions:
+      return fmt::format("SYN-ACKs leave out {}", tcp_options_text(static_cast<uint32_t>(r.value)));
+    case kEvTcFilter:
+      return fmt::format("levee's tc filter put back (priority {}, handle {:#x})", r.value, r.count);
+    default:
+      return "";
+  }
+}
+
+}  // namespace
 
 const char* reason_name(unsigned reason) {
   for (const ReasonInfo& r : kReasons)
@@ -64,12 +89,22 @@ nlohmann::json event_json(const EventRecord& r) {
   if (r.type == LV_EV_ESCALATED || r.type == LV_EV_ANSWER_LIMITED) j["limit_pps"] = r.value;
   if (r.type == LV_EV_ENGAGED || r.type == LV_EV_ESCALATED || r.type == LV_EV_ANSWER_LIMITED) j["monitor"] = r.monitor;
   if (r.type == LV_EV_RELEASED || r.type == LV_EV_DEESCALATED) j["duration_ms"] = r.value / 1'000'000;
+  if (r.type == kEvSynProxy) {
+    j["proxying"] = r.value != 0;
+    j["why"] = r.why;
+  }
+  if (r.type == kEvTcpOptions) j["options_off"] = tcp_off_names(static_cast<uint32_t>(r.value));
+  if (r.type == kEvTcFilter) {
+    j["priority"] = r.value;
+    j["handle"] = r.count;
+  }
   return j;
 }
 
 std::string event_text(const EventRecord& r) {
   std::string out =
       fmt::format("{} {} {}", format_time(r.time_unix_ns, TimeDigits::Millis), r.iface, event_type_name(r.type));
+  if (r.type >= kEvSynProxy) return out + ": " + controller_event_text(r);
   if (!r.address.empty()) out += " " + r.address;
   out += r.class_name.empty() ? fmt::format(" class #{}", r.class_id) : fmt::format(" class {}", r.class_name);
   if (r.reason) out += fmt::format(" reason {}", reason_name(*r.reason));

@@ -196,6 +196,52 @@ void walk_families(Writer& w, const WalkCounts& k, const IfaceStatus& st) {
   w.sample({}, k.seconds);
 }
 
+// SYN authentication's proxy as the filter has it now (a class with syn_auth only).
+void syn_families(Writer& w, const IfaceStatus& st) {
+  if (!st.syn) return;
+  const IfaceStatus::SynAuth& y = *st.syn;
+  w.family("levee_syn_proxying", "gauge",
+           "1 while SYN authentication answers in proxy mode, 0 while in reset mode (no tc filter, "
+           "net.ipv4.tcp_syncookies 0).");
+  w.sample({}, uint64_t{y.proxying ? 1u : 0u});
+  if (y.tc.handle) {
+    w.family("levee_syn_tc_filter_present", "gauge",
+             "1 while levee's tc filter is at its place on the ingress hook, 0 while someone removed it (levee run "
+             "puts it back).");
+    w.sample({}, uint64_t{y.tc_present ? 1u : 0u});
+  }
+  w.family("levee_syn_tcp_option_offered", "gauge",
+           "1 for a handshake option levee's SYN-ACKs offer, 0 for one the listener's namespace turned off "
+           "(net.ipv4 sysctls).");
+  for (const auto& [bit, name] : {std::pair{LV_TCP_OFF_TS, "timestamps"}, std::pair{LV_TCP_OFF_SACK, "sack"},
+                                  std::pair{LV_TCP_OFF_WSCALE, "window_scaling"}})
+    w.sample({{"option", name}}, uint64_t{(y.tcp_off & bit) ? 0u : 1u});
+}
+
+// The known-good filter: how full levee run last found it, its ageings, the marks its
+// bound per network left out.
+void known_good_families(Writer& w, const MetricsSnapshot& s) {
+  const DaemonHealth& d = *s.daemon;
+  w.family("levee_known_good_marks_capped_total", "counter",
+           "Sources left unmarked known-good because their network had made known_good_per_network marks since the "
+           "last ageing, by who proved them: syn_auth (a handshake), walk (levee run's judge).");
+  w.sample({{"by", "syn_auth"}}, s.counters.marks_capped);
+  w.sample({{"by", "walk"}}, d.known_good_capped);
+  if (!d.good) return;
+  w.family("levee_known_good_fill", "gauge",
+           "Share of the bits set in the known-good filter's half packets read, at the last maintenance walk.");
+  w.sample({}, d.good->fill);
+  w.family("levee_known_good_false_positive_ratio", "gauge",
+           "Share of sources never marked that the known-good filter would take for known-good, estimated from its "
+           "fill at the last walk; levee run ages it early above 0.01.");
+  w.sample({}, d.good->false_positive);
+  w.family("levee_known_good_ageings_total", "counter",
+           "Ageings of the known-good filter by this levee run: every known_good_for (scheduled), or early when its "
+           "false positives went over 1 % (early).");
+  w.sample({{"kind", "scheduled"}}, d.good->ageings - d.good->early_ageings);
+  w.sample({{"kind", "early"}}, d.good->early_ageings);
+}
+
 // The daemon's own health.
 void daemon_families(Writer& w, const DaemonHealth& d) {
   w.family("levee_daemon_start_time_seconds", "gauge", "When this levee run started (Unix time).");
@@ -210,7 +256,7 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.sample({}, seconds(d.last_success_unix_ns));
   w.family("levee_events_total", "counter", "Events this levee run wrote, by type.");
   for (const char* type : {"limited", "banned", "ban_ended", "admission", "map_full", "engaged", "released",
-                           "escalated", "deescalated", "answer_limited"}) {
+                           "escalated", "deescalated", "answer_limited", "syn_proxy", "tcp_options", "tc_filter"}) {
     auto it = d.events.find(type);
     w.sample({{"type", type}}, it == d.events.end() ? uint64_t{0} : it->second);
   }
@@ -238,9 +284,10 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.sample({}, uint64_t{d.pinned ? 1u : 0u});
   w.family("levee_filter_recoveries_total", "counter",
            "Times levee run put its filter back: attached again after the interface came back, pinned again "
-           "after bpffs did.");
+           "after bpffs did, its tc filter (SYN authentication's proxy) put back after someone removed it.");
   w.sample({{"action", "reattach"}}, d.reattaches);
   w.sample({{"action", "repin"}}, d.repins);
+  w.sample({{"action", "tc_filter"}}, d.tc_restores);
 }
 
 // levee run's CrowdSec bouncer.
@@ -301,8 +348,10 @@ std::string render_metrics(const MetricsSnapshot& s) {
   class_families(w, s);
   attachment_families(w, s.status, s.version);
   autopilot_families(w, s.status);
+  syn_families(w, s.status);
   if (s.walk) walk_families(w, *s.walk, s.status);
   if (s.daemon) daemon_families(w, *s.daemon);
+  if (s.daemon) known_good_families(w, s);
   if (s.bouncer) bouncer_families(w, *s.bouncer);
   if (s.publisher) publisher_families(w, *s.publisher);
   return w.take();

@@ -38,6 +38,15 @@ struct WalkCounts {
   uint64_t watched = 0;     // networks the autopilot watches
   uint64_t escalated = 0;   // of those, escalated and not calm
   uint64_t marked = 0;      // sources marked known-good by this walk
+  uint64_t capped = 0;      // ...left unmarked: their network made its marks (known_good_per_network)
+};
+
+// The known-good filter as levee run last measured it (the half packets read).
+struct GoodFilterHealth {
+  double fill = 0;             // share of its bits set
+  double false_positive = 0;   // estimated (bpf/filters.hpp, good_fill())
+  uint64_t ageings = 0;        // by this levee run: every known_good_for, or early
+  uint64_t early_ageings = 0;  // of those, early: the false positives over 1 %
 };
 
 // The daemon's own health.
@@ -52,9 +61,12 @@ struct DaemonHealth {
   // The filter as the daemon keeps it: attached to the interface (false while the
   // interface is gone) and pinned in bpffs (false while only levee run holds it open).
   bool attached = true, pinned = true;
-  uint64_t reattaches = 0, repins = 0;  // recoveries from each
-  uint64_t known_good_marked = 0;       // sources the walks marked known-good (WalkCounts.marked, summed)
-  uint64_t cookie_key_rotations = 0;    // SYN cookie keys drawn by this daemon (one per key epoch)
+  uint64_t reattaches = 0, repins = 0;   // recoveries from each
+  uint64_t tc_restores = 0;              // levee's tc filter put back after someone removed it
+  uint64_t known_good_marked = 0;        // sources the walks marked known-good (WalkCounts.marked, summed)
+  uint64_t known_good_capped = 0;        // ...and left unmarked for their network's bound (WalkCounts.capped)
+  std::optional<GoodFilterHealth> good;  // the known-good filter, once measured
+  uint64_t cookie_key_rotations = 0;     // SYN cookie keys drawn by this daemon (one per key epoch)
 };
 
 // levee run's CrowdSec bouncer ([crowdsec]): what it holds and how its pulls went.

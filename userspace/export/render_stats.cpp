@@ -44,6 +44,7 @@ nlohmann::json stats_json(const std::string& iface, const Counters& c, const Cla
   json handoff = json::object();
   for (unsigned h = 0; h < LV_HO_MAX; ++h) handoff[handoff_result_name(h)] = c.handoff[h];
   j["syn_handoffs"] = handoff;
+  j["known_good"] = {{"marks_capped", c.marks_capped}};
   json classes = json::object();
   for (const auto& [name, id] : class_names) {
     const lv_class_counters& k = c.by_class[id & (LV_MAX_CLASSES - 1)];

@@ -5,6 +5,7 @@
 #include "bpf/maps.hpp"
 #include "core/units.hpp"
 #include "export/render_policy.hpp"
+#include "export/render_synauth.hpp"
 #include "export/render_units.hpp"
 #include "guard.h"
 #include "policy/compile.hpp"
@@ -185,7 +186,9 @@ json iface_json(const IfaceStatus& s) {
                                            : json(nullptr)},
             {"probation", s.probation},
             {"watched", s.watched},
-            {"escalated", s.escalated.size()}};
+            {"escalated", s.escalated.size()},
+            {"syn_auth", syn_auth_json(s)},
+            {"known_good", known_good_json(s)}};
   // The default class (the last) at the top level: the --rate/--burst shorthand.
   if (!classes.empty())
     for (const char* k : {"rate", "burst", "effective_rate", "prefix4", "prefix6", "fast_reject"})
@@ -296,6 +299,7 @@ std::string iface_tail_text(const IfaceStatus& s) {
                        s.watched == 1 ? "" : "s", group_digits(s.escalated.size()));
   out += fmt::format("  bans     {} active, {} records of {}\n", group_digits(s.bans_active),
                      group_digits(s.ban_records), group_digits(s.max_bans));
+  out += syn_auth_text(s) + known_good_text(s);
   if (s.crowdsec)
     out += fmt::format("  crowdsec {} decision{} held, {} in force (levee run's bouncer: see its metrics)\n",
                        group_digits(s.crowdsec), s.crowdsec == 1 ? "" : "s", group_digits(s.crowdsec_in_force));

@@ -180,6 +180,7 @@ void compile_answer(const SynAuthSpec& sa, lv_answer& a) {
   a.prefix6 = static_cast<uint8_t>(sa.prefix6);
   a.mask4 = mask4_of(sa.prefix4);
   mask6_of(sa.prefix6, a.mask6);
+  a.marks_per_network = sa.marks_per_network;
 }
 
 // The interface's settings, and what the slot derives from its classes.

@@ -24,6 +24,7 @@ namespace {
 constexpr uint64_t kMaxSources = 100'000'000;  // as `levee attach --max-sources`
 constexpr uint64_t kMaxBans = 100'000'000;
 constexpr uint64_t kMaxAnswerCap = 1'000'000'000;
+constexpr uint64_t kMaxKnownGoodPerNetwork = 1'000'000;  // 0 is no bound
 
 }  // namespace
 
@@ -104,12 +105,16 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
 }
 
 void Reader::syn_auth(const toml::table& t, SynAuthSpec& s) {
-  known(t, "syn_auth", {"answer_rate", "answer_burst", "answer_prefix4", "answer_prefix6", "answer_cap"});
+  known(t, "syn_auth",
+        {"answer_rate", "answer_burst", "answer_prefix4", "answer_prefix6", "answer_cap", "known_good_per_network"});
   if (Rate r = pair(t, "syn_auth", "answer_rate", "answer_burst", kMaxRatePps, kMaxBurst); r.set()) s.per_network = r;
   s.prefix4 = prefix(t, "syn_auth", "answer_prefix4", 32).value_or(s.prefix4);
   s.prefix6 = prefix(t, "syn_auth", "answer_prefix6", 128).value_or(s.prefix6);
   if (const toml::node* n = t.get("answer_cap"))
     if (auto v = count(*n, "syn_auth.answer_cap", 1, kMaxAnswerCap)) s.cap = *v;
+  if (const toml::node* n = t.get("known_good_per_network"))
+    if (auto v = count(*n, "syn_auth.known_good_per_network", 0, kMaxKnownGoodPerNetwork))
+      s.marks_per_network = static_cast<uint32_t>(*v);
 }
 
 void Reader::autopilot(const toml::table& t, AutoSpec& a) {

@@ -177,13 +177,20 @@ bool has_syn_auth(const Policy& p);
 // connections a second from one /24 is more than a carrier-grade NAT sends one server.
 // answer_cap is all of them together, divided among the CPUs: far above what a host
 // answers, so that it is never what locks clients out of a flood of random sources.
+// known_good_per_network bounds the known-good marks one of those networks makes in an
+// ageing of the known-good filter (lv_answer.marks_per_network, bpf/syn_cells.h), so that
+// one /48's 65,536 /64s cannot fill the filter that remembers everyone: 256 is more
+// clients than one /24 or /48 usually brings one server in a day. 0: no bound.
+inline constexpr uint32_t kDefaultKnownGoodPerNetwork = 256;
 struct SynAuthSpec {
   Rate per_network{1'000, 100};
   unsigned prefix4 = 24;
   unsigned prefix6 = 48;
   uint64_t cap = 5'000'000;
+  uint32_t marks_per_network = kDefaultKnownGoodPerNetwork;
   bool operator==(const SynAuthSpec& o) const {
-    return per_network == o.per_network && prefix4 == o.prefix4 && prefix6 == o.prefix6 && cap == o.cap;
+    return per_network == o.per_network && prefix4 == o.prefix4 && prefix6 == o.prefix6 && cap == o.cap &&
+           marks_per_network == o.marks_per_network;
   }
 };
 
