@@ -340,7 +340,8 @@ Status repin(const Pinned& p) {
   std::vector<PinObj> objs{PinObj{p.link.get(), LV_PIN_LINK},     PinObj{p.state.get(), LV_MAP_STATE},
                            PinObj{p.policy.get(), LV_MAP_POLICY}, PinObj{p.percpu.get(), LV_MAP_PERCPU},
                            PinObj{p.shared.get(), LV_MAP_SHARED}, PinObj{p.bans.get(), LV_MAP_BANS},
-                           PinObj{p.seen.get(), LV_MAP_SEEN},     PinObj{p.good.get(), LV_MAP_GOOD}};
+                           PinObj{p.seen.get(), LV_MAP_SEEN},     PinObj{p.good.get(), LV_MAP_GOOD},
+                           PinObj{p.local.get(), LV_MAP_LOCAL}};
   if (p.events.valid()) objs.push_back(PinObj{p.events.get(), LV_MAP_EVENTS});
   if (p.handoff.valid()) objs.push_back(PinObj{p.handoff.get(), kPinHandoff});
   for (unsigned slot = 0; slot < 2; ++slot)
