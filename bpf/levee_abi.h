@@ -832,8 +832,11 @@ static inline __u32 lv_seen_hash(const struct lv_key *k, __u32 seed)
  * bits of the same hash. Marking sets both halves; the controller clears the inactive
  * half and flips lv_control.good_active every known_good_for, so a mark lasts between
  * one and two of those periods unless it is renewed. Pinned: it survives restarts.
- * False positives, with the summary below (measured by the unit tests,
- * filters_test.cpp): under 1e-6 at 10k marked sources, 5e-5 at 100k, 2 % at 1M.
+ * False positives for random sources, with the summary below (measured by the unit
+ * tests, filters_test.cpp): under 2e-4 at 100k marked sources, 1 % at some 600k,
+ * 3.2 % at 1M, 14 % at 2M. levee run therefore ages the filter early once its fill
+ * says 1 % (good_fill(), at most once a minute), and bounds the marks of one network
+ * (lv_answer.marks_per_network), so one /48 cannot fill it.
  */
 static inline __u64 lv_good_bits(__u64 h)
 {

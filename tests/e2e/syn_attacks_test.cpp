@@ -467,6 +467,7 @@ class SynDeep : public E2e {
     E2e::SetUp();
     if (!IsSkipped()) attach_peer_sink(sb().tx_ns(), sb().tx_if());
   }
+  void send_deep(uint8_t flags, uint32_t seq, uint32_t ack);
 };
 
 // The frame: Ethernet, IPv6, Destination Options of 1,040 bytes with the decoy, TCP
@@ -504,6 +505,21 @@ std::vector<uint8_t> deep_frame(uint8_t flags, uint32_t seq, uint32_t ack) {
   return b;
 }
 
+// deep_frame() sent raw from the sender's side of the sandbox.
+void SynDeep::send_deep(uint8_t flags, uint32_t seq, uint32_t ack) {
+  in_netns(sb().tx_ns(), [&] {
+    levee::Fd out(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
+    sockaddr_ll ll{};
+    ll.sll_family = AF_PACKET;
+    ll.sll_ifindex = static_cast<int>(if_nametoindex(sb().tx_if().c_str()));
+    ll.sll_halen = 6;
+    const std::vector<uint8_t> frame = deep_frame(flags, seq, ack);
+    if (sendto(out.get(), frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&ll), sizeof ll) !=
+        static_cast<ssize_t>(frame.size()))
+      sys_fail("send a deep frame");
+  });
+}
+
 TEST_F(SynDeep, AnIpv6SynDeepBehindADecoyIsAnsweredFromItsOwnPortAndLandsThere) {
   TempDir dir;
   attach({"--config", dir.write("levee.toml", syn_auth_policy(kPort, "proxy"))});
@@ -513,17 +529,7 @@ TEST_F(SynDeep, AnIpv6SynDeepBehindADecoyIsAnsweredFromItsOwnPortAndLandsThere) 
   const levee::Fd tap = packet_socket(sb().tx_ns(), sb().tx_if(), 1 << 20);
   const timeval tv{1, 0};
   setsockopt(tap.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  in_netns(sb().tx_ns(), [&] {
-    levee::Fd out(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
-    sockaddr_ll ll{};
-    ll.sll_family = AF_PACKET;
-    ll.sll_ifindex = static_cast<int>(if_nametoindex(sb().tx_if().c_str()));
-    ll.sll_halen = 6;
-    const std::vector<uint8_t> syn = deep_frame(levee::pkt::kTcpSyn, 1000, 0);
-    if (sendto(out.get(), syn.data(), syn.size(), 0, reinterpret_cast<sockaddr*>(&ll), sizeof ll) !=
-        static_cast<ssize_t>(syn.size()))
-      sys_fail("send the deep SYN");
-  });
+  send_deep(levee::pkt::kTcpSyn, 1000, 0);
   // The SYN-ACKs that come back: their source ports, and the cookie of 8080's.
   std::vector<uint16_t> from_ports;
   uint32_t cookie = 0;
@@ -537,17 +543,7 @@ TEST_F(SynDeep, AnIpv6SynDeepBehindADecoyIsAnsweredFromItsOwnPortAndLandsThere) 
     if (sport == kPort) cookie = uint32_t{buf[58]} << 24 | uint32_t{buf[59]} << 16 | uint32_t{buf[60]} << 8 | buf[61];
   }
   ASSERT_EQ(from_ports, std::vector<uint16_t>{kPort}) << "a SYN-ACK from its own port, none from another";
-  in_netns(sb().tx_ns(), [&] {
-    levee::Fd out(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
-    sockaddr_ll ll{};
-    ll.sll_family = AF_PACKET;
-    ll.sll_ifindex = static_cast<int>(if_nametoindex(sb().tx_if().c_str()));
-    ll.sll_halen = 6;
-    const std::vector<uint8_t> ack = deep_frame(levee::pkt::kTcpAck, 1001, cookie + 1);
-    if (sendto(out.get(), ack.data(), ack.size(), 0, reinterpret_cast<sockaddr*>(&ll), sizeof ll) !=
-        static_cast<ssize_t>(ack.size()))
-      sys_fail("send the deep ACK");
-  });
+  send_deep(levee::pkt::kTcpAck, 1001, cookie + 1);
   usleep(300'000);
   auto accepted = [](int lfd) {
     const timeval t{0, 200'000};

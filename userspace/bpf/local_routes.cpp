@@ -73,7 +73,7 @@ Result<std::vector<lv_local_key>> local_routes() {
   nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
   nlh->nlmsg_type = RTM_GETROUTE;
   nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  const uint32_t seq = static_cast<uint32_t>(getpid());
+  const auto seq = static_cast<uint32_t>(getpid());
   nlh->nlmsg_seq = seq;
   auto* rtm = static_cast<rtmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(rtmsg)));
   rtm->rtm_family = AF_UNSPEC;
