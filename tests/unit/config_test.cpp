@@ -1232,7 +1232,8 @@ TEST_F(ConfigFiles, MissingFileIsOneClearError) {
 TEST_F(ConfigFiles, ADirectoryIsNotAConfigFile) {
   auto r = load_config(dir_);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message().find("Is a directory"), std::string::npos) << r.error().message();
+  EXPECT_NE(r.error().message().find(": the config file is a directory, not a regular file; "), std::string::npos)
+      << r.error().message();
 }
 
 TEST_F(ConfigFiles, BrokenFilesNameThePath) {

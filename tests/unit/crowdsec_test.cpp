@@ -120,7 +120,7 @@ TEST_F(CrowdsecKey, ReadsOneWordTrimmedAndRefusesTheRest) {
             std::string::npos);
   EXPECT_NE(read_cs_key((dir_ / "none").string()).error().message().find("cannot open the CrowdSec key file"),
             std::string::npos);
-  EXPECT_NE(read_cs_key(dir_.string()).error().message().find("is not a file"), std::string::npos);
+  EXPECT_NE(read_cs_key(dir_.string()).error().message().find("is a directory, not a regular file"), std::string::npos);
 }
 
 // ---- Go durations and the stream -----------------------------------------------------

@@ -5,13 +5,13 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
+#include "core/input_file.hpp"
 #include "core/lock.hpp"
 #include "export/render_status.hpp"
 
@@ -27,17 +27,14 @@ CLI::App* add_status_command(CLI::App& app, bool& json) {
 namespace {
 
 // The state file is a few hundred bytes; a larger one is not levee run's.
-constexpr std::streamsize kMaxPublishStateBytes = std::streamsize{64} << 10;
+constexpr size_t kMaxPublishStateBytes = size_t{64} << 10;
 
 // levee run's CrowdSec publisher, from its state file: nothing when there is none, it
 // is not one, or its daemon is gone (killed: it had no chance to remove the file).
 std::optional<IfaceStatus::Publish> publish_state(const std::string& iface) {
-  std::ifstream f(publish_state_path(iface), std::ios::binary);
+  auto f = read_input(publish_state_path(iface), {.what = "the publisher's state", .max_bytes = kMaxPublishStateBytes});
   if (!f) return std::nullopt;
-  std::string text(static_cast<size_t>(kMaxPublishStateBytes) + 1, '\0');
-  f.read(text.data(), kMaxPublishStateBytes + 1);
-  if (f.gcount() > kMaxPublishStateBytes) return std::nullopt;
-  text.resize(static_cast<size_t>(f.gcount()));
+  const std::string& text = f->text;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return std::nullopt;
   const int pid = j.value("pid", 0);

@@ -7,12 +7,10 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <memory>
 
 #include "core/clock.hpp"
 #include "core/iface.hpp"
+#include "core/input_file.hpp"
 #include "core/quote.hpp"
 #include "policy/config_reader.hpp"
 #include "policy/validate.hpp"
@@ -227,18 +225,11 @@ Result<Policy> parse_config(const std::string& text, const std::string& name) {
 }
 
 Result<std::string> read_config_text(const std::string& path) {
-  const char* hint = "give the path of a levee config file (see examples/levee.toml)";
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "re"), std::fclose);
-  if (!f) return Error{fmt::format("{}: cannot open the config file", path), errno, hint, true};
-  std::string text;
-  char buf[65536];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f.get())) {
-    text.append(buf, n);
-    if (text.size() > kMaxInputFileBytes)
-      return usage_error(fmt::format("{}: larger than {} MiB", path, kMaxInputFileBytes >> 20), hint);
-  }
-  if (std::ferror(f.get())) return Error{fmt::format("{}: cannot read the config file", path), errno, hint, true};
-  return text;
+  LV_TRY_ASSIGN(InputFile f,
+                read_input(path, {.what = "the config file",
+                                  .max_bytes = kMaxInputFileBytes,
+                                  .hint = "give the path of a levee config file (see examples/levee.toml)"}));
+  return std::move(f.text);
 }
 
 Result<Policy> load_config(const std::string& path) {

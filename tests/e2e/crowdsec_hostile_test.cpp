@@ -1,0 +1,68 @@
+// crowdsec_hostile_test.cpp - `levee run`'s CrowdSec clients (the bouncer's pull, the
+// machine's login and alerts) against a Local API of the test's own that misbehaves
+// (fake_lapi.hpp), and what the operator is told: a FIFO as the key file on SIGHUP.
+//
+// The fake Local API and levee run both run in the sandbox's receiver namespace, on its
+// loopback; nothing listens or sends outside it.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "e2e.hpp"
+#include "fake_lapi.hpp"
+#include "levee_run.hpp"
+
+namespace lvt {
+namespace {
+
+constexpr int kFakeLapiPort = 18081;
+
+class CrowdsecHostile : public E2e {
+ protected:
+  // A loose default class and [crowdsec] pulling `lapi` every second with a key file of
+  // mode 600; `extra`: more keys of [crowdsec].
+  std::string config(const FakeLapi& lapi, const std::string& extra = "") {
+    key_ = dir_.write("crowdsec.key", "levee0fake0key\n");
+    chmod(key_.c_str(), 0600);
+    return dir_.write("levee.toml", "[default]\nrate = 100\nburst = 10\n\n[crowdsec]\nurl = \"" + lapi.url() +
+                                        "\"\napi_key_file = \"" + key_ + "\"\npoll = \"1s\"\n" + extra);
+  }
+  TempDir dir_;
+  std::string key_;
+};
+
+// A FIFO given as the key file, then SIGHUP: the daemon says so in one line and its loop
+// goes on. Before, open(2) of the FIFO held the main loop (no events written, no walk,
+// no key rotation) until the next signal.
+TEST_F(CrowdsecHostile, SighupWithAFifoAsTheKeyFileSaysSoAndTheLoopGoesOn) {
+  FakeLapi lapi(sb().rx_ns(), kFakeLapiPort, FakeLapi::behave);
+  LeveeRun d(sb(), {"--config", config(lapi)});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(eventually([&] { return d.sample("levee_crowdsec_up") == 1; }, 5'000)) << d.scrape().body;
+
+  ASSERT_EQ(unlink(key_.c_str()), 0);
+  ASSERT_EQ(mkfifo(key_.c_str(), 0600), 0);
+  d.signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return d.sample("levee_reloads_total", {{"result", "success"}}) == 2; }, 5'000));
+  // The loop writes the datapath's events: a source over its limit is one.
+  const double events = d.sample("levee_events_total");
+  send_udp(sb(), Addrs::src4()[0], 2000, 0.3);
+  EXPECT_TRUE(eventually([&] { return d.sample("levee_events_total") > events; }, 5'000))
+      << "no event written after the SIGHUP: the loop is held";
+  EXPECT_EQ(d.sample("levee_crowdsec_up"), 1) << "the running bouncer keeps its key and pulls on";
+  const RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("crowdsec: " + key_ +
+                       ": the CrowdSec key file is a FIFO, not a regular file; write the key `cscli bouncers add "
+                       "levee -o raw` printed into it, alone, mode 600\n"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace lvt
