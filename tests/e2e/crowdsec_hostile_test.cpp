@@ -64,5 +64,54 @@ TEST_F(CrowdsecHostile, SighupWithAFifoAsTheKeyFileSaysSoAndTheLoopGoesOn) {
       << r.err;
 }
 
+// Sends a status line, then one header line a second, never ending its head.
+void slow_loris(LapiConn& c, const LapiCall&) {
+  if (!c.send("HTTP/1.1 200 OK\r\n")) return;
+  for (int i = 0; c.pause(1'000) && c.send("X-Slow-" + std::to_string(i) + ": 1\r\n"); ++i) {
+  }
+  c.close();
+}
+
+// A Local API that sends a header line a second: each pull ends at its deadline
+// ([crowdsec] timeout = "2s"), and `levee status` and the metrics say so; when it answers
+// again, the pulls work again. Before, the first pull never ended: the metrics said up,
+// nothing was said, and no decision could come.
+TEST_F(CrowdsecHostile, ASlowLorisLocalApiEndsEachPullAtItsDeadlineAndStatusSaysSo) {
+  FakeLapi lapi(sb().rx_ns(), kFakeLapiPort, slow_loris);
+  LeveeRun d(sb(), {"--config", config(lapi, "timeout = \"2s\"\n")});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(eventually([&] { return d.sample("levee_crowdsec_pull_timeouts_total") >= 2; }, 15'000))
+      << d.scrape().body;
+  EXPECT_EQ(d.sample("levee_crowdsec_up"), 0);
+  EXPECT_GE(d.sample("levee_crowdsec_pulls_total", {{"result", "failure"}}), 2);
+  const double took = d.sample("levee_crowdsec_pull_duration_seconds");
+  report("slow_loris_pull_s", took);
+  EXPECT_GE(took, 1.9);
+  EXPECT_LT(took, 4.0) << "the deadline of 2 s was not kept";
+
+  const std::string error =
+      "http://127.0.0.1:" + std::to_string(kFakeLapiPort) +
+      "/v1/decisions/stream?startup=true: no whole reply within 2s ([crowdsec] timeout): its status line and headers "
+      "had not ended";
+  const nlohmann::json b = sb().status().at("crowdsec").at("bouncer");
+  EXPECT_EQ(b.at("up"), false) << b.dump();
+  EXPECT_GE(b.at("pull_timeouts").get<int>(), 2) << b.dump();
+  EXPECT_EQ(b.at("last_error"), error) << b.dump();
+  const RunResult text = sb().levee({"status"});
+  EXPECT_NE(text.out.find("at their deadline): " + error + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  crowdsec 0 decisions held, 0 in force; pulls failing for "), std::string::npos)
+      << text.out;
+
+  // It answers again: the next pull (within the backoff) works, and status says so.
+  lapi.set_handler(FakeLapi::behave);
+  EXPECT_TRUE(eventually([&] { return d.sample("levee_crowdsec_up") == 1; }, 15'000)) << d.scrape().body;
+  EXPECT_EQ(sb().status().at("crowdsec").at("bouncer").at("up"), true);
+  EXPECT_NE(sb().levee({"status"}).out.find("in force; pulls working for "), std::string::npos);
+  const RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("crowdsec: " + error + "; the Local API is stuck or too slow"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace lvt

@@ -35,6 +35,7 @@ api_key_file = "/etc/levee/crowdsec.key"
   EXPECT_EQ(p.crowdsec.host, "127.0.0.1");
   EXPECT_EQ(p.crowdsec.port, 8080);
   EXPECT_EQ(p.crowdsec.poll_ns, kSec);
+  EXPECT_EQ(p.crowdsec.timeout_ns, 30 * kSec);
   EXPECT_EQ(p.crowdsec.types, std::vector<std::string>{"ban"});
   EXPECT_TRUE(p.crowdsec.origins.empty());
 
@@ -42,6 +43,7 @@ api_key_file = "/etc/levee/crowdsec.key"
 url = "http://[::1]:9090/"
 api_key_file = "/k"
 poll = "250ms"
+timeout = "5s"
 origins = ["crowdsec", "cscli"]
 scenarios_containing = ["ssh"]
 scenarios_not_containing = ["http"]
@@ -50,6 +52,7 @@ supported_decisions_types = ["ban", "captcha"]
   EXPECT_EQ(p.crowdsec.host, "::1");
   EXPECT_EQ(p.crowdsec.port, 9090);
   EXPECT_EQ(p.crowdsec.poll_ns, 250 * kMs);
+  EXPECT_EQ(p.crowdsec.timeout_ns, 5 * kSec);
   EXPECT_EQ(p.crowdsec.origins, (std::vector<std::string>{"crowdsec", "cscli"}));
   EXPECT_EQ(p.crowdsec.scenarios_containing, std::vector<std::string>{"ssh"});
   EXPECT_EQ(p.crowdsec.scenarios_not_containing, std::vector<std::string>{"http"});
@@ -80,6 +83,10 @@ TEST(CrowdsecConfig, EachMistakeIsOneLineNamingTheKey) {
                 .find("crowdsec.poll: 10ms is out of range; "
                       "give 100ms to 1m"),
             std::string::npos);
+  EXPECT_EQ(config_error(key + "url = \"http://h:1\"\ntimeout = \"500ms\"\n"),
+            "t.toml:7: crowdsec.timeout: 500ms is out of range; give 1s to 10m");
+  EXPECT_EQ(config_error(key + "url = \"http://h:1\"\ntimeout = \"11m\"\n"),
+            "t.toml:7: crowdsec.timeout: 11m is out of range; give 1s to 10m");
   EXPECT_NE(config_error(key + "url = \"http://h:1\"\norigins = []\n").find("crowdsec.origins: empty array"),
             std::string::npos);
   EXPECT_NE(config_error(key + "url = \"http://h:1\"\norigins = [\"\"]\n").find("crowdsec.origins[0]: empty string"),

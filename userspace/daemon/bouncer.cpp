@@ -1,14 +1,19 @@
 #include "daemon/bouncer.hpp"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/lock.hpp"
 #include "core/units.hpp"
 #include "daemon/block_signals.hpp"
 #include "daemon/log.hpp"
+#include "daemon/state_file.hpp"
 
 namespace levee::daemon {
 namespace {
@@ -41,7 +46,10 @@ uint32_t present_bits(const CsCounts& c) {
 Bouncer::Bouncer(std::string iface, const CrowdsecSpec& spec, std::string key, Health& health)
     : iface_(std::move(iface)), spec_(spec), health_(health), client_(spec, std::move(key)) {}
 
-Bouncer::~Bouncer() { stop(); }
+Bouncer::~Bouncer() {
+  stop();
+  if (!state_.empty()) std::remove(bouncer_state_path(iface_).c_str());
+}
 
 void Bouncer::start() {
   BlockDaemonSignals blocked;
@@ -107,7 +115,11 @@ bool Bouncer::turn() {
   if (t0 >= next_full_) startup_ = true;
   const bool startup = startup_;
   auto body = client_.pull(startup);
-  if (!body) return error(body.error()), false;
+  stats_.last_pull_seconds = client_.last_seconds();
+  if (!body) {
+    stats_.pull_timeouts += client_.last_timed_out();
+    return error(body.error()), false;
+  }
   const double pull_s = seconds_since(t0);
   // From the reply to the last entry written: the parse, the plan, the writes.
   const auto t1 = SteadyClock::now();
@@ -174,11 +186,25 @@ void Bouncer::publish(bool up) {
     for (unsigned r = 0; r < 2; ++r) stats_.held[f][r] = c.n[f][r];
   stats_.up = up;
   health_.bouncer(stats_);
+  // For `levee status` (state_file.hpp), when what it shows changed.
+  if (state_.empty() || up != stats_up_) since_unix_ns_ = Clocks::read().now_unix_ns;
+  stats_up_ = up;
+  const std::string state = nlohmann::json{{"pid", getpid()},
+                                           {"up", up},
+                                           {"since_unix_ns", since_unix_ns_},
+                                           {"pull_errors", stats_.pull_errors},
+                                           {"pull_timeouts", stats_.pull_timeouts},
+                                           {"last_error", up ? "" : last_error_what_}}
+                                .dump();
+  if (state != state_) write_state_file(bouncer_state_path(iface_), state);
+  state_ = state;
 }
 
 void Bouncer::error(const Error& e) {
   ++stats_.pull_errors;
   startup_ = true;  // after any error, every decision again: reconcile
+  if (client_.cancelled()) return;  // stopping: a pull cut short is no news
+  last_error_what_ = e.what;
   const std::string m = e.message();
   if (m != last_error_) say(iface_, "crowdsec: {} (the filter keeps the decisions it holds; retrying)", m);
   last_error_ = m;

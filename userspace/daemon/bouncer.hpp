@@ -11,6 +11,10 @@
 // minutes a startup pull reconciles anyway: the incremental stream can miss a decision
 // committed while a pull ran (a Local API race), never a full one.
 //
+// Every pull has a deadline ([crowdsec] timeout, lapi_client.hpp): a Local API that
+// answers slowly, or not at all, fails the pull like one that is down. How the pulls go is
+// in the metrics and, for `levee status`, in /run/levee/<iface>.crowdsec (state_file.hpp).
+//
 // A daemon adopting a running filter starts from what its maps hold, so a restart drops
 // nothing in between. When the filter is replaced (attached again), its new maps are
 // empty: resync() makes the thread reopen them and pull everything again.
@@ -69,6 +73,10 @@ class Bouncer {
   std::chrono::steady_clock::time_point next_full_{};  // the next periodic startup pull
   uint32_t present_ = 0;                               // the lv_cs_present bits last stored
   std::string last_error_;                             // said once until it changes or a pull succeeds
+  std::string last_error_what_;                        // the same without its hint, for levee status
+  std::string state_;                                  // what the state file holds ("": none yet)
+  bool stats_up_ = false;
+  uint64_t since_unix_ns_ = 0;  // when the pulls last went from failing to working or back
 
   std::mutex mu_;
   std::condition_variable cv_;

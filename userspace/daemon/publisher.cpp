@@ -11,6 +11,7 @@
 #include "core/units.hpp"
 #include "daemon/block_signals.hpp"
 #include "daemon/log.hpp"
+#include "daemon/state_file.hpp"
 
 namespace levee::daemon {
 namespace {
@@ -26,21 +27,16 @@ constexpr size_t kBatch = 100;
 // Queued bans are checked for their end this often while they wait.
 constexpr auto kIdleCheck = 1s;
 
-// For `levee status`: written whole (a rename over the last), so a reader never sees half.
+// For `levee status` (state_file.hpp).
 void write_state(const std::string& iface, const std::string& machine, const PublisherHealth& p) {
-  const std::string path = publish_state_path(iface), tmp = path + ".tmp";
-  const std::string text = nlohmann::json{{"pid", getpid()},
-                                          {"machine", machine},
-                                          {"up", p.up},
-                                          {"published", p.published},
-                                          {"errors", p.errors},
-                                          {"queued", p.queued},
-                                          {"dropped", p.dropped_full + p.dropped_expired}}
-                               .dump();
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return;  // status then says nothing of the publisher; the metrics still do
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+  write_state_file(publish_state_path(iface), nlohmann::json{{"pid", getpid()},
+                                                             {"machine", machine},
+                                                             {"up", p.up},
+                                                             {"published", p.published},
+                                                             {"errors", p.errors},
+                                                             {"queued", p.queued},
+                                                             {"dropped", p.dropped_full + p.dropped_expired}}
+                                                  .dump());
 }
 
 bool same(const PublisherHealth& a, const PublisherHealth& b) {

@@ -258,6 +258,13 @@ void bouncer_families(Writer& w, const BouncerHealth& b) {
   w.family("levee_crowdsec_pulls_total", "counter", "Pulls of the CrowdSec Local API's decision stream, by result.");
   w.sample({{"result", "success"}}, b.pulls);
   w.sample({{"result", "failure"}}, b.pull_errors);
+  w.family("levee_crowdsec_pull_timeouts_total", "counter",
+           "Pulls ended by their deadline ([crowdsec] timeout): the Local API did not send its whole reply in time "
+           "(counted among the failures too).");
+  w.sample({}, b.pull_timeouts);
+  w.family("levee_crowdsec_pull_duration_seconds", "gauge",
+           "How long the last pull took, from its request to the end of its reply, or to its failure.");
+  w.sample({}, b.last_pull_seconds);
   w.family("levee_crowdsec_decisions_applied_total", "counter", "CrowdSec decisions written into the filter.");
   w.sample({}, b.applied);
   w.family("levee_crowdsec_decisions_removed_total", "counter",
