@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,11 @@ namespace lvt {
 namespace {
 
 constexpr int kFakeLapiPort = 18081;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 class CrowdsecHostile : public E2e {
  protected:
@@ -111,6 +118,67 @@ TEST_F(CrowdsecHostile, ASlowLorisLocalApiEndsEachPullAtItsDeadlineAndStatusSays
   const RunResult r = d.stop();
   EXPECT_EQ(r.code, 0) << r.describe();
   EXPECT_NE(r.err.find("crowdsec: " + error + "; the Local API is stuck or too slow"), std::string::npos) << r.err;
+}
+
+// How many lines of `text` contain `what`.
+size_t lines_with(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// 20 SIGHUPs with [crowdsec] unchanged: the bouncer goes on (one startup pull, its start
+// said once) and so does the publisher (one login). Before, each SIGHUP started both
+// again: a pull in progress aborted, a startup pull and a login every time. A new key in
+// the key file starts the bouncer again (with that key), a changed publish setting the
+// publisher, each once and nothing else.
+TEST_F(CrowdsecHostile, TwentySighupsWithCrowdsecUnchangedRestartNothing) {
+  FakeLapi lapi(sb().rx_ns(), kFakeLapiPort, FakeLapi::behave);
+  const std::string password = dir_.write("machine.password", "fake0password\n");
+  chmod(password.c_str(), 0600);
+  const std::string publish =
+      "publish = true\nmachine_id = \"levee-test\"\nmachine_password_file = \"" + password + "\"\n";
+  const std::string cfg = config(lapi, publish);
+  LeveeRun d(sb(), {"--config", cfg});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(eventually(
+      [&] { return d.sample("levee_crowdsec_up") == 1 && d.sample("levee_crowdsec_publish_up") == 1; }, 5'000))
+      << d.scrape().body;
+  const std::string startup = "GET /v1/decisions/stream?startup=true", login = "POST /v1/watchers/login";
+
+  for (int i = 0; i < 20; ++i) {
+    d.signal(SIGHUP);
+    ASSERT_TRUE(eventually([&] { return d.sample("levee_reloads_total", {{"result", "success"}}) == 2 + i; }, 5'000));
+  }
+  // Pulls go on (one a second), not one of them a startup pull again.
+  const double pulls = d.sample("levee_crowdsec_pulls_total", {{"result", "success"}});
+  EXPECT_TRUE(eventually(
+      [&] {
+        return d.sample("levee_crowdsec_pulls_total", {{"result", "success"}}) >= pulls + 2;
+      },
+      5'000));
+  EXPECT_EQ(lapi.count(startup), 1u) << "the bouncer started again";
+  EXPECT_EQ(lapi.count(login), 1u) << "the publisher started again";
+
+  // A new key: the bouncer starts again, with it; the publisher goes on.
+  chmod(dir_.write("crowdsec.key", "levee0new0key\n").c_str(), 0600);
+  d.signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return lapi.count(startup) == 2; }, 5'000));
+  const std::vector<LapiCall> calls = lapi.calls();
+  EXPECT_TRUE(calls.back().has("X-Api-Key: levee0new0key")) << calls.back().head;
+  // A publish setting changes: the publisher starts again (a login); the bouncer goes on.
+  dir_.write("levee.toml", read_file(cfg) + "publish_min_ban = \"2m\"\n");
+  d.signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return lapi.count(login) == 2; }, 5'000));
+  EXPECT_TRUE(eventually([&] { return d.sample("levee_reloads_total", {{"result", "success"}}) == 23; }, 5'000));
+  EXPECT_EQ(lapi.count(startup), 2u);
+  EXPECT_EQ(lapi.count(login), 2u);
+
+  const RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(lines_with(r.err, "crowdsec: pulling decisions from"), 2u) << r.err;
+  EXPECT_EQ(lines_with(r.err, "crowdsec: publishing bans of"), 2u) << r.err;
 }
 
 }  // namespace

@@ -96,6 +96,32 @@ TEST(CrowdsecConfig, EachMistakeIsOneLineNamingTheKey) {
   EXPECT_EQ(config_error(key + "url = \"http://h:1\"\n"), "(accepted)");
 }
 
+// What starts the bouncer or the publisher again on SIGHUP: their own settings only.
+TEST(CrowdsecConfig, SamePullAndSamePublishCompareOnlyTheirOwnSettings) {
+  const std::string base = kDefault + "[crowdsec]\nurl = \"http://h:1\"\napi_key_file = \"/k\"\n";
+  const Policy a = parse_ok(base + "publish = true\nmachine_id = \"m\"\nmachine_password_file = \"/p\"\n");
+  const auto with = [&](const std::string& extra) {
+    return parse_ok(base + extra + "publish = true\nmachine_id = \"m\"\nmachine_password_file = \"/p\"\n").crowdsec;
+  };
+  EXPECT_TRUE(same_pull(a.crowdsec, with("")));
+  EXPECT_TRUE(same_publish(a.crowdsec, with("")));
+  CrowdsecSpec moved = with("");
+  moved.api_key_file = "/elsewhere";
+  moved.machine_password_file = "/elsewhere";
+  EXPECT_TRUE(same_pull(a.crowdsec, moved)) << "a key file's path is not a setting: its content is";
+  EXPECT_TRUE(same_publish(a.crowdsec, moved));
+  EXPECT_FALSE(same_pull(a.crowdsec, with("poll = \"2s\"\n")));
+  EXPECT_TRUE(same_publish(a.crowdsec, with("poll = \"2s\"\n")));
+  EXPECT_FALSE(same_pull(a.crowdsec, with("origins = [\"cscli\"]\n")));
+  EXPECT_FALSE(same_pull(a.crowdsec, with("timeout = \"5s\"\n")));
+  EXPECT_FALSE(same_publish(a.crowdsec, with("timeout = \"5s\"\n")));
+  const CrowdsecSpec min_ban =
+      parse_ok(base + "publish = true\nmachine_id = \"m\"\nmachine_password_file = \"/p\"\npublish_min_ban = \"2m\"\n")
+          .crowdsec;
+  EXPECT_TRUE(same_pull(a.crowdsec, min_ban));
+  EXPECT_FALSE(same_publish(a.crowdsec, min_ban));
+}
+
 // ---- the key file ------------------------------------------------------------------
 
 class CrowdsecKey : public ::testing::Test {

@@ -44,7 +44,7 @@ uint32_t present_bits(const CsCounts& c) {
 }  // namespace
 
 Bouncer::Bouncer(std::string iface, const CrowdsecSpec& spec, std::string key, Health& health)
-    : iface_(std::move(iface)), spec_(spec), health_(health), client_(spec, std::move(key)) {}
+    : iface_(std::move(iface)), spec_(spec), key_(std::move(key)), health_(health), client_(spec, key_) {}
 
 Bouncer::~Bouncer() {
   stop();

@@ -45,6 +45,10 @@ class Bouncer {
   Bouncer& operator=(const Bouncer&) = delete;
 
   void start();
+  // Whether it pulls as these settings and key would (SIGHUP: unchanged, it goes on).
+  bool pulls_as(const CrowdsecSpec& spec, const std::string& key) const {
+    return same_pull(spec_, spec) && key == key_;
+  }
   // Ends the thread, a pull in progress included; the maps keep what they hold.
   void stop();
   // The filter's maps were replaced: reopen them and pull every decision again.
@@ -64,6 +68,7 @@ class Bouncer {
 
   const std::string iface_;
   const CrowdsecSpec spec_;
+  const std::string key_;
   Health& health_;
   CrowdsecClient client_;
   std::optional<CrowdsecMaps> maps_;  // opened by the thread; reset by resync

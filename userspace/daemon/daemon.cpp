@@ -57,8 +57,9 @@ class Daemon {
   Status open_events_file();
   void open_events();
   void open_known_good();
-  // [crowdsec]: the bouncer (re)started with the file's settings and its key file's key
-  // (read by the caller, before anything changes), or stopped.
+  // [crowdsec]: the bouncer started with the file's settings and its key file's key
+  // (read by the caller, before anything changes), started again if either changed, or
+  // stopped.
   void start_bouncer(const CrowdsecSpec& spec, std::string key);
   // publish = true: the publisher started, or given the new settings (its queue kept);
   // else stopped. `password` read by the caller, as the key.
@@ -162,8 +163,9 @@ void Daemon::hangup() {
   CrowdsecSpec crowdsec;
   if (!daemon::reload_config(o_, health_, &autop_, &crowdsec)) return;
   judge_.set_after(autop_.known_good_after_ns);
-  // Again with the file's settings and key (a rotated key is read here): the new
-  // bouncer starts from what the maps hold and reconciles with its first pull.
+  // The file's settings and key again (a rotated key is read here): a bouncer whose
+  // settings or key changed starts again from what the maps hold and reconciles with
+  // its first pull; an unchanged one goes on, as does an unchanged publisher.
   std::string key, password;
   if (crowdsec.enabled) {
     auto k = read_cs_key(crowdsec.api_key_file);
@@ -202,6 +204,8 @@ void Daemon::start_bouncer(const CrowdsecSpec& spec, std::string key) {
     bouncer_.reset();
     return;
   }
+  // Unchanged (settings and key): it goes on, a pull in progress included.
+  if (bouncer_ && bouncer_->pulls_as(spec, key)) return;
   bouncer_.reset();
   bouncer_ = std::make_unique<daemon::Bouncer>(o_.iface, spec, std::move(key), health_);
   bouncer_->start();

@@ -63,8 +63,9 @@ Publisher::Publisher(std::string iface, const CrowdsecSpec& spec, std::string pa
     : iface_(std::move(iface)),
       health_(health),
       spec_(spec),
+      password_(std::move(password)),
       queue_(spec.publish_queue),
-      client_(std::make_unique<MachineClient>(spec, std::move(password))) {}
+      client_(std::make_unique<MachineClient>(spec, password_)) {}
 
 Publisher::~Publisher() {
   stop();
@@ -93,12 +94,18 @@ void Publisher::stop() {
 }
 
 void Publisher::reconfigure(const CrowdsecSpec& spec, std::string password) {
+  {
+    std::lock_guard lock(mu_);
+    if (same_publish(spec_, spec) && password == password_) return;
+  }
   stop();
   {
     std::lock_guard lock(mu_);
     spec_ = spec;
+    password_ = std::move(password);
     queue_.set_cap(spec.publish_queue);
-    client_ = std::make_unique<MachineClient>(spec, std::move(password));
+    client_ = std::make_unique<MachineClient>(spec, password_);
+    stats_.up = false;  // a login at once says whether the new settings work
     last_error_.clear();
   }
   start();

@@ -50,7 +50,8 @@ class Publisher {
   void start();
   // Ends the thread, a request in progress included; what is queued stays queued.
   void stop();
-  // SIGHUP: the file's settings and password, the queue kept.
+  // SIGHUP: the file's settings and password, the queue kept; unchanged ones change
+  // nothing (a request in progress goes on, the token is kept).
   void reconfigure(const CrowdsecSpec& spec, std::string password);
   // An event of the datapath: queued if it is a ban to share. Never blocks on the network.
   void offer(const EventRecord& r);
@@ -68,6 +69,7 @@ class Publisher {
 
   std::mutex mu_;  // everything below
   CrowdsecSpec spec_;
+  std::string password_;
   CsBanQueue queue_;
   PublisherHealth stats_;
   std::optional<PublisherHealth> written_;  // what the state file holds

@@ -163,6 +163,18 @@ Result<std::string> read_secret(const std::string& path, std::string_view what, 
 
 }  // namespace
 
+bool same_pull(const CrowdsecSpec& a, const CrowdsecSpec& b) {
+  return a.enabled == b.enabled && a.host == b.host && a.port == b.port && a.poll_ns == b.poll_ns &&
+         a.timeout_ns == b.timeout_ns && a.origins == b.origins && a.scenarios_containing == b.scenarios_containing &&
+         a.scenarios_not_containing == b.scenarios_not_containing && a.types == b.types;
+}
+
+bool same_publish(const CrowdsecSpec& a, const CrowdsecSpec& b) {
+  return a.publish == b.publish && a.host == b.host && a.port == b.port && a.timeout_ns == b.timeout_ns &&
+         a.machine_id == b.machine_id && a.publish_min_ban_ns == b.publish_min_ban_ns &&
+         a.publish_queue == b.publish_queue;
+}
+
 Result<std::string> read_cs_key(const std::string& path) {
   return read_secret(path, "the CrowdSec key file",
                      "write the key `cscli bouncers add levee -o raw` printed into it, alone, mode 600");

@@ -53,6 +53,12 @@ struct CrowdsecSpec {
   bool operator==(const CrowdsecSpec&) const = default;
 };
 
+// Whether two [crowdsec] tables pull decisions alike: the bouncer's settings (the key
+// file's path aside: what matters is its content, which the daemon compares).
+bool same_pull(const CrowdsecSpec& a, const CrowdsecSpec& b);
+// Whether two [crowdsec] tables publish alike (the password file's path aside, likewise).
+bool same_publish(const CrowdsecSpec& a, const CrowdsecSpec& b);
+
 // "http://host:port" (a trailing "/" allowed): host and port; https and paths refused.
 Result<std::pair<std::string, uint16_t>> parse_cs_url(std::string_view url);
 
