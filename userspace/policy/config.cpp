@@ -103,11 +103,17 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
 
 void Reader::syn_auth(const toml::table& t, SynAuthSpec& s) {
   known(t, "syn_auth", {"answer_rate", "answer_burst", "answer_prefix4", "answer_prefix6", "answer_cap"});
-  if (Rate r = pair(t, "syn_auth", "answer_rate", "answer_burst", kMaxRatePps, kMaxBurst); r.set()) s.per_network = r;
+  if (Rate r = pair(t, "syn_auth", "answer_rate", "answer_burst", kMaxRatePps, kMaxBurst,
+                    "how many SYN-ACKs levee may send one network at once");
+      r.set())
+    s.per_network = r;
   s.prefix4 = prefix(t, "syn_auth", "answer_prefix4", 32).value_or(s.prefix4);
   s.prefix6 = prefix(t, "syn_auth", "answer_prefix6", 128).value_or(s.prefix6);
   if (const toml::node* n = t.get("answer_cap"))
     if (auto v = count(*n, "syn_auth.answer_cap", 1, kMaxAnswerCap)) s.cap = *v;
+  s.where = where(t, "syn_auth");
+  for (const char* key : {"answer_cap", "answer_rate"})
+    if (const toml::node* n = t.get(key)) s.where = Where{file_, line_of(*n), join("syn_auth", key)};
 }
 
 void Reader::autopilot(const toml::table& t, AutoSpec& a) {
@@ -134,7 +140,10 @@ void Reader::autopilot(const toml::table& t, AutoSpec& a) {
       if (auto v = duration(*n, join("auto", k.key), k.field == &AutoSpec::sustain_ns)) a.*k.field = *v;
   a.network_prefix4 = prefix(t, "auto", "network_prefix4", 32).value_or(a.network_prefix4);
   a.network_prefix6 = prefix(t, "auto", "network_prefix6", 128).value_or(a.network_prefix6);
-  if (Rate r = pair(t, "auto", "network_rate", "network_burst", kMaxRatePps, kMaxBurst); r.set()) a.network_rate = r;
+  if (Rate r = pair(t, "auto", "network_rate", "network_burst", kMaxRatePps, kMaxBurst,
+                    "how much one escalated network may send at once");
+      r.set())
+    a.network_rate = r;
   if (error_) return;
   // What no single key shows (release shorter than sustain): at the key the file gave.
   Status st = check_auto(a, [&](std::string_view key) {
@@ -182,7 +191,7 @@ void Reader::override_(const toml::table& t, const std::string& path, Policy& p)
     fail(t, join(path, "networks"), "missing",
          "give the networks it applies to, e.g. networks = [\"198.18.100.0/24\"]");
   }
-  limits(t, path, o.packets, o.bytes);
+  limits(t, path, o.packets, o.bytes, "how much one source may send at once");
   if (const toml::node* n = t.get("classes")) {
     elements(*n, join(path, "classes"), "an array of class names", [&](const toml::node& el, const std::string& k) {
       auto s = string(el, k);

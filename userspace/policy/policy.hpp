@@ -182,6 +182,9 @@ struct SynAuthSpec {
   unsigned prefix4 = 24;
   unsigned prefix6 = 48;
   uint64_t cap = 5'000'000;
+  // For the check of answer_rate against answer_cap: the key of the two the file gave
+  // (answer_rate first), else the table.
+  Where where;
   bool operator==(const SynAuthSpec& o) const {
     return per_network == o.per_network && prefix4 == o.prefix4 && prefix6 == o.prefix6 && cap == o.cap;
   }
