@@ -120,6 +120,65 @@ TEST_F(CrowdsecHostile, ASlowLorisLocalApiEndsEachPullAtItsDeadlineAndStatusSays
   EXPECT_NE(r.err.find("crowdsec: " + error + "; the Local API is stuck or too slow"), std::string::npos) << r.err;
 }
 
+// Replies levee must refuse, each said at once for what it is, never as a Local API that
+// is not running: one cut short (a declared length, the connection closed before it),
+// one declaring 2 GB and then sending 1 KB a second (refused from its length: before,
+// nothing was said until 64 MiB had come, which at that pace is never), one of chunks
+// without end (refused at 64 MiB).
+TEST_F(CrowdsecHostile, RepliesCutShortOrTooLargeAreSaidAtOnceForWhatTheyAre) {
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n";
+  FakeLapi lapi(sb().rx_ns(), kFakeLapiPort, [&](LapiConn& c, const LapiCall&) {
+    c.send(head + "Content-Length: 1000000\r\n\r\n" + std::string(300'000, ' '));
+    c.close();
+  });
+  LeveeRun d(sb(), {"--config", config(lapi)});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  const auto failures = [&] { return d.sample("levee_crowdsec_pulls_total", {{"result", "failure"}}); };
+  ASSERT_TRUE(eventually([&] { return failures() >= 1; }, 5'000)) << d.scrape().body;
+
+  lapi.set_handler([&](LapiConn& c, const LapiCall&) {
+    if (!c.send(head + "Content-Length: 2147483648\r\n\r\n")) return;
+    while (c.pause(1'000) && c.send(std::string(1024, ' '))) {
+    }
+    c.close();
+  });
+  double before = failures();
+  // The next pull is due within the backoff (1 s, then 2 s); refused as soon as it is.
+  EXPECT_TRUE(eventually([&] { return failures() > before; }, 4'000))
+      << "a reply declaring 2 GB was not refused from its length";
+
+  lapi.set_handler([&](LapiConn& c, const LapiCall&) {
+    if (!c.send(head + "Transfer-Encoding: chunked\r\n\r\n")) return;
+    const std::string chunk = "100000\r\n" + std::string(0x100000, ' ') + "\r\n";
+    while (c.send(chunk)) {
+    }
+    c.close();
+  });
+  before = failures();
+  EXPECT_TRUE(eventually([&] { return failures() > before; }, 8'000)) << "a reply without end was not refused";
+
+  const RunResult r = d.stop();
+  const std::string at =
+      "crowdsec: http://127.0.0.1:" + std::to_string(kFakeLapiPort) + "/v1/decisions/stream?startup=true: ";
+  EXPECT_NE(
+      r.err.find(at + "the reply (HTTP 200) was cut short: 300,000 of its 1,000,000 bytes had come when the "
+                      "connection ended; the Local API, or something on the way, closed the connection mid-reply: "
+                      "see its log (the filter keeps the decisions it holds; retrying)\n"),
+      std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.err.find(at + "the reply declares 2,147,483,648 bytes, more than the 64 MiB levee reads; is the url that of "
+                      "a CrowdSec Local API?"),
+      std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(at + "the reply is larger than 64 MiB, the most levee reads; is the url that of a CrowdSec "
+                            "Local API?"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("is the CrowdSec Local API running there?"), std::string::npos) << r.err;
+}
+
 // How many lines of `text` contain `what`.
 size_t lines_with(const std::string& text, const std::string& what) {
   size_t n = 0;

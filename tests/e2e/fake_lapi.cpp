@@ -51,8 +51,10 @@ bool LapiConn::send(std::string_view bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     if (stopping_) return false;
-    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
+    pollfd p{fd_, POLLOUT, 0};
+    if (poll(&p, 1, 100) == 0) continue;  // a client not reading: wait, but not past stop()
+    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "daemon/error_fold.hpp"
 #include "policy/crowdsec.hpp"
 #include "policy/crowdsec_held.hpp"
 #include "unit.hpp"
@@ -319,6 +320,29 @@ TEST(CrowdsecHeld, ExpiredEntriesLeaveAndAdoptionStartsFromTheMaps) {
   CsPlan p = h.plan(CrowdsecSpec{}, s, true, kNow + 2 * kSec);
   EXPECT_EQ(p.remove, std::vector<Cidr>{net("198.18.0.2/32")});
   EXPECT_EQ(h.size(), 0u);
+}
+
+// ---- what the bouncer and the publisher say ------------------------------------------
+
+// A new error is said at once, whatever came before; the same one again is counted and
+// said once per window, with its count; a success ends it.
+TEST(ErrorFold, TheFirstOccurrenceAtOnceRepeatsFoldedPerWindow) {
+  daemon::ErrorFold f(60 * kSec);
+  const std::string big = "http://h:1/v1/decisions/stream: the reply is larger than 64 MiB, the most levee reads";
+  EXPECT_EQ(f.error(big, 0), big);
+  EXPECT_EQ(f.error(big, 1 * kSec), std::nullopt);
+  EXPECT_EQ(f.error(big, 30 * kSec), std::nullopt);
+  EXPECT_EQ(f.error(big, 60 * kSec), big + " (again; 2 more times in the last 1m)");
+  EXPECT_EQ(f.error(big, 62 * kSec), std::nullopt);
+  // Another error is news at once, and so is the first one again after it.
+  EXPECT_EQ(f.error("cut short", 63 * kSec), "cut short");
+  EXPECT_EQ(f.error(big, 64 * kSec), big);
+  EXPECT_TRUE(f.failing());
+  EXPECT_TRUE(f.recovered());
+  EXPECT_FALSE(f.recovered());
+  EXPECT_EQ(f.error(big, 65 * kSec), big) << "the first after a success is said";
+  // Said again after the window with nothing folded: as it is.
+  EXPECT_EQ(f.error(big, 200 * kSec), big);
 }
 
 }  // namespace

@@ -138,13 +138,12 @@ bool Bouncer::turn() {
   ++stats_.pulls;
   startup_ = false;
   if (startup) next_full_ = SteadyClock::now() + kFullPullEvery;
-  if (startup || !last_error_.empty())
+  if (const bool recovered = said_.recovered(); startup || recovered)
     say(iface_,
         "crowdsec: {} pull: {} decisions held ({} written, {} removed, {} skipped); pulled in {:.3f} s, "
         "applied in {:.3f} s",
         startup ? "startup" : "first good", held_.size(), plan.put.size(), plan.remove.size(), stream->skipped, pull_s,
         stats_.last_apply_seconds);
-  last_error_.clear();
   publish(true);
   // A startup pull of 100k decisions parses into ~100 MB of JSON values, freed by now:
   // give the heap back rather than keep it resident until the next one.
@@ -177,7 +176,7 @@ void Bouncer::expire() {
     error(st.error());
     return;
   }
-  publish(last_error_.empty());
+  publish(!said_.failing());
 }
 
 void Bouncer::publish(bool up) {
@@ -205,9 +204,8 @@ void Bouncer::error(const Error& e) {
   startup_ = true;  // after any error, every decision again: reconcile
   if (client_.cancelled()) return;  // stopping: a pull cut short is no news
   last_error_what_ = e.what;
-  const std::string m = e.message();
-  if (m != last_error_) say(iface_, "crowdsec: {} (the filter keeps the decisions it holds; retrying)", m);
-  last_error_ = m;
+  if (const auto line = said_.error(e.message(), Clocks::read().now_mono_ns))
+    say(iface_, "crowdsec: {} (the filter keeps the decisions it holds; retrying)", *line);
   publish(false);
 }
 

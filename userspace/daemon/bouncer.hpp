@@ -31,6 +31,7 @@
 
 #include "bpf/crowdsec_maps.hpp"
 #include "daemon/crowdsec_client.hpp"
+#include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
 #include "policy/crowdsec_held.hpp"
 
@@ -77,8 +78,8 @@ class Bouncer {
   bool startup_ = true;
   std::chrono::steady_clock::time_point next_full_{};  // the next periodic startup pull
   uint32_t present_ = 0;                               // the lv_cs_present bits last stored
-  std::string last_error_;                             // said once until it changes or a pull succeeds
-  std::string last_error_what_;                        // the same without its hint, for levee status
+  ErrorFold said_;                                     // the errors said (error_fold.hpp)
+  std::string last_error_what_;                        // the last without its hint, for levee status
   std::string state_;                                  // what the state file holds ("": none yet)
   bool stats_up_ = false;
   uint64_t since_unix_ns_ = 0;  // when the pulls last went from failing to working or back

@@ -106,7 +106,7 @@ void Publisher::reconfigure(const CrowdsecSpec& spec, std::string password) {
     queue_.set_cap(spec.publish_queue);
     client_ = std::make_unique<MachineClient>(spec, password_);
     stats_.up = false;  // a login at once says whether the new settings work
-    last_error_.clear();
+    said_.recovered();
   }
   start();
 }
@@ -171,14 +171,13 @@ bool Publisher::turn() {
   const Status st = alerts.alerts ? client_->post_alerts(alerts.body) : client_->authorize();
   std::lock_guard lock(mu_);
   stats_.logins = client_->logins();
+  if (!st && stopping_) return false;  // a request cut short by stop(): no news
   if (!st) {
     ++stats_.errors;
     stats_.up = false;
-    const std::string m = st.error().message();
-    if (m != last_error_)
-      say(iface_, "crowdsec: publishing: {} ({} ban{} queued; retrying)", m, queue_.size(),
+    if (const auto line = said_.error(st.error().message(), mono_now_ns()))
+      say(iface_, "crowdsec: publishing: {} ({} ban{} queued; retrying)", *line, queue_.size(),
           queue_.size() == 1 ? "" : "s");
-    last_error_ = m;
     publish_health();
     return false;
   }
@@ -187,8 +186,7 @@ bool Publisher::turn() {
   stats_.dropped_expired += batch.bans.size() - alerts.alerts;  // ended on the way
   stats_.up = true;
   if (alerts.alerts) stats_.last_publish_unix_ns = unix_now_ns();
-  if (!last_error_.empty()) say(iface_, "crowdsec: the Local API takes levee's bans again");
-  last_error_.clear();
+  if (said_.recovered()) say(iface_, "crowdsec: the Local API takes levee's bans again");
   publish_health();
   return true;
 }

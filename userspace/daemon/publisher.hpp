@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "bpf/events.hpp"
+#include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
 #include "daemon/machine_client.hpp"
 #include "policy/crowdsec.hpp"
@@ -74,7 +75,7 @@ class Publisher {
   PublisherHealth stats_;
   std::optional<PublisherHealth> written_;  // what the state file holds
   std::unique_ptr<MachineClient> client_;
-  std::string last_error_;  // said once until it changes or a batch is accepted
+  ErrorFold said_;  // the errors said (error_fold.hpp)
   std::condition_variable cv_;
   bool stopping_ = false, woken_ = false;
   std::thread thread_;
