@@ -28,6 +28,14 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// How many times `what` is in `text` (a daemon line each, in the tests below).
+size_t lines_with(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+bool has_line(const std::string& text, const std::string& what) { return lines_with(text, what) > 0; }
+
 class CrowdsecHostile : public E2e {
  protected:
   // A loose default class and [crowdsec] pulling `lapi` every second with a key file of
@@ -179,11 +187,99 @@ TEST_F(CrowdsecHostile, RepliesCutShortOrTooLargeAreSaidAtOnceForWhatTheyAre) {
   EXPECT_EQ(r.err.find("is the CrowdSec Local API running there?"), std::string::npos) << r.err;
 }
 
-// How many lines of `text` contain `what`.
-size_t lines_with(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
+// The daemon's resident memory, in KiB (0 if it is gone).
+uint64_t rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+  return 0;
+}
+
+// levee run as a CrowdSec machine against a Local API that misbehaves at each of its
+// requests: a login whose head never ends, one declaring 10 MB, one of endless header
+// bytes (cpp-httplib reads a header line of any length: before, the daemon's memory grew
+// with it, 1.2 GB in 10 s), a token with a line break (it goes into a header), alerts
+// refused with a body of many lines and control characters. Each is said in one line for what it
+// is, the daemon stays small, and the ban it queued meanwhile is published once, when the
+// Local API behaves.
+TEST_F(CrowdsecHostile, PublishingAgainstAHostileLocalApiSaysWhyAndPublishesOnceItBehaves) {
+  const auto login = [](const LapiCall& call) { return call.path == "/v1/watchers/login"; };
+  FakeLapi lapi(sb().rx_ns(), kFakeLapiPort, [&](LapiConn& c, const LapiCall& call) {
+    if (login(call)) return slow_loris(c, call);
+    FakeLapi::behave(c, call);
+  });
+  const std::string password = dir_.write("machine.password", "fake0password\n");
+  chmod(password.c_str(), 0600);
+  const std::string cfg = config(lapi,
+                                 "timeout = \"2s\"\npublish = true\nmachine_id = \"levee-test\"\n"
+                                 "machine_password_file = \"" +
+                                     password + "\"\n");
+  // A source over its limit is banned for 2 minutes: a ban to publish.
+  dir_.write("levee.toml", read_file(cfg) +
+                               "\n[[class]]\nname = \"udp\"\nmatch.proto = \"udp\"\nrate = 100\n"
+                               "burst = 10\nban = \"2m\"\n");
+  LeveeRun d(sb(), {"--config", cfg});
+  d.wait_ready();
+  if (HasFatalFailure()) return;
+  const auto errors = [&] { return d.sample("levee_crowdsec_publish_errors_total"); };
+  ASSERT_TRUE(eventually([&] { return errors() >= 1; }, 6'000)) << d.scrape().body;
+  send_udp(sb(), Addrs::src4()[0], 2000, 0.3);
+  ASSERT_TRUE(eventually([&] { return d.sample("levee_crowdsec_publish_queue") == 1; }, 5'000)) << d.scrape().body;
+
+  const auto next_error = [&](const char* what) {
+    const double before = errors();
+    EXPECT_TRUE(eventually([&] { return errors() > before; }, 15'000)) << what;
+  };
+  lapi.set_handler([&](LapiConn& c, const LapiCall& call) {
+    if (!login(call)) return FakeLapi::behave(c, call);
+    c.send("HTTP/1.1 200 OK\r\nContent-Length: 10000000\r\n\r\n{");
+    c.pause(3'000);
+    c.close();
+  });
+  next_error("a login declaring 10 MB");
+  lapi.set_handler([&](LapiConn& c, const LapiCall& call) {
+    if (!login(call)) return FakeLapi::behave(c, call);
+    if (!c.send("HTTP/1.1 200 OK\r\nX-Endless: ")) return;
+    const std::string bytes(1 << 20, 'x');
+    while (c.send(bytes)) {
+    }
+    c.close();
+  });
+  next_error("a login of endless header bytes");
+  const uint64_t rss = rss_kib(d.pid());
+  report("publisher_rss_kib_after_endless_header", static_cast<double>(rss));
+  EXPECT_LT(rss, 200u << 10) << "the daemon grew with the endless header";
+  lapi.set_handler([&](LapiConn& c, const LapiCall& call) {
+    if (!login(call)) return FakeLapi::behave(c, call);
+    c.reply(200, "{\"code\":200,\"token\":\"t\\r\\nX-Evil: 1\"}");
+  });
+  next_error("a token with a line break");
+  lapi.set_handler([&](LapiConn& c, const LapiCall& call) {
+    if (call.path == "/v1/alerts") return void(c.reply(500, "{\"message\":\"no\nway\r\n\x1b[31m\"}\nline 2\nline 3"));
+    FakeLapi::behave(c, call);
+  });
+  next_error("alerts refused");
+  EXPECT_EQ(d.sample("levee_crowdsec_publish_queue"), 1) << "the ban waits for the Local API";
+
+  lapi.set_handler(FakeLapi::behave);
+  EXPECT_TRUE(eventually([&] { return d.sample("levee_crowdsec_alerts_published_total") == 1; }, 15'000))
+      << d.scrape().body;
+  EXPECT_EQ(d.sample("levee_crowdsec_publish_queue"), 0);
+  EXPECT_EQ(lapi.count("POST /v1/alerts"), 2u) << "refused once, accepted once";
+  const RunResult r = d.stop();
+  const std::string at = "crowdsec: publishing: http://127.0.0.1:" + std::to_string(kFakeLapiPort);
+  for (const std::string said : {
+           "/v1/watchers/login: no whole reply within 2s ([crowdsec] timeout): its status line and headers had not "
+           "ended",
+           "/v1/watchers/login: the reply declares 10,000,000 bytes, more than the 1 MiB levee reads",
+           "/v1/watchers/login: the reply has a status line and headers larger than 64 KiB, the most levee reads",
+           "/v1/watchers/login: the Local API's login reply has a token of other than printable characters",
+           "/v1/alerts: HTTP status 500: '{\"message\":\"no\\x0away\\x0d\\x0a\\x1b[31m\"}\\x0aline",
+       })
+    EXPECT_TRUE(has_line(r.err, at + said)) << said << "\n" << r.err;
+  for (const LapiCall& call : lapi.calls()) EXPECT_FALSE(call.has("X-Evil")) << call.head;
+  for (const char* stray : {"\nway", "\nline 2", "\x1b"}) EXPECT_EQ(r.err.find(stray), std::string::npos) << r.err;
+  EXPECT_TRUE(has_line(r.err, "crowdsec: the Local API takes levee's bans again")) << r.err;
 }
 
 // 20 SIGHUPs with [crowdsec] unchanged: the bouncer goes on (one startup pull, its start
