@@ -16,6 +16,8 @@
 //                               it was
 //   kill -9 during a list       the filter keeps the old lists or the new ones, never
 //   rebuild                     none; a new levee run adopts it and loads the new
+//   SIGTERM during a reload     the reload ends whole (or never starts), then the daemon
+//                               stops as for any SIGTERM: exit 0, the filter attached
 //
 // Everything runs in the sandbox's namespaces; bpffs and the small disk are mounts of a
 // private mount namespace of the daemon (nsenter -m reaches them), gone with it.
@@ -366,6 +368,40 @@ TEST_F(Faults, Kill9DuringAListRebuildLeavesTheOldOrTheNewListsAndARestartAdopts
   const RunResult r = b.stop();
   EXPECT_EQ(r.code, 0) << r.describe();
   EXPECT_TRUE(has(r.err, "adopted the running filter")) << r.err;
+}
+
+// SIGTERM while a SIGHUP's reload rewrites a deny list of 30,000 entries: the signal only
+// sets a flag the loop reads between its steps, so the reload ends whole (or, when the
+// SIGTERM came before the loop took the SIGHUP, never starts), and then the daemon stops
+// as for any SIGTERM: exit 0, the filter attached and holding the old lists or the new
+// ones, as its status and the traffic agree.
+TEST_F(Faults, SigtermDuringAReloadStopsAfterItWhole) {
+  constexpr unsigned kEntries = 30'000;
+  TempDir dir;
+  const std::string old_src = Addrs::src4()[0], new_src = Addrs::src4()[1];
+  const std::string cfg = dir.write("levee.toml", deny_policy(0, kEntries, old_src));
+  LeveeRun d(sb(), {"--config", cfg, "--prune-every", "10s"});
+  d.wait_ready(60'000);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(sb().status().at("lists").at("deny"), kEntries + 1);
+
+  dir.write("levee.toml", deny_policy(kEntries, kEntries + 1, new_src));
+  const uint64_t t0 = now_ns();
+  d.signal(SIGHUP);
+  usleep(100'000);
+  d.signal(SIGTERM);
+  const RunResult r = d.stop();
+  report("stopped_after_ms", static_cast<double>(now_ns() - t0) / 1e6);
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(has(r.err, "stopped; the filter stays attached")) << r.err;
+  EXPECT_FALSE(has(r.err, "reload failed")) << r.err;
+  const bool reloaded = has(r.err, "reloaded " + cfg);
+  report("reloaded_before_the_stop", reloaded ? 1 : 0);
+
+  ASSERT_TRUE(xdp_query(sb().rx_ns(), sb().rx_if()).any()) << "the filter went with the daemon";
+  EXPECT_EQ(sb().status().at("lists").at("deny").get<uint64_t>(), reloaded ? kEntries + 2 : kEntries + 1);
+  EXPECT_EQ(delivered(sb(), old_src) == 0, !reloaded);
+  EXPECT_EQ(delivered(sb(), new_src) == 0, reloaded);
 }
 
 }  // namespace
