@@ -9,6 +9,8 @@
 //   and added again             the filter is attached again from the config
 //   the events disk full        events dropped and counted, filtering and the daemon go on,
 //                               writing resumes with whole lines once there is room
+//   the events reader gone      (a FIFO or pipe) the same: dropped and counted, the daemon
+//                               goes on (SIGPIPE no longer ends it)
 //   the config replaced during  every reload applies one whole file or nothing: the
 //   a SIGHUP storm              filter is always one of the two policies, never a mix
 //   no scraper; the port taken  nothing is lost unscraped; a restart whose port is taken
@@ -21,6 +23,7 @@
 //
 // Everything runs in the sandbox's namespaces; bpffs and the small disk are mounts of a
 // private mount namespace of the daemon (nsenter -m reaches them), gone with it.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -211,6 +214,32 @@ std::string storm_policy(uint64_t rate, unsigned deny) {
   for (unsigned i = 0; i < deny; ++i)
     s += (i ? ", \"198.19." : "\"198.19.") + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1) + "\"";
   return s + "]\n";
+}
+
+// The events go to a FIFO whose reader goes away (a log shipper that exits): each event
+// then fails with EPIPE and is dropped and counted, as on a full disk, and the daemon
+// and the filter go on. Before, the first such write raised SIGPIPE and ended levee run
+// (unless --metrics was given: cpp-httplib's server ignores SIGPIPE for the process).
+TEST_F(Faults, EventsReaderGoneDropsEventsAndTheDaemonGoesOn) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", kTightPolicy);
+  const std::string fifo = dir.path() + "/events.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  levee::Fd reader(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_TRUE(reader.valid());
+  RunOptions o;
+  o.die_with_parent = true;
+  o.timeout = std::chrono::milliseconds(60'000);
+  Child d = sb().levee_start({"run", sb().rx_if(), "--config", cfg, "--events", fifo}, o);
+  ASSERT_TRUE(eventually([&] { return sb().pinned() || !d.running(); }, 10'000));
+  reader.reset();  // the reader exits
+  send_udp(sb(), Addrs::src4()[0], 1000, 0.5);
+  usleep(1'000'000);
+  EXPECT_TRUE(d.running()) << "levee run ended when its events' reader went away";
+  EXPECT_GT(delivered(sb(), Addrs::src4()[1]), 0u) << "the filter goes on";
+  const RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(has(r.err, "cannot write events: Broken pipe; dropping them")) << r.err;
 }
 
 TEST_F(Faults, ConfigReplacedDuringASighupStormEndsInOneOfTheTwoPoliciesNeverAMix) {
