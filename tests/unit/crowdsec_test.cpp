@@ -322,6 +322,42 @@ TEST(CrowdsecHeld, ExpiredEntriesLeaveAndAdoptionStartsFromTheMaps) {
   EXPECT_EQ(h.size(), 0u);
 }
 
+// Each map holds at most its cap: a new network of a full map is not held, only counted,
+// what is held keeps its place, and room that frees up is taken by the next pull.
+TEST(CrowdsecHeld, AFullMapHoldsWhatFitsAndCountsTheRest) {
+  CsHeldSet h(2);
+  const CrowdsecSpec spec;
+  CsStream s;
+  s.added = {dec(1, "198.18.0.1/32", 60), dec(2, "198.18.0.2/32", 60), dec(3, "198.18.0.3/32", 60),
+             dec(4, "198.18.1.0/24", 60), dec(5, "2001:db8::1/128", 60)};
+  CsPlan p = h.plan(spec, s, true, kNow);
+  EXPECT_EQ(p.over, 1u) << "the third IPv4 address";
+  EXPECT_EQ(p.put.size(), 4u);
+  EXPECT_EQ(h.counts().n[0][0], 2u);
+  EXPECT_EQ(h.counts().n[0][1], 1u) << "ranges have a map of their own";
+  // Incremental: a new address of the full map is counted, one of another map is held.
+  s.added = {dec(6, "198.18.0.6/32", 60), dec(7, "2001:db8::7/128", 60)};
+  p = h.plan(spec, s, false, kNow + kSec);
+  EXPECT_EQ(p.over, 1u);
+  ASSERT_EQ(p.put.size(), 1u);
+  EXPECT_EQ(p.put[0].net, net("2001:db8::7/128"));
+  // A delete makes room, which the next new address takes.
+  s.added.clear();
+  s.deleted = {dec(1, "198.18.0.1/32", -1)};
+  h.plan(spec, s, false, kNow + 2 * kSec);
+  s.deleted.clear();
+  s.added = {dec(8, "198.18.0.8/32", 60)};
+  p = h.plan(spec, s, false, kNow + 3 * kSec);
+  EXPECT_EQ(p.over, 0u);
+  EXPECT_EQ(h.counts().n[0][0], 2u);
+  // A startup pull keeps what the maps hold before it takes new networks.
+  s.added = {dec(9, "198.18.0.0/32", 60), dec(2, "198.18.0.2/32", 60), dec(8, "198.18.0.8/32", 60)};
+  p = h.plan(spec, s, true, kNow + 4 * kSec);
+  EXPECT_EQ(p.over, 1u);
+  EXPECT_TRUE(p.put.empty()) << "198.18.0.0 would have come first by address";
+  EXPECT_EQ(h.counts().n[0][0], 2u);
+}
+
 // ---- what the bouncer and the publisher say ------------------------------------------
 
 // A new error is said at once, whatever came before; the same one again is counted and

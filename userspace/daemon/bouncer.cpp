@@ -14,6 +14,7 @@
 #include "daemon/block_signals.hpp"
 #include "daemon/log.hpp"
 #include "daemon/state_file.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::daemon {
 namespace {
@@ -133,7 +134,12 @@ bool Bouncer::turn() {
     return error(st.error()), false;
   }
   stats_.last_apply_seconds = seconds_since(t1);
-  stats_.skipped += stream->skipped;
+  stats_.skipped += stream->skipped + plan.over;
+  if (plan.over && said_full_.error("full", Clocks::read().now_mono_ns))
+    say(iface_,
+        "crowdsec: the Local API holds more decisions than levee's maps ({} of each kind: addresses and ranges, "
+        "IPv4 and IPv6): {} of this pull are not enforced (counted in levee_crowdsec_decisions_skipped_total)",
+        group_digits(LV_MAX_CS_ENTRIES), group_digits(plan.over));
   stats_.last_pull_unix_ns = Clocks::read().now_unix_ns;
   ++stats_.pulls;
   startup_ = false;
@@ -201,7 +207,7 @@ void Bouncer::publish(bool up) {
 
 void Bouncer::error(const Error& e) {
   ++stats_.pull_errors;
-  startup_ = true;  // after any error, every decision again: reconcile
+  startup_ = true;                  // after any error, every decision again: reconcile
   if (client_.cancelled()) return;  // stopping: a pull cut short is no news
   last_error_what_ = e.what;
   if (const auto line = said_.error(e.message(), Clocks::read().now_mono_ns))

@@ -79,6 +79,7 @@ class Bouncer {
   std::chrono::steady_clock::time_point next_full_{};  // the next periodic startup pull
   uint32_t present_ = 0;                               // the lv_cs_present bits last stored
   ErrorFold said_;                                     // the errors said (error_fold.hpp)
+  ErrorFold said_full_;                                // "maps full", said once per window
   std::string last_error_what_;                        // the last without its hint, for levee status
   std::string state_;                                  // what the state file holds ("": none yet)
   bool stats_up_ = false;

@@ -271,7 +271,8 @@ void bouncer_families(Writer& w, const BouncerHealth& b) {
            "CrowdSec decisions taken out of the filter: deleted, expired, or no longer held by the Local API.");
   w.sample({}, b.removed);
   w.family("levee_crowdsec_decisions_skipped_total", "counter",
-           "Entries of the decision stream levee could not take (another scope, a bad address or duration).");
+           "Entries of the decision stream levee could not take (another scope, a bad address or duration, no room "
+           "left in its map).");
   w.sample({}, b.skipped);
   w.family("levee_crowdsec_apply_duration_seconds", "gauge",
            "How long the last pull took from its reply to its last change written (parse, plan, writes).");
