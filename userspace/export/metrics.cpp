@@ -217,8 +217,9 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.family("levee_events_suppressed_total", "counter",
            "Events the datapath did not send (over [interface] events_per_second), as the events it sent report.");
   w.sample({}, d.events_suppressed);
-  w.family("levee_events_dropped_total", "counter",
-           "Events this levee run could not write (the events file refused them: disk full, I/O error).");
+  w.family(
+      "levee_events_dropped_total", "counter",
+      "Events this levee run could not write (the events file refused them: disk full, I/O error, its reader gone).");
   w.sample({}, d.events_dropped);
   w.family("levee_known_good_marked_total", "counter",
            "Known-good marks by this levee run's maintenance walks (a source that keeps behaving is marked "
