@@ -382,8 +382,8 @@ void sweep_stale() {
   for (const auto& e : fs::directory_iterator("/run/levee", ec)) {
     std::string name = e.path().filename().string();
     long pid = owner_pid(name);
-    const bool lock =
-        e.path().extension() == ".lock" || e.path().extension() == ".daemon" || e.path().extension() == ".publish";
+    const bool lock = e.path().extension() == ".lock" || e.path().extension() == ".daemon" ||
+                      e.path().extension() == ".publish" || e.path().extension() == ".crowdsec";
     if (pid > 0 && !pid_alive(pid) && lock) fs::remove(e.path(), ec);
   }
   // TempDir: /tmp/lvt<pid>cfgXXXXXX.
@@ -549,12 +549,13 @@ void Sandbox::teardown() noexcept {
   }
   tx_ns_made_ = rx_ns_made_ = false;
   // 3. levee's lock files for our interfaces (levee run's too, and its CrowdSec
-  // publisher's state file, left by a daemon the test killed).
+  // publisher's and bouncer's state files, left by a daemon the test killed).
   for (const auto& i : tracked_) {
     std::error_code ec;
     fs::remove(fs::path("/run/levee") / (i + ".lock"), ec);
     fs::remove(fs::path("/run/levee") / (i + ".daemon"), ec);
     fs::remove(fs::path("/run/levee") / (i + ".publish"), ec);
+    fs::remove(fs::path("/run/levee") / (i + ".crowdsec"), ec);
   }
 }
 
