@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "e2e.hpp"
@@ -378,6 +380,38 @@ TEST_F(Status, SurvivesConcurrentDetach) {
   report("status_failures", failures);
   EXPECT_EQ(churn_errors, 0);
   EXPECT_EQ(failures, 0) << failures << " of " << runs << " levee status runs failed, first: " << first_failure;
+}
+
+// `levee status` reads levee run's state files (/run/levee/IF.crowdsec, IF.publish): one
+// that is larger than a state file ever is (64 KiB), not a JSON object, or a FIFO is not
+// shown, as when there is none, and never waited on (a FIFO once held status in open(2)).
+TEST_F(Status, ALargeOrForeignStateFileIsNotShown) {
+  attach(kLimits);
+  const std::string path = "/run/levee/" + sb().rx_if() + ".crowdsec";
+  struct Remove {
+    std::string p;
+    ~Remove() { unlink(p.c_str()); }
+  } remove{path};
+  const std::string state = R"({"pid":)" + std::to_string(getpid()) + R"(,"up":true,"pull_errors":7})";
+  const auto put = [&](const std::string& text) {
+    unlink(path.c_str());
+    std::ofstream(path) << text;
+  };
+  const auto bouncer = [&] { return sb().status().at("crowdsec").at("bouncer"); };
+  put(state);
+  ASSERT_FALSE(bouncer().is_null()) << "a state file as levee run writes it is shown";
+  EXPECT_EQ(bouncer().at("pull_errors"), 7);
+  put(state + std::string(64 << 10, ' '));
+  EXPECT_TRUE(bouncer().is_null()) << "over 64 KiB: " << bouncer().dump();
+  put("[" + state + "]");
+  EXPECT_TRUE(bouncer().is_null()) << "not an object: " << bouncer().dump();
+  unlink(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = sb().levee({"status", "--json"});
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "status waited on a FIFO";
+  EXPECT_TRUE(bouncer().is_null());
 }
 
 // set and detach on an interface levee does not manage fail cleanly.

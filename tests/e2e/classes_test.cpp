@@ -1,6 +1,7 @@
 // classes_test.cpp - traffic classes end to end: each class holds its own limit per
 // source (a UDP flood does not spend the SYN budget), and a class's source prefix makes
-// one source of a network or of a host, over IPv4 and IPv6.
+// one source of a network or of a host, over IPv4 and IPv6; an IPv6 packet behind more
+// extension headers than levee walks is dropped as such, on the wire.
 //
 // Every expectation comes from what the senders actually did (their measured send
 // times): a source flooding above its limit passes burst + rate * (t_last - t_first),
@@ -162,6 +163,41 @@ TEST_P(Classes, NetworkPrefixSharesOneBucketHostPrefixDoesNot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(, Classes, kBothFamilies, family_name);
+
+using Ipv6Headers = E2e;
+
+// Real frames through the veth: UDP behind 8 IPv6 destination options headers reaches its
+// class; behind 9, more than levee walks (LV_MAX_EXT_HDRS), its class cannot be known and
+// it is dropped as ext_depth, never passed unclassified to pick the loosest limit.
+TEST_F(Ipv6Headers, NineExtensionHeadersAreDroppedAsExtDepthEightReachTheirClass) {
+  TempDir dir;
+  attach({"--config", dir.write("levee.toml", kUdpClassPolicy)});
+  const std::string src = Addrs::src6()[0];
+  const auto s0 = sb().stats();
+  // 40 frames over 0.4 s behind `exts` headers.
+  const auto frames = [&](int exts) {
+    return Flow{.ns = sb().tx_ns(),
+                .src = src,
+                .dst = Addrs::rx6,
+                .pps = 100,
+                .seconds = 0.4,
+                .frame = ipv6_ext_udp_frame(src, Addrs::rx6, kPort, exts),
+                .dev = sb().tx_if()};
+  };
+  const uint64_t t0 = start_soon(50);
+  Sender eight(frames(8), t0), nine(frames(9), t0);
+  const SendLog& l8 = eight.join();
+  const SendLog& l9 = nine.join();
+  usleep(100'000);
+  const auto s1 = sb().stats();
+  ASSERT_GT(l8.sent, 30u);
+  ASSERT_GT(l9.sent, 30u);
+  EXPECT_EQ(stat_reason_delta(s0, s1, "dropped", "ext_depth"), static_cast<int64_t>(l9.sent))
+      << stat_reasons_text(s1, "dropped");
+  // Within the class's burst of 50: every one of the eight-header frames passes in it.
+  EXPECT_EQ(class_delta(s0, s1, "udp").passed, static_cast<double>(l8.sent));
+  EXPECT_EQ(class_delta(s0, s1, "udp").dropped, 0);
+}
 
 }  // namespace
 }  // namespace lvt

@@ -6,6 +6,7 @@
 // The daemon, Prometheus and every HTTP request run inside the sandbox's receiver
 // namespace, on its loopback: nothing listens or sends outside it.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -466,6 +467,13 @@ TEST_F(DaemonStart, RefusesABadStartWithOneLineAndLeavesNothing) {
   expect_error(sb().levee({"run", ifname, "--config", good, "--idle", "soon"}), 2, "--idle");
   expect_error(sb().levee({"run", ifname, "--config", good, "--events", "/nonexistent/dir/events"}), 1,
                "open the events file");
+  // A FIFO nothing reads: refused at once, where open(2) used to wait for a reader.
+  const std::string fifo = dir.path() + "/events.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunOptions quick;
+  quick.timeout = std::chrono::milliseconds(10'000);
+  expect_error(sb().levee({"run", ifname, "--config", good, "--events", fifo}, quick), 1,
+               "the events file " + fifo + " is a FIFO that nothing reads; start its reader first");
   // The metrics port is taken (here by a listener of our own in the namespace).
   {
     const levee::Fd fd = socket_in(sb().rx_ns(), AF_INET, SOCK_STREAM, 0);

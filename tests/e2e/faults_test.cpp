@@ -9,6 +9,8 @@
 //   and added again             the filter is attached again from the config
 //   the events disk full        events dropped and counted, filtering and the daemon go on,
 //                               writing resumes with whole lines once there is room
+//   the events reader gone      (a FIFO or pipe) the same: dropped and counted, the daemon
+//                               goes on (SIGPIPE no longer ends it)
 //   the config replaced during  every reload applies one whole file or nothing: the
 //   a SIGHUP storm              filter is always one of the two policies, never a mix
 //   no scraper; the port taken  nothing is lost unscraped; a restart whose port is taken
@@ -16,9 +18,12 @@
 //                               it was
 //   kill -9 during a list       the filter keeps the old lists or the new ones, never
 //   rebuild                     none; a new levee run adopts it and loads the new
+//   SIGTERM during a reload     the reload ends whole (or never starts), then the daemon
+//                               stops as for any SIGTERM: exit 0, the filter attached
 //
 // Everything runs in the sandbox's namespaces; bpffs and the small disk are mounts of a
 // private mount namespace of the daemon (nsenter -m reaches them), gone with it.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -211,6 +216,32 @@ std::string storm_policy(uint64_t rate, unsigned deny) {
   return s + "]\n";
 }
 
+// The events go to a FIFO whose reader goes away (a log shipper that exits): each event
+// then fails with EPIPE and is dropped and counted, as on a full disk, and the daemon
+// and the filter go on. Before, the first such write raised SIGPIPE and ended levee run
+// (unless --metrics was given: cpp-httplib's server ignores SIGPIPE for the process).
+TEST_F(Faults, EventsReaderGoneDropsEventsAndTheDaemonGoesOn) {
+  TempDir dir;
+  const std::string cfg = dir.write("levee.toml", kTightPolicy);
+  const std::string fifo = dir.path() + "/events.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  levee::Fd reader(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_TRUE(reader.valid());
+  RunOptions o;
+  o.die_with_parent = true;
+  o.timeout = std::chrono::milliseconds(60'000);
+  Child d = sb().levee_start({"run", sb().rx_if(), "--config", cfg, "--events", fifo}, o);
+  ASSERT_TRUE(eventually([&] { return sb().pinned() || !d.running(); }, 10'000));
+  reader.reset();  // the reader exits
+  send_udp(sb(), Addrs::src4()[0], 1000, 0.5);
+  usleep(1'000'000);
+  EXPECT_TRUE(d.running()) << "levee run ended when its events' reader went away";
+  EXPECT_GT(delivered(sb(), Addrs::src4()[1]), 0u) << "the filter goes on";
+  const RunResult r = d.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(has(r.err, "cannot write events: Broken pipe; dropping them")) << r.err;
+}
+
 TEST_F(Faults, ConfigReplacedDuringASighupStormEndsInOneOfTheTwoPoliciesNeverAMix) {
   TempDir dir;
   const std::string a = storm_policy(100, 300), b = storm_policy(300, 700);
@@ -366,6 +397,40 @@ TEST_F(Faults, Kill9DuringAListRebuildLeavesTheOldOrTheNewListsAndARestartAdopts
   const RunResult r = b.stop();
   EXPECT_EQ(r.code, 0) << r.describe();
   EXPECT_TRUE(has(r.err, "adopted the running filter")) << r.err;
+}
+
+// SIGTERM while a SIGHUP's reload rewrites a deny list of 30,000 entries: the signal only
+// sets a flag the loop reads between its steps, so the reload ends whole (or, when the
+// SIGTERM came before the loop took the SIGHUP, never starts), and then the daemon stops
+// as for any SIGTERM: exit 0, the filter attached and holding the old lists or the new
+// ones, as its status and the traffic agree.
+TEST_F(Faults, SigtermDuringAReloadStopsAfterItWhole) {
+  constexpr unsigned kEntries = 30'000;
+  TempDir dir;
+  const std::string old_src = Addrs::src4()[0], new_src = Addrs::src4()[1];
+  const std::string cfg = dir.write("levee.toml", deny_policy(0, kEntries, old_src));
+  LeveeRun d(sb(), {"--config", cfg, "--prune-every", "10s"});
+  d.wait_ready(60'000);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(sb().status().at("lists").at("deny"), kEntries + 1);
+
+  dir.write("levee.toml", deny_policy(kEntries, kEntries + 1, new_src));
+  const uint64_t t0 = now_ns();
+  d.signal(SIGHUP);
+  usleep(100'000);
+  d.signal(SIGTERM);
+  const RunResult r = d.stop();
+  report("stopped_after_ms", static_cast<double>(now_ns() - t0) / 1e6);
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(has(r.err, "stopped; the filter stays attached")) << r.err;
+  EXPECT_FALSE(has(r.err, "reload failed")) << r.err;
+  const bool reloaded = has(r.err, "reloaded " + cfg);
+  report("reloaded_before_the_stop", reloaded ? 1 : 0);
+
+  ASSERT_TRUE(xdp_query(sb().rx_ns(), sb().rx_if()).any()) << "the filter went with the daemon";
+  EXPECT_EQ(sb().status().at("lists").at("deny").get<uint64_t>(), reloaded ? kEntries + 2 : kEntries + 1);
+  EXPECT_EQ(delivered(sb(), old_src) == 0, !reloaded);
+  EXPECT_EQ(delivered(sb(), new_src) == 0, reloaded);
 }
 
 }  // namespace

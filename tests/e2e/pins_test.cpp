@@ -1,20 +1,25 @@
 // pins_test.cpp - what levee does with what it finds pinned: a filter whose interface is
 // gone (removed, and created again under the same name) is refused every change and
 // shown as orphaned by the readers; and the pin directory another user made or could
-// rename (bpffs is 1777) is refused, never trusted.
+// rename (bpffs is 1777) is refused, never trusted; and pins of another state layout
+// (another version's) are refused by every reader and change, `levee run` too.
+#include <bpf/bpf.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "e2e.hpp"
+#include "levee_abi.h"
 
 namespace lvt {
 namespace {
 
 class OrphanedFilter : public E2e {};
+using PinnedLayout = E2e;
 
 const std::string kOrphanConfig = kUdpClassPolicy + R"(
 [[override]]
@@ -195,6 +200,42 @@ step status_fixed "$LEVEE" status
   EXPECT_NE(at("status_writable").out.find("chmod 0700 " + root), std::string::npos) << at("status_writable").out;
   EXPECT_EQ(at("status_fixed").rc, 0) << at("status_fixed").out;
   EXPECT_FALSE(xdp_query(sb().rx_ns(), iface).any()) << "an XDP program outlived the test's bpffs";
+}
+
+// Pins of another state layout (a levee of another version attached them): every reader
+// and every change, `levee run`'s adoption too, is refused in one line naming both
+// layouts and the fix, and nothing reads them as this version's.
+TEST_F(PinnedLayout, AnotherLayoutIsRefusedByEveryReaderAndChangeNamingBoth) {
+  attach({"--rate", "500", "--burst", "100"});
+  levee::Fd policy(bpf_obj_get((sb().pin_dir() + "/" + LV_MAP_POLICY).c_str()));
+  ASSERT_TRUE(policy.valid());
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  ASSERT_EQ(bpf_obj_get_info_by_fd(policy.get(), &info, &len), 0);
+  std::vector<uint8_t> value(info.value_size);
+  const uint32_t key = 0;
+  ASSERT_EQ(bpf_map_lookup_elem(policy.get(), &key, value.data()), 0);
+  const std::vector<uint8_t> ours = value;
+  const uint32_t other = LV_ABI_VERSION + 1000;
+  std::memcpy(value.data(), &other, sizeof other);  // lv_control.abi_version comes first
+  ASSERT_EQ(bpf_map_update_elem(policy.get(), &key, value.data(), BPF_EXIST), 0);
+  const std::string said = "was attached by a levee with state layout " + std::to_string(other) + ", this one uses " +
+                           std::to_string(LV_ABI_VERSION);
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", kUdpClassPolicy);
+  RunOptions quick;
+  quick.timeout = std::chrono::milliseconds(15'000);
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"stats", sb().rx_if()},
+                                             {"set", sb().rx_if(), "--rate", "1"},
+                                             {"reload", sb().rx_if(), "--config", config},
+                                             {"run", sb().rx_if(), "--config", config}}) {
+    SCOPED_TRACE("levee " + args[0]);
+    const RunResult r = sb().levee(args, quick);
+    expect_error(r, 1, said);
+  }
+  ASSERT_EQ(bpf_map_update_elem(policy.get(), &key, ours.data(), BPF_EXIST), 0);
+  EXPECT_EQ(sb().levee({"stats", sb().rx_if()}).code, 0);
 }
 
 }  // namespace

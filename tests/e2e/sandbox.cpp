@@ -383,7 +383,8 @@ void sweep_stale() {
     std::string name = e.path().filename().string();
     long pid = owner_pid(name);
     const bool lock = e.path().extension() == ".lock" || e.path().extension() == ".daemon" ||
-                      e.path().extension() == ".publish" || e.path().extension() == ".cookies";
+                      e.path().extension() == ".publish" || e.path().extension() == ".cookies" ||
+                      e.path().extension() == ".crowdsec";
     if (pid > 0 && !pid_alive(pid) && lock) fs::remove(e.path(), ec);
   }
   // TempDir: /tmp/lvt<pid>cfgXXXXXX.
@@ -549,11 +550,11 @@ void Sandbox::teardown() noexcept {
   }
   tx_ns_made_ = rx_ns_made_ = false;
   // 3. levee's lock files for our interfaces (levee run's too, and its CrowdSec
-  // publisher's state file, left by a daemon the test killed), and the SYN cookie keys a
-  // detach kept for an attach that never came.
+  // publisher's and bouncer's state files, left by a daemon the test killed), and the SYN
+  // cookie keys a detach kept for an attach that never came.
   for (const auto& i : tracked_) {
     std::error_code ec;
-    for (const char* ext : {".lock", ".daemon", ".publish", ".cookies", ".cookies.tmp"})
+    for (const char* ext : {".lock", ".daemon", ".publish", ".crowdsec", ".cookies", ".cookies.tmp"})
       fs::remove(fs::path("/run/levee") / (i + ext), ec);
   }
 }

@@ -1,7 +1,10 @@
 // suggest_test.cpp - `levee suggest` against real traffic: three profiles of paced UDP
 // sources, each in a class of its own and within its limits, and the rate the command
 // learns for each class's typical source is the profile's within 20 %; with --config,
-// the diff of the file replaces each class's rate.
+// the diff of the file replaces each class's rate; a FIFO given as that file is refused
+// at once.
+#include <sys/stat.h>
+
 #include "e2e.hpp"
 
 namespace lvt {
@@ -83,6 +86,23 @@ TEST_F(Suggest, RecoversEachProfilesRate) {
         << c.dump();
     EXPECT_EQ(c.at("suggest").at("rate").at("covers"), 1.0) << c.dump();
   }
+}
+
+// --config is read before the window: a FIFO there is refused at once, in one line,
+// instead of holding the command in open(2) until something writes it (which nothing does).
+TEST_F(Suggest, AFifoAsTheConfigIsRefusedAtOnce) {
+  TempDir dir;
+  attach({"--config", dir.write("levee.toml", kThreeClasses)});
+  const std::string fifo = dir.path() + "/fifo.toml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunOptions o;
+  o.timeout = std::chrono::milliseconds(10'000);
+  const RunResult r = sb().levee({"suggest", sb().rx_if(), "--window", "2s", "--config", fifo}, o);
+  EXPECT_FALSE(r.timed_out) << "levee suggest waited on the FIFO: " << r.describe();
+  expect_error(r, 2,
+               fifo +
+                   ": the config file is a FIFO, not a regular file; give the path of a levee config file (see "
+                   "examples/levee.toml)");
 }
 
 }  // namespace

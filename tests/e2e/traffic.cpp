@@ -146,6 +146,12 @@ std::vector<uint8_t> syn_frame(const std::string& src, const std::string& dst, u
   return ip_frame(src, dst).tcp(sport, dport, levee::pkt::kTcpSyn).pad_to(60).bytes();
 }
 
+std::vector<uint8_t> ipv6_ext_udp_frame(const std::string& src, const std::string& dst, uint16_t dport, int exts) {
+  levee::pkt::Frame f = ip_frame(src, dst);
+  for (int i = 0; i < exts; ++i) f.ipv6_ext(IPPROTO_DSTOPTS);
+  return f.udp(40000, dport).payload(18).bytes();
+}
+
 double gcra_expected(double rate, double burst, const SendLog& s) {
   if (s.sent == 0) return 0;
   return std::min(static_cast<double>(s.sent), burst + rate * s.span());

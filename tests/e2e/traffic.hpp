@@ -229,6 +229,9 @@ uint64_t count_between(const std::vector<uint64_t>& sorted, uint64_t from, uint6
 // kRxMac), IPv4 or IPv6 after the addresses: a TCP SYN without ACK, padded to the
 // Ethernet minimum of 60 bytes like a real one.
 std::vector<uint8_t> syn_frame(const std::string& src, const std::string& dst, uint16_t dport, uint16_t sport = 40000);
+// The same of an IPv6 UDP datagram of 18 bytes whose header follows `exts` destination
+// options headers (8 bytes each).
+std::vector<uint8_t> ipv6_ext_udp_frame(const std::string& src, const std::string& dst, uint16_t dport, int exts);
 
 // Frames a GCRA of (rate, burst) passes from a source that floods over
 // [t_first, t_last]: burst + rate * (t_last - t_first), never more than were sent.

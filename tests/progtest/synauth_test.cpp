@@ -21,6 +21,7 @@
 
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -340,14 +341,17 @@ TEST_F(SynAuth, OtherClassesAreNotChallenged) {
   EXPECT_EQ(dp().send(other), kConforming);
 }
 
-TEST_F(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
-  // Sources of one /24 with a new address each: answer_burst are answered at once, then
-  // answer_rate a second, whatever time the sends take (a slow build takes longer).
+// 300 SYNs towards one answer network, the i-th from src_of(i): answer_burst are answered
+// at once, then answer_rate a second, whatever time the sends take (a slow build takes
+// longer); a SYN from `other`, of another network, is answered (its own budget). The one
+// event that names the network, however many SYNs it was refused.
+std::optional<lv_event> answer_limited(Datapath& dp, const std::function<std::string(int)>& src_of,
+                                       const std::string& other) {
   const Rate per_network = SynAuthSpec{}.per_network;
   int answered = 0, limited = 0;
   const uint64_t t0 = monotonic_ns();
   for (int i = 0; i < 300; ++i) {
-    const Outcome o = dp().send(client("198.18.3." + std::to_string(i % 250 + 1), kTcpSyn));
+    const Outcome o = dp.send(client(src_of(i), kTcpSyn));
     answered += o == kChallenged;
     limited += o == Outcome{XDP_DROP, LV_R_ANSWER_LIMIT};
   }
@@ -356,16 +360,37 @@ TEST_F(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
   EXPECT_GE(answered, int(per_network.burst));
   EXPECT_LE(answered, int(per_network.burst) + int(static_cast<double>(per_network.rate) * seconds) + 1)
       << "in " << seconds << " s";
-  // Another /24 has its own.
-  EXPECT_EQ(dp().send(client("198.18.4.1", kTcpSyn)), kChallenged);
-  // One event names the network, however many SYNs it was refused.
+  EXPECT_EQ(dp.send(client(other, kTcpSyn)), kChallenged) << other << ": another network has its own";
   std::vector<lv_event> said;
-  for (const lv_event& e : dp().events())
+  for (const lv_event& e : dp.events())
     if (e.type == LV_EV_ANSWER_LIMITED) said.push_back(e);
-  ASSERT_EQ(said.size(), 1u) << limited << " refused";
+  EXPECT_EQ(said.size(), 1u) << limited << " refused";
+  if (said.size() != 1) return std::nullopt;
   EXPECT_EQ(said[0].reason, LV_R_ANSWER_LIMIT);
   EXPECT_EQ(said[0].value, per_network.rate);
-  EXPECT_EQ(said[0].addr[3], htonl(0xc6120300)) << "198.18.3.0: the /24";
+  return said[0];
+}
+
+TEST_F(SynAuth, SynAcksTowardsOneNetworkKeepToTheirRate) {
+  // Sources of one /24 with a new address each.
+  const auto e = answer_limited(
+      dp(), [](int i) { return "198.18.3." + std::to_string(i % 250 + 1); }, "198.18.4.1");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->addr[3], htonl(0xc6120300)) << "198.18.3.0: the /24";
+}
+
+// The same in IPv6: one budget per /48 (answer_prefix6), whatever /64 in it a SYN claims
+// (2001:db8:7:N::M: a new /64 and a new address each time); the event names the /48.
+TEST_F(SynAuth, SynAcksTowardsOneIpv6NetworkKeepToTheirRate) {
+  const auto e = answer_limited(
+      dp(), [](int i) { return "2001:db8:7:" + std::to_string(i % 250 + 1) + "::" + std::to_string(i + 1); },
+      "2001:db8:8::1");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->family, LV_AF_INET6);
+  EXPECT_EQ(e->addr[0], htonl(0x20010db8));
+  EXPECT_EQ(e->addr[1], htonl(0x00070000)) << "2001:db8:7::/48: the /48, its /64 bits cleared";
+  EXPECT_EQ(e->addr[2], 0u);
+  EXPECT_EQ(e->addr[3], 0u);
 }
 
 TEST_F(SynAuth, MonitorModeAnswersNothing) {

@@ -1232,7 +1232,8 @@ TEST_F(ConfigFiles, MissingFileIsOneClearError) {
 TEST_F(ConfigFiles, ADirectoryIsNotAConfigFile) {
   auto r = load_config(dir_);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message().find("Is a directory"), std::string::npos) << r.error().message();
+  EXPECT_NE(r.error().message().find(": the config file is a directory, not a regular file; "), std::string::npos)
+      << r.error().message();
 }
 
 TEST_F(ConfigFiles, BrokenFilesNameThePath) {
@@ -1390,6 +1391,30 @@ TEST(ConfigSynAuth, KnownGoodPerNetworkBoundsTheMarksOfOneNetwork) {
             "t.toml:2: syn_auth.known_good_per_network: 2000000 is out of range; give 0 to 1M");
 }
 
+// A rate given without its burst: the hint says whose burst it is. network_burst and
+// answer_burst are a network's, not a source's.
+TEST(ConfigMessages, EachMissingBurstSaysWhoseBurstItIs) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"[auto]\nnetwork_rate = \"10k\"\n" + kDefault,
+       "t.toml:2: auto.network_rate: given without network_burst; add network_burst: how much one escalated network "
+       "may send at once"},
+      {"[syn_auth]\nanswer_rate = 1000\n" + kDefault,
+       "t.toml:2: syn_auth.answer_rate: given without answer_burst; add answer_burst: how many SYN-ACKs levee may "
+       "send one network at once"},
+      {"[default]\nrate = 10\n",
+       "t.toml:2: default.rate: given without burst; add burst: how much one source may send at once"},
+      {"[default]\nrate = 10\nburst = 10\nnetwork = { rate = 5 }\n",
+       "t.toml:4: default.network.rate: given without burst; add burst: how much one network may send at once"},
+      {"[default]\nrate = 10\nburst = 10\ntotal = { rate = 5 }\n",
+       "t.toml:4: default.total.rate: given without burst; add burst: how much the class may pass at once"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto r = parse(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().message(), want);
+  }
+}
+
 // A random-source flood answered at the cap puts cap / LV_ANSWER_CELLS answers a second
 // on each cell of lv_answers: a per-network rate under twice that would refuse clients.
 TEST(ConfigSynAuth, AnAnswerRateARandomFloodWouldMeetIsRefused) {
@@ -1400,10 +1425,16 @@ TEST(ConfigSynAuth, AnAnswerRateARandomFloodWouldMeetIsRefused) {
   const std::string web =
       "[[class]]\nname = \"web\"\nmatch.proto = \"tcp\"\nrate = 1\nburst = 1\nsyn_auth = \"cookie\"\n";
   static_assert(LV_ANSWER_CELLS == 16384, "the figures below");
+  // At the key, with file:line, as every other error of the file.
   EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\n" + web + kDefault),
-            "syn_auth.answer_rate 200 a second is under 611: a flood of random sources at answer_cap 5M would meet "
-            "it in levee's 16384 network cells and refuse new clients; raise answer_rate to at least 611, or lower "
-            "answer_cap to at most 1638400");
+            "t.toml:2: syn_auth.answer_rate: 200 a second is under 611: a flood of random sources at answer_cap 5M "
+            "would meet it in levee's 16384 network cells and refuse new clients; raise answer_rate to at least 611, "
+            "or lower answer_cap to at most 1638400");
+  // Only the cap given: at the cap, naming the rate it cannot live with.
+  EXPECT_EQ(msg("[syn_auth]\nanswer_cap = \"9M\"\n" + web + kDefault),
+            "t.toml:2: syn_auth.answer_cap: answer_rate 1000 a second is under 1099: a flood of random sources at "
+            "answer_cap 9M would meet it in levee's 16384 network cells and refuse new clients; raise answer_rate to "
+            "at least 1099, or lower answer_cap to at most 8192000");
   EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 611\nanswer_burst = 100\n" + web + kDefault), "(accepted)");
   EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\nanswer_cap = \"1M\"\n" + web + kDefault),
             "(accepted)");

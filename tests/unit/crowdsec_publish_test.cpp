@@ -183,6 +183,11 @@ TEST(CrowdsecPublish, LoginReplyAndBody) {
   EXPECT_FALSE(parse_cs_login(R"({"code":200,"expire":"x"})").ok());
   EXPECT_FALSE(parse_cs_login("not json").ok());
   EXPECT_EQ(parse_cs_login(R"({"token":"t","expire":"garbage"})")->expire_unix_ns, 0u);
+  // The token goes into a header: a line break there would write another header.
+  EXPECT_EQ(parse_cs_login(R"({"token":"t\r\nX-Evil: 1"})").error().message(),
+            "the Local API's login reply has a token of other than printable characters; is the url that of a "
+            "CrowdSec Local API?");
+  EXPECT_FALSE(parse_cs_login(R"({"token":"a b"})").ok());
   EXPECT_EQ(nlohmann::json::parse(cs_login_json("edge-1", "pw\"x")),
             (nlohmann::json{{"machine_id", "edge-1"}, {"password", "pw\"x"}, {"scenarios", nlohmann::json::array()}}));
 }

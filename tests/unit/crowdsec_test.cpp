@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "daemon/error_fold.hpp"
 #include "policy/crowdsec.hpp"
 #include "policy/crowdsec_held.hpp"
 #include "unit.hpp"
@@ -35,6 +36,7 @@ api_key_file = "/etc/levee/crowdsec.key"
   EXPECT_EQ(p.crowdsec.host, "127.0.0.1");
   EXPECT_EQ(p.crowdsec.port, 8080);
   EXPECT_EQ(p.crowdsec.poll_ns, kSec);
+  EXPECT_EQ(p.crowdsec.timeout_ns, 30 * kSec);
   EXPECT_EQ(p.crowdsec.types, std::vector<std::string>{"ban"});
   EXPECT_TRUE(p.crowdsec.origins.empty());
 
@@ -42,6 +44,7 @@ api_key_file = "/etc/levee/crowdsec.key"
 url = "http://[::1]:9090/"
 api_key_file = "/k"
 poll = "250ms"
+timeout = "5s"
 origins = ["crowdsec", "cscli"]
 scenarios_containing = ["ssh"]
 scenarios_not_containing = ["http"]
@@ -50,6 +53,7 @@ supported_decisions_types = ["ban", "captcha"]
   EXPECT_EQ(p.crowdsec.host, "::1");
   EXPECT_EQ(p.crowdsec.port, 9090);
   EXPECT_EQ(p.crowdsec.poll_ns, 250 * kMs);
+  EXPECT_EQ(p.crowdsec.timeout_ns, 5 * kSec);
   EXPECT_EQ(p.crowdsec.origins, (std::vector<std::string>{"crowdsec", "cscli"}));
   EXPECT_EQ(p.crowdsec.scenarios_containing, std::vector<std::string>{"ssh"});
   EXPECT_EQ(p.crowdsec.scenarios_not_containing, std::vector<std::string>{"http"});
@@ -80,6 +84,10 @@ TEST(CrowdsecConfig, EachMistakeIsOneLineNamingTheKey) {
                 .find("crowdsec.poll: 10ms is out of range; "
                       "give 100ms to 1m"),
             std::string::npos);
+  EXPECT_EQ(config_error(key + "url = \"http://h:1\"\ntimeout = \"500ms\"\n"),
+            "t.toml:7: crowdsec.timeout: 500ms is out of range; give 1s to 10m");
+  EXPECT_EQ(config_error(key + "url = \"http://h:1\"\ntimeout = \"11m\"\n"),
+            "t.toml:7: crowdsec.timeout: 11m is out of range; give 1s to 10m");
   EXPECT_NE(config_error(key + "url = \"http://h:1\"\norigins = []\n").find("crowdsec.origins: empty array"),
             std::string::npos);
   EXPECT_NE(config_error(key + "url = \"http://h:1\"\norigins = [\"\"]\n").find("crowdsec.origins[0]: empty string"),
@@ -87,6 +95,32 @@ TEST(CrowdsecConfig, EachMistakeIsOneLineNamingTheKey) {
   EXPECT_NE(config_error(key + "url = \"http://h:1\"\nscenario = [\"x\"]\n").find("crowdsec"), std::string::npos)
       << "unknown keys are errors";
   EXPECT_EQ(config_error(key + "url = \"http://h:1\"\n"), "(accepted)");
+}
+
+// What starts the bouncer or the publisher again on SIGHUP: their own settings only.
+TEST(CrowdsecConfig, SamePullAndSamePublishCompareOnlyTheirOwnSettings) {
+  const std::string base = kDefault + "[crowdsec]\nurl = \"http://h:1\"\napi_key_file = \"/k\"\n";
+  const Policy a = parse_ok(base + "publish = true\nmachine_id = \"m\"\nmachine_password_file = \"/p\"\n");
+  const auto with = [&](const std::string& extra) {
+    return parse_ok(base + extra + "publish = true\nmachine_id = \"m\"\nmachine_password_file = \"/p\"\n").crowdsec;
+  };
+  EXPECT_TRUE(same_pull(a.crowdsec, with("")));
+  EXPECT_TRUE(same_publish(a.crowdsec, with("")));
+  CrowdsecSpec moved = with("");
+  moved.api_key_file = "/elsewhere";
+  moved.machine_password_file = "/elsewhere";
+  EXPECT_TRUE(same_pull(a.crowdsec, moved)) << "a key file's path is not a setting: its content is";
+  EXPECT_TRUE(same_publish(a.crowdsec, moved));
+  EXPECT_FALSE(same_pull(a.crowdsec, with("poll = \"2s\"\n")));
+  EXPECT_TRUE(same_publish(a.crowdsec, with("poll = \"2s\"\n")));
+  EXPECT_FALSE(same_pull(a.crowdsec, with("origins = [\"cscli\"]\n")));
+  EXPECT_FALSE(same_pull(a.crowdsec, with("timeout = \"5s\"\n")));
+  EXPECT_FALSE(same_publish(a.crowdsec, with("timeout = \"5s\"\n")));
+  const CrowdsecSpec min_ban =
+      parse_ok(base + "publish = true\nmachine_id = \"m\"\nmachine_password_file = \"/p\"\npublish_min_ban = \"2m\"\n")
+          .crowdsec;
+  EXPECT_TRUE(same_pull(a.crowdsec, min_ban));
+  EXPECT_FALSE(same_publish(a.crowdsec, min_ban));
 }
 
 // ---- the key file ------------------------------------------------------------------
@@ -120,7 +154,7 @@ TEST_F(CrowdsecKey, ReadsOneWordTrimmedAndRefusesTheRest) {
             std::string::npos);
   EXPECT_NE(read_cs_key((dir_ / "none").string()).error().message().find("cannot open the CrowdSec key file"),
             std::string::npos);
-  EXPECT_NE(read_cs_key(dir_.string()).error().message().find("is not a file"), std::string::npos);
+  EXPECT_NE(read_cs_key(dir_.string()).error().message().find("is a directory, not a regular file"), std::string::npos);
 }
 
 // ---- Go durations and the stream -----------------------------------------------------
@@ -286,6 +320,65 @@ TEST(CrowdsecHeld, ExpiredEntriesLeaveAndAdoptionStartsFromTheMaps) {
   CsPlan p = h.plan(CrowdsecSpec{}, s, true, kNow + 2 * kSec);
   EXPECT_EQ(p.remove, std::vector<Cidr>{net("198.18.0.2/32")});
   EXPECT_EQ(h.size(), 0u);
+}
+
+// Each map holds at most its cap: a new network of a full map is not held, only counted,
+// what is held keeps its place, and room that frees up is taken by the next pull.
+TEST(CrowdsecHeld, AFullMapHoldsWhatFitsAndCountsTheRest) {
+  CsHeldSet h(2);
+  const CrowdsecSpec spec;
+  CsStream s;
+  s.added = {dec(1, "198.18.0.1/32", 60), dec(2, "198.18.0.2/32", 60), dec(3, "198.18.0.3/32", 60),
+             dec(4, "198.18.1.0/24", 60), dec(5, "2001:db8::1/128", 60)};
+  CsPlan p = h.plan(spec, s, true, kNow);
+  EXPECT_EQ(p.over, 1u) << "the third IPv4 address";
+  EXPECT_EQ(p.put.size(), 4u);
+  EXPECT_EQ(h.counts().n[0][0], 2u);
+  EXPECT_EQ(h.counts().n[0][1], 1u) << "ranges have a map of their own";
+  // Incremental: a new address of the full map is counted, one of another map is held.
+  s.added = {dec(6, "198.18.0.6/32", 60), dec(7, "2001:db8::7/128", 60)};
+  p = h.plan(spec, s, false, kNow + kSec);
+  EXPECT_EQ(p.over, 1u);
+  ASSERT_EQ(p.put.size(), 1u);
+  EXPECT_EQ(p.put[0].net, net("2001:db8::7/128"));
+  // A delete makes room, which the next new address takes.
+  s.added.clear();
+  s.deleted = {dec(1, "198.18.0.1/32", -1)};
+  h.plan(spec, s, false, kNow + 2 * kSec);
+  s.deleted.clear();
+  s.added = {dec(8, "198.18.0.8/32", 60)};
+  p = h.plan(spec, s, false, kNow + 3 * kSec);
+  EXPECT_EQ(p.over, 0u);
+  EXPECT_EQ(h.counts().n[0][0], 2u);
+  // A startup pull keeps what the maps hold before it takes new networks.
+  s.added = {dec(9, "198.18.0.0/32", 60), dec(2, "198.18.0.2/32", 60), dec(8, "198.18.0.8/32", 60)};
+  p = h.plan(spec, s, true, kNow + 4 * kSec);
+  EXPECT_EQ(p.over, 1u);
+  EXPECT_TRUE(p.put.empty()) << "198.18.0.0 would have come first by address";
+  EXPECT_EQ(h.counts().n[0][0], 2u);
+}
+
+// ---- what the bouncer and the publisher say ------------------------------------------
+
+// A new error is said at once, whatever came before; the same one again is counted and
+// said once per window, with its count; a success ends it.
+TEST(ErrorFold, TheFirstOccurrenceAtOnceRepeatsFoldedPerWindow) {
+  daemon::ErrorFold f(60 * kSec);
+  const std::string big = "http://h:1/v1/decisions/stream: the reply is larger than 64 MiB, the most levee reads";
+  EXPECT_EQ(f.error(big, 0), big);
+  EXPECT_EQ(f.error(big, 1 * kSec), std::nullopt);
+  EXPECT_EQ(f.error(big, 30 * kSec), std::nullopt);
+  EXPECT_EQ(f.error(big, 60 * kSec), big + " (again; 2 more times in the last 1m)");
+  EXPECT_EQ(f.error(big, 62 * kSec), std::nullopt);
+  // Another error is news at once, and so is the first one again after it.
+  EXPECT_EQ(f.error("cut short", 63 * kSec), "cut short");
+  EXPECT_EQ(f.error(big, 64 * kSec), big);
+  EXPECT_TRUE(f.failing());
+  EXPECT_TRUE(f.recovered());
+  EXPECT_FALSE(f.recovered());
+  EXPECT_EQ(f.error(big, 65 * kSec), big) << "the first after a success is said";
+  // Said again after the window with nothing folded: as it is.
+  EXPECT_EQ(f.error(big, 200 * kSec), big);
 }
 
 }  // namespace

@@ -84,6 +84,31 @@ TEST(StatusOutput, CrowdsecDecisionsHeldInTheMaps) {
   EXPECT_EQ(j["crowdsec"]["in_force"], 100'000);
 }
 
+// levee run's bouncer, as its state file says: working, or failing since when and why.
+TEST(StatusOutput, CrowdsecBouncerAsLeveeRunReportsIt) {
+  IfaceStatus s = status_of({named("default")});
+  EXPECT_TRUE(status_json({s})["interfaces"][0]["crowdsec"]["bouncer"].is_null());
+  s.bouncer = IfaceStatus::Bouncer{true, 125 * kSec, 0, 0, ""};
+  EXPECT_NE(status_text({s}).find("  crowdsec 0 decisions held, 0 in force; pulls working for 2m 5s\n"),
+            std::string::npos)
+      << status_text({s});
+  const std::string error = "http://127.0.0.1:8080/v1/decisions/stream: no whole reply within 30s ([crowdsec] timeout)";
+  s.crowdsec = s.crowdsec_in_force = 3;
+  s.bouncer = IfaceStatus::Bouncer{false, 42'100 * kMs, 7, 6, error};
+  const std::string t = status_text({s});
+  EXPECT_NE(
+      t.find("  crowdsec 3 decisions held, 3 in force; pulls failing for 42.1 s (7 failed, 6 at their deadline): " +
+             error + "\n"),
+      std::string::npos)
+      << t;
+  auto j = status_json({s})["interfaces"][0]["crowdsec"]["bouncer"];
+  EXPECT_EQ(j["up"], false);
+  EXPECT_DOUBLE_EQ(j["for_s"].get<double>(), 42.1);
+  EXPECT_EQ(j["pull_errors"], 7);
+  EXPECT_EQ(j["pull_timeouts"], 6);
+  EXPECT_EQ(j["last_error"], error);
+}
+
 TEST(StatusOutput, CrowdsecPublisherAsLeveeRunReportsIt) {
   IfaceStatus s = status_of({named("default")});
   EXPECT_EQ(status_text({s}).find("publish"), std::string::npos) << "no line without levee run's publisher";

@@ -6,7 +6,9 @@
 #include <linux/btf.h>
 
 #include <cerrno>
-#include <fstream>
+#include <charconv>
+
+#include "core/input_file.hpp"
 
 #include "levee_abi.h"
 
@@ -15,9 +17,9 @@ namespace {
 
 // A small number from a /proc or /sys file, or -1.
 long read_number(const std::string& path) {
-  std::ifstream in(path);
+  auto f = read_input(path, {.what = "a kernel setting", .max_bytes = kMaxKernelFileBytes});
   long v = -1;
-  if (!(in >> v)) return -1;
+  if (!f || std::from_chars(f->text.data(), f->text.data() + f->text.size(), v).ec != std::errc()) return -1;
   return v;
 }
 

@@ -59,6 +59,14 @@ struct IfaceStatus {
     uint64_t published = 0, errors = 0, queued = 0, dropped = 0;
   };
   std::optional<Publish> publish;
+  // levee run's CrowdSec bouncer, as its state file says (bouncer_state_path).
+  struct Bouncer {
+    bool up = false;
+    uint64_t for_ns = 0;  // how long its pulls have worked (up) or failed
+    uint64_t pull_errors = 0, pull_timeouts = 0;
+    std::string last_error;  // the failing pull's, without its hint ("" when up)
+  };
+  std::optional<Bouncer> bouncer;
   struct Escalation {
     lv_key key;  // the network (LV_KEY_WATCH), masked to its class's watch prefix
     lv_watch watch;

@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 #include <cstdarg>
-#include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include "bpf/pins.hpp"
+#include "core/input_file.hpp"
 #include "core/quote.hpp"
 
 namespace levee {
@@ -24,7 +25,9 @@ constexpr int kCapNetAdmin = 12, kCapSysAdmin = 21, kCapBpf = 39;
 bool has_cap(unsigned long long eff, int cap) { return (eff >> cap) & 1; }
 
 unsigned long long effective_caps() {
-  std::ifstream in("/proc/self/status");
+  auto f = read_input("/proc/self/status", {.what = "the process's status", .max_bytes = kMaxKernelFileBytes});
+  if (!f) return 0;
+  std::istringstream in(f->text);
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("CapEff:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);

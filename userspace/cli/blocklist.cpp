@@ -4,14 +4,11 @@
 
 #include <fmt/format.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <set>
 
-#include "core/fd.hpp"
+#include "core/input_file.hpp"
 #include "export/render_units.hpp"
 #include "policy/config.hpp"
 
@@ -83,26 +80,17 @@ Blocklist parse_blocklist(std::string_view text, size_t max_entries) {
   return out;
 }
 
-Result<std::string> read_blocklist(const std::string& path) {
-  const std::string hint = "give a file with one CIDR or address per line";
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return sys_error(fmt::format("read {}", path), errno, hint);
-  struct stat st {};
-  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode))
-    return usage_error(fmt::format("{} is a directory, not a blocklist file", path), hint);
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return sys_error(fmt::format("read {}", path), errno, hint);
-    if (n == 0) return text;
-    if (text.size() + static_cast<size_t>(n) > kMaxInputFileBytes)
-      return usage_error(
-          fmt::format("{} is larger than {} MiB, the most levee reads of a blocklist", path, kMaxInputFileBytes >> 20),
-          "split it into smaller files and import each");
-    text.append(buf, static_cast<size_t>(n));
-  }
+Result<std::string> read_blocklist(const std::string& path, std::chrono::milliseconds pipe_wait) {
+  const InputRules rules{.what = "the blocklist",
+                         .max_bytes = kMaxInputFileBytes,
+                         .hint = "give a file with one CIDR or address per line, or - to read standard input",
+                         .too_large_hint = "split it into smaller files and import each",
+                         .pipes = true,
+                         .usage = false,
+                         .pipe_wait = pipe_wait};
+  auto f = path == "-" ? read_input_fd(STDIN_FILENO, "standard input", rules) : read_input(path, rules);
+  if (!f) return f.error();
+  return std::move(f->text);
 }
 
 Status check_blocklist_limits(const Blocklist& b, const std::string& path) {

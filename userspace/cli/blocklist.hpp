@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,10 +50,16 @@ struct Blocklist {
 // reason. Parsing stops past `max_entries` entries of one family (`full`).
 Blocklist parse_blocklist(std::string_view text, size_t max_entries = kMaxBlocklistEntries);
 
-// The text of a blocklist file, at most kMaxInputFileBytes of it: refuses a directory
-// and a larger file (a device such as /dev/zero included) with one line saying so. A
-// pipe or /dev/stdin is read like a file.
-Result<std::string> read_blocklist(const std::string& path);
+// A pipe feeding `deny import` (`-`, standard input, or a FIFO) must send something within
+// this, each time: a FIFO nobody writes, or a writer that stalls, ends the import with
+// an error instead of holding it forever.
+inline constexpr std::chrono::milliseconds kBlocklistPipeWait{30'000};
+
+// The text of a blocklist file, at most kMaxInputFileBytes of it (core/input_file.hpp):
+// a regular file, a pipe or a FIFO, or standard input for `-`; a directory, a device
+// (/dev/zero) or a socket is refused, as is a larger file or a pipe silent for
+// `pipe_wait`, with one line saying so.
+Result<std::string> read_blocklist(const std::string& path, std::chrono::milliseconds pipe_wait = kBlocklistPipeWait);
 
 // A blocklist the import refuses whole (parsing stopped), with the file's name.
 Status check_blocklist_limits(const Blocklist& b, const std::string& path);

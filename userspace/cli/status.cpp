@@ -5,13 +5,16 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
+#include <climits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 #include <vector>
 
 #include "bpf/inspect.hpp"
 #include "bpf/kernel.hpp"
 #include "bpf/pins.hpp"
+#include "core/clock.hpp"
+#include "core/input_file.hpp"
 #include "core/lock.hpp"
 #include "export/render_status.hpp"
 
@@ -26,30 +29,58 @@ CLI::App* add_status_command(CLI::App& app, bool& json) {
 
 namespace {
 
-// The state file is a few hundred bytes; a larger one is not levee run's.
-constexpr std::streamsize kMaxPublishStateBytes = std::streamsize{64} << 10;
+// A state file is a few hundred bytes; a larger one is not levee run's.
+constexpr size_t kMaxStateBytes = size_t{64} << 10;
 
-// levee run's CrowdSec publisher, from its state file: nothing when there is none, it
+// A field of a state file, or `def` when it is missing or of another type.
+template <typename T>
+T field(const nlohmann::json& j, const char* key, T def = {}) {
+  const auto it = j.find(key);
+  if (it == j.end()) return def;
+  if constexpr (std::is_same_v<T, bool>)
+    return it->is_boolean() ? it->template get<bool>() : def;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return it->is_string() ? it->template get<std::string>() : def;
+  else
+    return it->is_number_unsigned() ? it->template get<T>() : def;
+}
+
+// One of levee run's state files (daemon/state_file.hpp): nothing when there is none, it
 // is not one, or its daemon is gone (killed: it had no chance to remove the file).
-std::optional<IfaceStatus::Publish> publish_state(const std::string& iface) {
-  std::ifstream f(publish_state_path(iface), std::ios::binary);
+std::optional<nlohmann::json> daemon_state(const std::string& path) {
+  auto f = read_input(path, {.what = "levee run's state", .max_bytes = kMaxStateBytes});
   if (!f) return std::nullopt;
-  std::string text(static_cast<size_t>(kMaxPublishStateBytes) + 1, '\0');
-  f.read(text.data(), kMaxPublishStateBytes + 1);
-  if (f.gcount() > kMaxPublishStateBytes) return std::nullopt;
-  text.resize(static_cast<size_t>(f.gcount()));
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(f->text, nullptr, false);
   if (!j.is_object()) return std::nullopt;
-  const int pid = j.value("pid", 0);
-  if (pid <= 0 || ::kill(pid, 0) != 0) return std::nullopt;
+  const auto pid = field<uint64_t>(j, "pid");
+  if (pid == 0 || pid > INT_MAX || ::kill(static_cast<pid_t>(pid), 0) != 0) return std::nullopt;
+  return j;
+}
+
+std::optional<IfaceStatus::Publish> publish_state(const std::string& iface) {
+  const auto j = daemon_state(publish_state_path(iface));
+  if (!j) return std::nullopt;
   IfaceStatus::Publish p;
-  p.machine = j.value("machine", "");
-  p.up = j.value("up", false);
-  p.published = j.value("published", uint64_t{0});
-  p.errors = j.value("errors", uint64_t{0});
-  p.queued = j.value("queued", uint64_t{0});
-  p.dropped = j.value("dropped", uint64_t{0});
+  p.machine = field<std::string>(*j, "machine");
+  p.up = field<bool>(*j, "up");
+  p.published = field<uint64_t>(*j, "published");
+  p.errors = field<uint64_t>(*j, "errors");
+  p.queued = field<uint64_t>(*j, "queued");
+  p.dropped = field<uint64_t>(*j, "dropped");
   return p;
+}
+
+std::optional<IfaceStatus::Bouncer> bouncer_state(const std::string& iface) {
+  const auto j = daemon_state(bouncer_state_path(iface));
+  if (!j) return std::nullopt;
+  IfaceStatus::Bouncer b;
+  b.up = field<bool>(*j, "up");
+  const uint64_t since = field<uint64_t>(*j, "since_unix_ns"), now = unix_now_ns();
+  b.for_ns = since && since < now ? now - since : 0;
+  b.pull_errors = field<uint64_t>(*j, "pull_errors");
+  b.pull_timeouts = field<uint64_t>(*j, "pull_timeouts");
+  b.last_error = field<std::string>(*j, "last_error");
+  return b;
 }
 
 }  // namespace
@@ -72,6 +103,7 @@ Status status(bool json) {
       continue;
     }
     s->publish = publish_state(iface);
+    s->bouncer = bouncer_state(iface);
     all.push_back(std::move(s.value()));
   }
   if (json)

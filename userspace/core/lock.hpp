@@ -20,6 +20,10 @@ inline constexpr const char* kLockDir = "/run/levee";
 inline std::string publish_state_path(const std::string& iface) {
   return std::string(kLockDir) + "/" + iface + ".publish";
 }
+// The same of its CrowdSec bouncer, /run/levee/<iface>.crowdsec: how its pulls go.
+inline std::string bouncer_state_path(const std::string& iface) {
+  return std::string(kLockDir) + "/" + iface + ".crowdsec";
+}
 
 // The SYN cookies' keys a detach leaves for the next attach, /run/levee/<iface>.cookies
 // (bpf/cookie_file.hpp).

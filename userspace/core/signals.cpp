@@ -10,7 +10,7 @@ namespace {
 
 volatile sig_atomic_t g_stop = 0;
 volatile sig_atomic_t g_hup = 0;
-struct sigaction g_old_int, g_old_term, g_old_hup;
+struct sigaction g_old_int, g_old_term, g_old_hup, g_old_pipe;
 
 void on_stop(int) { g_stop = 1; }
 void on_hup(int) { g_hup = 1; }
@@ -30,12 +30,14 @@ Signals::Signals(Hangup hangup) : hangup_(hangup == Hangup::Catch) {
   install(SIGINT, on_stop, &g_old_int);
   install(SIGTERM, on_stop, &g_old_term);
   if (hangup_) install(SIGHUP, on_hup, &g_old_hup);
+  if (hangup_) install(SIGPIPE, SIG_IGN, &g_old_pipe);
 }
 
 Signals::~Signals() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
   if (hangup_) sigaction(SIGHUP, &g_old_hup, nullptr);
+  if (hangup_) sigaction(SIGPIPE, &g_old_pipe, nullptr);
 }
 
 bool Signals::stopped() { return g_stop != 0; }

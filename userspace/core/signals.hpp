@@ -13,7 +13,9 @@ class Signals {
 
   // Installs handlers for SIGINT and SIGTERM, and for SIGHUP with Hangup::Catch (no
   // SA_RESTART: a blocking poll returns EINTR); the destructor restores the previous
-  // ones. One instance at a time.
+  // ones. One instance at a time. Hangup::Catch (levee run) also ignores SIGPIPE: a
+  // reader of its events or of its log that goes away costs those lines (EPIPE, counted),
+  // never the daemon.
   explicit Signals(Hangup hangup = Hangup::Default);
   ~Signals();
   Signals(const Signals&) = delete;

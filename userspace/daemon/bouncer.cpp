@@ -1,14 +1,20 @@
 #include "daemon/bouncer.hpp"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
+#include "core/lock.hpp"
 #include "core/units.hpp"
 #include "daemon/block_signals.hpp"
 #include "daemon/log.hpp"
+#include "daemon/state_file.hpp"
+#include "export/render_units.hpp"
 
 namespace levee::daemon {
 namespace {
@@ -39,9 +45,12 @@ uint32_t present_bits(const CsCounts& c) {
 }  // namespace
 
 Bouncer::Bouncer(std::string iface, const CrowdsecSpec& spec, std::string key, Health& health)
-    : iface_(std::move(iface)), spec_(spec), health_(health), client_(spec, std::move(key)) {}
+    : iface_(std::move(iface)), spec_(spec), key_(std::move(key)), health_(health), client_(spec, key_) {}
 
-Bouncer::~Bouncer() { stop(); }
+Bouncer::~Bouncer() {
+  stop();
+  if (!state_.empty()) std::remove(bouncer_state_path(iface_).c_str());
+}
 
 void Bouncer::start() {
   BlockDaemonSignals blocked;
@@ -107,7 +116,11 @@ bool Bouncer::turn() {
   if (t0 >= next_full_) startup_ = true;
   const bool startup = startup_;
   auto body = client_.pull(startup);
-  if (!body) return error(body.error()), false;
+  stats_.last_pull_seconds = client_.last_seconds();
+  if (!body) {
+    stats_.pull_timeouts += client_.last_timed_out();
+    return error(body.error()), false;
+  }
   const double pull_s = seconds_since(t0);
   // From the reply to the last entry written: the parse, the plan, the writes.
   const auto t1 = SteadyClock::now();
@@ -121,18 +134,22 @@ bool Bouncer::turn() {
     return error(st.error()), false;
   }
   stats_.last_apply_seconds = seconds_since(t1);
-  stats_.skipped += stream->skipped;
+  stats_.skipped += stream->skipped + plan.over;
+  if (plan.over && said_full_.error("full", Clocks::read().now_mono_ns))
+    say(iface_,
+        "crowdsec: the Local API holds more decisions than levee's maps ({} of each kind: addresses and ranges, "
+        "IPv4 and IPv6): {} of this pull are not enforced (counted in levee_crowdsec_decisions_skipped_total)",
+        group_digits(LV_MAX_CS_ENTRIES), group_digits(plan.over));
   stats_.last_pull_unix_ns = Clocks::read().now_unix_ns;
   ++stats_.pulls;
   startup_ = false;
   if (startup) next_full_ = SteadyClock::now() + kFullPullEvery;
-  if (startup || !last_error_.empty())
+  if (const bool recovered = said_.recovered(); startup || recovered)
     say(iface_,
         "crowdsec: {} pull: {} decisions held ({} written, {} removed, {} skipped); pulled in {:.3f} s, "
         "applied in {:.3f} s",
         startup ? "startup" : "first good", held_.size(), plan.put.size(), plan.remove.size(), stream->skipped, pull_s,
         stats_.last_apply_seconds);
-  last_error_.clear();
   publish(true);
   // A startup pull of 100k decisions parses into ~100 MB of JSON values, freed by now:
   // give the heap back rather than keep it resident until the next one.
@@ -165,7 +182,7 @@ void Bouncer::expire() {
     error(st.error());
     return;
   }
-  publish(last_error_.empty());
+  publish(!said_.failing());
 }
 
 void Bouncer::publish(bool up) {
@@ -174,14 +191,27 @@ void Bouncer::publish(bool up) {
     for (unsigned r = 0; r < 2; ++r) stats_.held[f][r] = c.n[f][r];
   stats_.up = up;
   health_.bouncer(stats_);
+  // For `levee status` (state_file.hpp), when what it shows changed.
+  if (state_.empty() || up != stats_up_) since_unix_ns_ = Clocks::read().now_unix_ns;
+  stats_up_ = up;
+  const std::string state = nlohmann::json{{"pid", getpid()},
+                                           {"up", up},
+                                           {"since_unix_ns", since_unix_ns_},
+                                           {"pull_errors", stats_.pull_errors},
+                                           {"pull_timeouts", stats_.pull_timeouts},
+                                           {"last_error", up ? "" : last_error_what_}}
+                                .dump();
+  if (state != state_) write_state_file(bouncer_state_path(iface_), state);
+  state_ = state;
 }
 
 void Bouncer::error(const Error& e) {
   ++stats_.pull_errors;
-  startup_ = true;  // after any error, every decision again: reconcile
-  const std::string m = e.message();
-  if (m != last_error_) say(iface_, "crowdsec: {} (the filter keeps the decisions it holds; retrying)", m);
-  last_error_ = m;
+  startup_ = true;                  // after any error, every decision again: reconcile
+  if (client_.cancelled()) return;  // stopping: a pull cut short is no news
+  last_error_what_ = e.what;
+  if (const auto line = said_.error(e.message(), Clocks::read().now_mono_ns))
+    say(iface_, "crowdsec: {} (the filter keeps the decisions it holds; retrying)", *line);
   publish(false);
 }
 

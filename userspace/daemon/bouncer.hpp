@@ -11,6 +11,10 @@
 // minutes a startup pull reconciles anyway: the incremental stream can miss a decision
 // committed while a pull ran (a Local API race), never a full one.
 //
+// Every pull has a deadline ([crowdsec] timeout, lapi_client.hpp): a Local API that
+// answers slowly, or not at all, fails the pull like one that is down. How the pulls go is
+// in the metrics and, for `levee status`, in /run/levee/<iface>.crowdsec (state_file.hpp).
+//
 // A daemon adopting a running filter starts from what its maps hold, so a restart drops
 // nothing in between. When the filter is replaced (attached again), its new maps are
 // empty: resync() makes the thread reopen them and pull everything again.
@@ -27,6 +31,7 @@
 
 #include "bpf/crowdsec_maps.hpp"
 #include "daemon/crowdsec_client.hpp"
+#include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
 #include "policy/crowdsec_held.hpp"
 
@@ -41,6 +46,10 @@ class Bouncer {
   Bouncer& operator=(const Bouncer&) = delete;
 
   void start();
+  // Whether it pulls as these settings and key would (SIGHUP: unchanged, it goes on).
+  bool pulls_as(const CrowdsecSpec& spec, const std::string& key) const {
+    return same_pull(spec_, spec) && key == key_;
+  }
   // Ends the thread, a pull in progress included; the maps keep what they hold.
   void stop();
   // The filter's maps were replaced: reopen them and pull every decision again.
@@ -60,6 +69,7 @@ class Bouncer {
 
   const std::string iface_;
   const CrowdsecSpec spec_;
+  const std::string key_;
   Health& health_;
   CrowdsecClient client_;
   std::optional<CrowdsecMaps> maps_;  // opened by the thread; reset by resync
@@ -68,7 +78,12 @@ class Bouncer {
   bool startup_ = true;
   std::chrono::steady_clock::time_point next_full_{};  // the next periodic startup pull
   uint32_t present_ = 0;                               // the lv_cs_present bits last stored
-  std::string last_error_;                             // said once until it changes or a pull succeeds
+  ErrorFold said_;                                     // the errors said (error_fold.hpp)
+  ErrorFold said_full_;                                // "maps full", said once per window
+  std::string last_error_what_;                        // the last without its hint, for levee status
+  std::string state_;                                  // what the state file holds ("": none yet)
+  bool stats_up_ = false;
+  uint64_t since_unix_ns_ = 0;  // when the pulls last went from failing to working or back
 
   std::mutex mu_;
   std::condition_variable cv_;

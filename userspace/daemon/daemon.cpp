@@ -1,6 +1,8 @@
 #include "daemon/daemon.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -58,8 +60,9 @@ class Daemon {
   Status open_events_file();
   void open_events();
   void open_known_good();
-  // [crowdsec]: the bouncer (re)started with the file's settings and its key file's key
-  // (read by the caller, before anything changes), or stopped.
+  // [crowdsec]: the bouncer started with the file's settings and its key file's key
+  // (read by the caller, before anything changes), started again if either changed, or
+  // stopped.
   void start_bouncer(const CrowdsecSpec& spec, std::string key);
   // publish = true: the publisher started, or given the new settings (its queue kept);
   // else stopped. `password` read by the caller, as the key.
@@ -96,10 +99,21 @@ class Daemon {
 
 Status Daemon::open_events_file() {
   if (o_.events_path.empty()) return {};
-  FILE* f = std::fopen(o_.events_path.c_str(), "a");
-  if (!f)
-    return sys_error(fmt::format("open the events file {}", o_.events_path), errno,
+  // O_NONBLOCK, kept: a FIFO with no reader is refused at once instead of holding the
+  // start or SIGHUP's loop in open(2), and a reader that falls behind costs events
+  // (dropped and counted, as a full disk's), never the loop's time.
+  const int fd =
+      ::open(o_.events_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd < 0 && errno == ENXIO)
+    return Error{fmt::format("the events file {} is a FIFO that nothing reads", o_.events_path), 0,
+                 "start its reader first, or give a regular file with --events"};
+  FILE* f = fd < 0 ? nullptr : fdopen(fd, "a");
+  if (!f) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return sys_error(fmt::format("open the events file {}", o_.events_path), err,
                      "give a writable path with --events, or leave it out for stdout");
+  }
   if (events_out_ != stdout) std::fclose(events_out_);
   events_out_ = f;
   return {};
@@ -162,8 +176,9 @@ void Daemon::hangup() {
   CrowdsecSpec crowdsec;
   if (!daemon::reload_config(o_, health_, &autop_, &crowdsec)) return;
   judge_.set_after(autop_.known_good_after_ns);
-  // Again with the file's settings and key (a rotated key is read here): the new
-  // bouncer starts from what the maps hold and reconciles with its first pull.
+  // The file's settings and key again (a rotated key is read here): a bouncer whose
+  // settings or key changed starts again from what the maps hold and reconciles with
+  // its first pull; an unchanged one goes on, as does an unchanged publisher.
   std::string key, password;
   if (crowdsec.enabled) {
     auto k = read_cs_key(crowdsec.api_key_file);
@@ -202,6 +217,8 @@ void Daemon::start_bouncer(const CrowdsecSpec& spec, std::string key) {
     bouncer_.reset();
     return;
   }
+  // Unchanged (settings and key): it goes on, a pull in progress included.
+  if (bouncer_ && bouncer_->pulls_as(spec, key)) return;
   bouncer_.reset();
   bouncer_ = std::make_unique<daemon::Bouncer>(o_.iface, spec, std::move(key), health_);
   bouncer_->start();

@@ -1,17 +1,18 @@
 #include "daemon/machine_client.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include "core/clock.hpp"
+#include "core/quote.hpp"
 #include "core/version.hpp"
-#include "daemon/crowdsec_client.hpp"
 
 namespace levee::daemon {
 namespace {
 
 // A login or a batch of alerts is answered at once by a Local API nearby.
-constexpr time_t kIoSeconds = 10;
+constexpr std::chrono::seconds kIdle{10};
+// A login's reply is a few hundred bytes, an alerts' a list of ids.
+constexpr size_t kMaxReplyBytes = size_t{1} << 20;
 // LAPI's tokens last an hour: renewed in their last 5 minutes. A reply without a
 // readable expiry is taken to last 30 minutes.
 constexpr uint64_t kRenewBeforeNs = 5ull * 60 * 1'000'000'000;
@@ -32,23 +33,16 @@ std::string user_agent() { return std::string("levee/") + levee_version(); }
 }  // namespace
 
 MachineClient::MachineClient(const CrowdsecSpec& spec, std::string password)
-    : where_(lapi_where(spec)),
-      machine_id_(spec.machine_id),
-      password_(std::move(password)),
-      client_(lapi_client(spec, kIoSeconds)) {}
-
-MachineClient::~MachineClient() = default;
-
-void MachineClient::cancel() { client_->stop(); }
+    : machine_id_(spec.machine_id), password_(std::move(password)), lapi_(spec, kMaxReplyBytes, kIdle) {}
 
 Status MachineClient::take_token(const std::string& what, int status, const std::string& body) {
   if (status == kUnauthorized || status == kForbidden)
-    return Error{fmt::format("{}{}: the Local API refused machine {} ({})", where_, what, machine_id_, status), 0,
-                 kLoginHint};
+    return Error{fmt::format("{}{}: the Local API refused machine {} ({})", lapi_.where(), what, machine_id_, status),
+                 0, kLoginHint};
   if (status != kOk)
-    return Error{fmt::format("{}{}: HTTP status {}", where_, what, status), 0, "see the Local API's log"};
+    return Error{fmt::format("{}{}: HTTP status {}", lapi_.where(), what, status), 0, "see the Local API's log"};
   auto l = parse_cs_login(body);
-  if (!l) return Error{fmt::format("{}{}: {}", where_, what, l.error().what), 0, l.error().hint};
+  if (!l) return Error{fmt::format("{}{}: {}", lapi_.where(), what, l.error().what), 0, l.error().hint};
   token_ = std::move(l->token);
   const uint64_t now = unix_now_ns();
   token_expire_unix_ns_ = l->expire_unix_ns > now ? l->expire_unix_ns : now + kAssumedLifeNs;
@@ -58,18 +52,17 @@ Status MachineClient::take_token(const std::string& what, int status, const std:
 Status MachineClient::login() {
   token_.clear();
   const std::string path = "/v1/watchers/login";
-  auto res =
-      client_->Post(path, {{"User-Agent", user_agent()}}, cs_login_json(machine_id_, password_), "application/json");
-  if (!res) return Error{fmt::format("{}{}: {}", where_, path, httplib::to_string(res.error())), 0, kLapiDownHint};
+  LV_TRY_ASSIGN(const LapiReply r,
+                lapi_.post(path, {{"User-Agent", user_agent()}}, cs_login_json(machine_id_, password_)));
   ++logins_;
-  return take_token(path, res->status, res->body);
+  return take_token(path, r.status, r.body);
 }
 
 Status MachineClient::refresh() {
   const std::string path = "/v1/refresh_token";
-  auto res = client_->Get(path, {{"Authorization", "Bearer " + token_}, {"User-Agent", user_agent()}});
-  if (!res) return Error{fmt::format("{}{}: {}", where_, path, httplib::to_string(res.error())), 0, kLapiDownHint};
-  return take_token(path, res->status, res->body);
+  LV_TRY_ASSIGN(const LapiReply r,
+                lapi_.get(path, {{"Authorization", "Bearer " + token_}, {"User-Agent", user_agent()}}));
+  return take_token(path, r.status, r.body);
 }
 
 // A token valid for a while yet: renewed shortly before its expiry, else a new login.
@@ -83,19 +76,17 @@ Status MachineClient::post_alerts(const std::string& body) {
   const std::string path = "/v1/alerts";
   for (int attempt = 0;; ++attempt) {
     LV_TRY(authorize());
-    const httplib::Headers headers{{"Authorization", "Bearer " + token_}, {"User-Agent", user_agent()}};
-    auto res = client_->Post(path, headers, body, "application/json");
-    if (!res) return Error{fmt::format("{}{}: {}", where_, path, httplib::to_string(res.error())), 0, kLapiDownHint};
-    if (res->status == kCreated) return {};
+    LV_TRY_ASSIGN(const LapiReply r,
+                  lapi_.post(path, {{"Authorization", "Bearer " + token_}, {"User-Agent", user_agent()}}, body));
+    if (r.status == kCreated) return {};
     // A token the Local API no longer takes (it restarted with a new secret, or the
     // machine was re-registered): log in again, once.
-    if (res->status == kUnauthorized && attempt == 0) {
+    if (r.status == kUnauthorized && attempt == 0) {
       token_.clear();
       continue;
     }
-    const std::string said = res->body.substr(0, 200);
-    return Error{fmt::format("{}{}: HTTP status {}: {}", where_, path, res->status, said), 0,
-                 res->status == kUnauthorized ? kLoginHint : "see the Local API's log"};
+    return Error{fmt::format("{}{}: HTTP status {}: {}", lapi_.where(), path, r.status, quote_value(r.body)), 0,
+                 r.status == kUnauthorized ? kLoginHint : "see the Local API's log"};
   }
 }
 

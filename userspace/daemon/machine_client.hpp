@@ -1,26 +1,23 @@
-// machine_client.hpp - levee as a CrowdSec machine, over HTTP (cpp-httplib): logs in
+// machine_client.hpp - levee as a CrowdSec machine, over HTTP (lapi_client.hpp: each
+// request within [crowdsec] timeout, each reply at most 1 MiB): logs in
 // (POST /v1/watchers/login: a JWT), renews the token before it expires
 // (GET /v1/refresh_token) and logs in again after a 401, and pushes alerts
 // (POST /v1/alerts with the bearer token). The password never appears in messages.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "core/result.hpp"
+#include "daemon/lapi_client.hpp"
 #include "policy/crowdsec.hpp"
-
-namespace httplib {
-class Client;
-}
 
 namespace levee::daemon {
 
 class MachineClient {
  public:
   MachineClient(const CrowdsecSpec& spec, std::string password);
-  ~MachineClient();
+  ~MachineClient() = default;
   MachineClient(const MachineClient&) = delete;
   MachineClient& operator=(const MachineClient&) = delete;
 
@@ -31,7 +28,7 @@ class MachineClient {
   // whether the credentials work).
   Status authorize();
   // Ends a request in progress from another thread (the daemon's stop).
-  void cancel();
+  void cancel() { lapi_.cancel(); }
   uint64_t logins() const { return logins_; }
 
  private:
@@ -39,12 +36,11 @@ class MachineClient {
   Status refresh();
   Status take_token(const std::string& what, int status, const std::string& body);
 
-  std::string where_;  // "http://host:port", for errors
   std::string machine_id_, password_;
   std::string token_;
   uint64_t token_expire_unix_ns_ = 0;
   uint64_t logins_ = 0;
-  std::unique_ptr<httplib::Client> client_;
+  LapiClient lapi_;
 };
 
 }  // namespace levee::daemon

@@ -11,6 +11,7 @@
 #include "core/units.hpp"
 #include "daemon/block_signals.hpp"
 #include "daemon/log.hpp"
+#include "daemon/state_file.hpp"
 
 namespace levee::daemon {
 namespace {
@@ -26,21 +27,16 @@ constexpr size_t kBatch = 100;
 // Queued bans are checked for their end this often while they wait.
 constexpr auto kIdleCheck = 1s;
 
-// For `levee status`: written whole (a rename over the last), so a reader never sees half.
+// For `levee status` (state_file.hpp).
 void write_state(const std::string& iface, const std::string& machine, const PublisherHealth& p) {
-  const std::string path = publish_state_path(iface), tmp = path + ".tmp";
-  const std::string text = nlohmann::json{{"pid", getpid()},
-                                          {"machine", machine},
-                                          {"up", p.up},
-                                          {"published", p.published},
-                                          {"errors", p.errors},
-                                          {"queued", p.queued},
-                                          {"dropped", p.dropped_full + p.dropped_expired}}
-                               .dump();
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return;  // status then says nothing of the publisher; the metrics still do
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+  write_state_file(publish_state_path(iface), nlohmann::json{{"pid", getpid()},
+                                                             {"machine", machine},
+                                                             {"up", p.up},
+                                                             {"published", p.published},
+                                                             {"errors", p.errors},
+                                                             {"queued", p.queued},
+                                                             {"dropped", p.dropped_full + p.dropped_expired}}
+                                                  .dump());
 }
 
 bool same(const PublisherHealth& a, const PublisherHealth& b) {
@@ -67,8 +63,9 @@ Publisher::Publisher(std::string iface, const CrowdsecSpec& spec, std::string pa
     : iface_(std::move(iface)),
       health_(health),
       spec_(spec),
+      password_(std::move(password)),
       queue_(spec.publish_queue),
-      client_(std::make_unique<MachineClient>(spec, std::move(password))) {}
+      client_(std::make_unique<MachineClient>(spec, password_)) {}
 
 Publisher::~Publisher() {
   stop();
@@ -97,13 +94,19 @@ void Publisher::stop() {
 }
 
 void Publisher::reconfigure(const CrowdsecSpec& spec, std::string password) {
+  {
+    std::lock_guard lock(mu_);
+    if (same_publish(spec_, spec) && password == password_) return;
+  }
   stop();
   {
     std::lock_guard lock(mu_);
     spec_ = spec;
+    password_ = std::move(password);
     queue_.set_cap(spec.publish_queue);
-    client_ = std::make_unique<MachineClient>(spec, std::move(password));
-    last_error_.clear();
+    client_ = std::make_unique<MachineClient>(spec, password_);
+    stats_.up = false;  // a login at once says whether the new settings work
+    said_.recovered();
   }
   start();
 }
@@ -168,14 +171,13 @@ bool Publisher::turn() {
   const Status st = alerts.alerts ? client_->post_alerts(alerts.body) : client_->authorize();
   std::lock_guard lock(mu_);
   stats_.logins = client_->logins();
+  if (!st && stopping_) return false;  // a request cut short by stop(): no news
   if (!st) {
     ++stats_.errors;
     stats_.up = false;
-    const std::string m = st.error().message();
-    if (m != last_error_)
-      say(iface_, "crowdsec: publishing: {} ({} ban{} queued; retrying)", m, queue_.size(),
+    if (const auto line = said_.error(st.error().message(), mono_now_ns()))
+      say(iface_, "crowdsec: publishing: {} ({} ban{} queued; retrying)", *line, queue_.size(),
           queue_.size() == 1 ? "" : "s");
-    last_error_ = m;
     publish_health();
     return false;
   }
@@ -184,8 +186,7 @@ bool Publisher::turn() {
   stats_.dropped_expired += batch.bans.size() - alerts.alerts;  // ended on the way
   stats_.up = true;
   if (alerts.alerts) stats_.last_publish_unix_ns = unix_now_ns();
-  if (!last_error_.empty()) say(iface_, "crowdsec: the Local API takes levee's bans again");
-  last_error_.clear();
+  if (said_.recovered()) say(iface_, "crowdsec: the Local API takes levee's bans again");
   publish_health();
   return true;
 }

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "bpf/events.hpp"
+#include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
 #include "daemon/machine_client.hpp"
 #include "policy/crowdsec.hpp"
@@ -50,7 +51,8 @@ class Publisher {
   void start();
   // Ends the thread, a request in progress included; what is queued stays queued.
   void stop();
-  // SIGHUP: the file's settings and password, the queue kept.
+  // SIGHUP: the file's settings and password, the queue kept; unchanged ones change
+  // nothing (a request in progress goes on, the token is kept).
   void reconfigure(const CrowdsecSpec& spec, std::string password);
   // An event of the datapath: queued if it is a ban to share. Never blocks on the network.
   void offer(const EventRecord& r);
@@ -68,11 +70,12 @@ class Publisher {
 
   std::mutex mu_;  // everything below
   CrowdsecSpec spec_;
+  std::string password_;
   CsBanQueue queue_;
   PublisherHealth stats_;
   std::optional<PublisherHealth> written_;  // what the state file holds
   std::unique_ptr<MachineClient> client_;
-  std::string last_error_;  // said once until it changes or a batch is accepted
+  ErrorFold said_;  // the errors said (error_fold.hpp)
   std::condition_variable cv_;
   bool stopping_ = false, woken_ = false;
   std::thread thread_;

@@ -263,8 +263,9 @@ void daemon_families(Writer& w, const DaemonHealth& d) {
   w.family("levee_events_suppressed_total", "counter",
            "Events the datapath did not send (over [interface] events_per_second), as the events it sent report.");
   w.sample({}, d.events_suppressed);
-  w.family("levee_events_dropped_total", "counter",
-           "Events this levee run could not write (the events file refused them: disk full, I/O error).");
+  w.family(
+      "levee_events_dropped_total", "counter",
+      "Events this levee run could not write (the events file refused them: disk full, I/O error, its reader gone).");
   w.sample({}, d.events_dropped);
   w.family("levee_known_good_marked_total", "counter",
            "Known-good marks by this levee run's maintenance walks (a source that keeps behaving is marked "
@@ -305,13 +306,21 @@ void bouncer_families(Writer& w, const BouncerHealth& b) {
   w.family("levee_crowdsec_pulls_total", "counter", "Pulls of the CrowdSec Local API's decision stream, by result.");
   w.sample({{"result", "success"}}, b.pulls);
   w.sample({{"result", "failure"}}, b.pull_errors);
+  w.family("levee_crowdsec_pull_timeouts_total", "counter",
+           "Pulls ended by their deadline ([crowdsec] timeout): the Local API did not send its whole reply in time "
+           "(counted among the failures too).");
+  w.sample({}, b.pull_timeouts);
+  w.family("levee_crowdsec_pull_duration_seconds", "gauge",
+           "How long the last pull took, from its request to the end of its reply, or to its failure.");
+  w.sample({}, b.last_pull_seconds);
   w.family("levee_crowdsec_decisions_applied_total", "counter", "CrowdSec decisions written into the filter.");
   w.sample({}, b.applied);
   w.family("levee_crowdsec_decisions_removed_total", "counter",
            "CrowdSec decisions taken out of the filter: deleted, expired, or no longer held by the Local API.");
   w.sample({}, b.removed);
   w.family("levee_crowdsec_decisions_skipped_total", "counter",
-           "Entries of the decision stream levee could not take (another scope, a bad address or duration).");
+           "Entries of the decision stream levee could not take (another scope, a bad address or duration, no room "
+           "left in its map).");
   w.sample({}, b.skipped);
   w.family("levee_crowdsec_apply_duration_seconds", "gauge",
            "How long the last pull took from its reply to its last change written (parse, plan, writes).");

@@ -75,6 +75,8 @@ struct BouncerHealth {
   uint64_t last_pull_unix_ns = 0;  // the last successful pull; 0: none yet
   bool up = false;                 // the last pull succeeded
   uint64_t pulls = 0, pull_errors = 0;
+  uint64_t pull_timeouts = 0;         // of the errors, pulls ended by their deadline ([crowdsec] timeout)
+  double last_pull_seconds = 0;       // the last pull, from its request to its reply's end or its failure
   uint64_t applied = 0, removed = 0;  // decisions written into the maps, taken out of them
   uint64_t skipped = 0;               // stream entries not understood (counted, ignored)
   double last_apply_seconds = 0;      // the last pull, from its reply to its last change written

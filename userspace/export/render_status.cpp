@@ -4,6 +4,7 @@
 
 #include "bpf/maps.hpp"
 #include "core/units.hpp"
+#include "export/render_crowdsec.hpp"
 #include "export/render_policy.hpp"
 #include "export/render_synauth.hpp"
 #include "export/render_units.hpp"
@@ -176,7 +177,7 @@ json iface_json(const IfaceStatus& s) {
             {"bans", s.bans_active},
             {"ban_records", s.ban_records},
             {"max_bans", s.max_bans},
-            {"crowdsec", {{"held", s.crowdsec}, {"in_force", s.crowdsec_in_force}}},
+            {"crowdsec", {{"held", s.crowdsec}, {"in_force", s.crowdsec_in_force}, {"bouncer", bouncer_json(s)}}},
             {"crowdsec_publish", s.publish ? json{{"machine", s.publish->machine},
                                                   {"up", s.publish->up},
                                                   {"published", s.publish->published},
@@ -300,9 +301,9 @@ std::string iface_tail_text(const IfaceStatus& s) {
   out += fmt::format("  bans     {} active, {} records of {}\n", group_digits(s.bans_active),
                      group_digits(s.ban_records), group_digits(s.max_bans));
   out += syn_auth_text(s) + known_good_text(s);
-  if (s.crowdsec)
-    out += fmt::format("  crowdsec {} decision{} held, {} in force (levee run's bouncer: see its metrics)\n",
-                       group_digits(s.crowdsec), s.crowdsec == 1 ? "" : "s", group_digits(s.crowdsec_in_force));
+  if (s.crowdsec || s.bouncer)
+    out += fmt::format("  crowdsec {} decision{} held, {} in force{}\n", group_digits(s.crowdsec),
+                       s.crowdsec == 1 ? "" : "s", group_digits(s.crowdsec_in_force), bouncer_text(s));
   if (s.publish)
     out +=
         fmt::format("  publish  machine {}: {} ban{} published, {} queued, {} dropped, {} error{}; Local API {}\n",

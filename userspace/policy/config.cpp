@@ -7,12 +7,10 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <memory>
 
 #include "core/clock.hpp"
 #include "core/iface.hpp"
+#include "core/input_file.hpp"
 #include "core/quote.hpp"
 #include "policy/config_reader.hpp"
 #include "policy/validate.hpp"
@@ -107,7 +105,10 @@ void Reader::interface(const toml::table& t, InterfaceSettings& s) {
 void Reader::syn_auth(const toml::table& t, SynAuthSpec& s) {
   known(t, "syn_auth",
         {"answer_rate", "answer_burst", "answer_prefix4", "answer_prefix6", "answer_cap", "known_good_per_network"});
-  if (Rate r = pair(t, "syn_auth", "answer_rate", "answer_burst", kMaxRatePps, kMaxBurst); r.set()) s.per_network = r;
+  if (Rate r = pair(t, "syn_auth", "answer_rate", "answer_burst", kMaxRatePps, kMaxBurst,
+                    "how many SYN-ACKs levee may send one network at once");
+      r.set())
+    s.per_network = r;
   s.prefix4 = prefix(t, "syn_auth", "answer_prefix4", 32).value_or(s.prefix4);
   s.prefix6 = prefix(t, "syn_auth", "answer_prefix6", 128).value_or(s.prefix6);
   if (const toml::node* n = t.get("answer_cap"))
@@ -115,6 +116,9 @@ void Reader::syn_auth(const toml::table& t, SynAuthSpec& s) {
   if (const toml::node* n = t.get("known_good_per_network"))
     if (auto v = count(*n, "syn_auth.known_good_per_network", 0, kMaxKnownGoodPerNetwork))
       s.marks_per_network = static_cast<uint32_t>(*v);
+  s.where = where(t, "syn_auth");
+  for (const char* key : {"answer_cap", "answer_rate"})
+    if (const toml::node* n = t.get(key)) s.where = Where{file_, line_of(*n), join("syn_auth", key)};
 }
 
 void Reader::autopilot(const toml::table& t, AutoSpec& a) {
@@ -141,7 +145,10 @@ void Reader::autopilot(const toml::table& t, AutoSpec& a) {
       if (auto v = duration(*n, join("auto", k.key), k.field == &AutoSpec::sustain_ns)) a.*k.field = *v;
   a.network_prefix4 = prefix(t, "auto", "network_prefix4", 32).value_or(a.network_prefix4);
   a.network_prefix6 = prefix(t, "auto", "network_prefix6", 128).value_or(a.network_prefix6);
-  if (Rate r = pair(t, "auto", "network_rate", "network_burst", kMaxRatePps, kMaxBurst); r.set()) a.network_rate = r;
+  if (Rate r = pair(t, "auto", "network_rate", "network_burst", kMaxRatePps, kMaxBurst,
+                    "how much one escalated network may send at once");
+      r.set())
+    a.network_rate = r;
   if (error_) return;
   // What no single key shows (release shorter than sustain): at the key the file gave.
   Status st = check_auto(a, [&](std::string_view key) {
@@ -189,7 +196,7 @@ void Reader::override_(const toml::table& t, const std::string& path, Policy& p)
     fail(t, join(path, "networks"), "missing",
          "give the networks it applies to, e.g. networks = [\"198.18.100.0/24\"]");
   }
-  limits(t, path, o.packets, o.bytes);
+  limits(t, path, o.packets, o.bytes, "how much one source may send at once");
   if (const toml::node* n = t.get("classes")) {
     elements(*n, join(path, "classes"), "an array of class names", [&](const toml::node& el, const std::string& k) {
       auto s = string(el, k);
@@ -232,18 +239,11 @@ Result<Policy> parse_config(const std::string& text, const std::string& name) {
 }
 
 Result<std::string> read_config_text(const std::string& path) {
-  const char* hint = "give the path of a levee config file (see examples/levee.toml)";
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "re"), std::fclose);
-  if (!f) return Error{fmt::format("{}: cannot open the config file", path), errno, hint, true};
-  std::string text;
-  char buf[65536];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f.get())) {
-    text.append(buf, n);
-    if (text.size() > kMaxInputFileBytes)
-      return usage_error(fmt::format("{}: larger than {} MiB", path, kMaxInputFileBytes >> 20), hint);
-  }
-  if (std::ferror(f.get())) return Error{fmt::format("{}: cannot read the config file", path), errno, hint, true};
-  return text;
+  LV_TRY_ASSIGN(InputFile f,
+                read_input(path, {.what = "the config file",
+                                  .max_bytes = kMaxInputFileBytes,
+                                  .hint = "give the path of a levee config file (see examples/levee.toml)"}));
+  return std::move(f.text);
 }
 
 Result<Policy> load_config(const std::string& path) {

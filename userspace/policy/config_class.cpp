@@ -25,7 +25,7 @@ ClassSpec Reader::klass(const toml::table& t, const std::string& path, bool is_d
   known(t, path, with_inheritable(all));
   c.name = name(t, path, class_lines_, "class", is_default ? "default" : nullptr);
   if (const toml::node* m = t.get("match"); m && !is_default) c.match = match(*m, join(path, "match"));
-  limits(t, path, c.packets, c.bytes);
+  limits(t, path, c.packets, c.bytes, "how much one source may send at once");
   c.prefix4 = prefix(t, path, "prefix4", 32).value_or(prefix4_);
   c.prefix6 = prefix(t, path, "prefix6", 128).value_or(prefix6_);
   if (const toml::node* n = t.get("network")) network(*n, join(path, "network"), c);
@@ -143,7 +143,7 @@ void Reader::network(const toml::node& n, const std::string& path, ClassSpec& c)
   known(*t, path, {"prefix4", "prefix6", "rate", "burst", "bytes_rate", "bytes_burst"});
   NetworkLimit& net = c.network;
   net.where = where(n, path);
-  limits(*t, path, net.packets, net.bytes);
+  limits(*t, path, net.packets, net.bytes, "how much one network may send at once");
   if (!net.packets.set() && !net.bytes.set() && !t->get("rate") && !t->get("bytes_rate") && !t->get("burst") &&
       !t->get("bytes_burst"))
     fail(n, path, "no limit", "give rate and burst, bytes_rate and bytes_burst, or both: what each network may send");
@@ -168,7 +168,7 @@ void Reader::total(const toml::node& n, const std::string& path, ClassSpec& c) {
   if (!t) return wrong_type(n, path, "a table", R"(write total = { rate = "100k", burst = "10k" })");
   known(*t, path, {"rate", "burst", "bytes_rate", "bytes_burst"});
   c.total.where = where(n, path);
-  limits(*t, path, c.total.packets, c.total.bytes);
+  limits(*t, path, c.total.packets, c.total.bytes, "how much the class may pass at once");
   if (t->empty())
     fail(n, path, "no limit",
          "give rate and burst, bytes_rate and bytes_burst, or both: what the class may pass as a whole");

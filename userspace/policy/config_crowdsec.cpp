@@ -55,7 +55,7 @@ void Reader::secret_file(const toml::table& t, const char* key, const std::strin
 
 void Reader::crowdsec(const toml::table& t, CrowdsecSpec& s) {
   known(t, "crowdsec",
-        {"url", "api_key_file", "poll", "origins", "scenarios_containing", "scenarios_not_containing",
+        {"url", "api_key_file", "poll", "timeout", "origins", "scenarios_containing", "scenarios_not_containing",
          "supported_decisions_types", "publish", "machine_id", "machine_password_file", "publish_min_ban",
          "publish_queue"});
   s.enabled = true;
@@ -72,14 +72,20 @@ void Reader::crowdsec(const toml::table& t, CrowdsecSpec& s) {
   secret_file(t, "api_key_file", "give e.g. /etc/levee/crowdsec.key, holding the key of `cscli bouncers add levee`",
               "give the file holding the key of `cscli bouncers add levee`, e.g. /etc/levee/crowdsec.key",
               s.api_key_file);
-  if (const toml::node* n = t.get("poll")) {
-    if (auto v = duration(*n, "crowdsec.poll")) {
-      if (*v < kMinPollNs || *v > kMaxPollNs)
-        fail(*n, "crowdsec.poll", fmt::format("{} is out of range", format_duration(*v)), "give 100ms to 1m");
+  // A duration of the table within [lo, hi].
+  const auto span = [&](const char* key, uint64_t lo, uint64_t hi, const char* give, uint64_t& out) {
+    const std::string path = std::string("crowdsec.") + key;
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    if (auto v = duration(*n, path)) {
+      if (*v < lo || *v > hi)
+        fail(*n, path, fmt::format("{} is out of range", format_duration(*v)), give);
       else
-        s.poll_ns = *v;
+        out = *v;
     }
-  }
+  };
+  span("poll", kMinPollNs, kMaxPollNs, "give 100ms to 1m", s.poll_ns);
+  span("timeout", kMinCsTimeoutNs, kMaxCsTimeoutNs, "give 1s to 10m", s.timeout_ns);
   if (const toml::node* n = t.get("origins")) strings(*n, "crowdsec.origins", s.origins);
   if (const toml::node* n = t.get("scenarios_containing"))
     strings(*n, "crowdsec.scenarios_containing", s.scenarios_containing);

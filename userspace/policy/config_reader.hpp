@@ -115,10 +115,12 @@ class Reader {
   // after an error. The same rule as --expires (parse_expiry).
   uint64_t expiry(const toml::node& n, const std::string& key);
 
-  // rate/burst and bytes_rate/bytes_burst: each pair both or neither.
-  void limits(const toml::table& t, const std::string& path, Rate& packets, Rate& bytes);
+  // rate/burst and bytes_rate/bytes_burst: each pair both or neither. `burst_is`: what
+  // a burst is there, for the hint when it is missing ("how much one source may send at
+  // once"; a network's, the class's, the answers').
+  void limits(const toml::table& t, const std::string& path, Rate& packets, Rate& bytes, const char* burst_is);
   Rate pair(const toml::table& t, const std::string& path, const char* rk, const char* bk, uint64_t max_rate,
-            uint64_t max_burst);
+            uint64_t max_burst, const char* burst_is);
 
   // ---- the top-level tables (config.cpp) ----
   void interface(const toml::table& t, InterfaceSettings& s);

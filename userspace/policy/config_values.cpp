@@ -209,13 +209,13 @@ uint64_t Reader::expiry(const toml::node& n, const std::string& key) {
   return *t;
 }
 
-void Reader::limits(const toml::table& t, const std::string& path, Rate& packets, Rate& bytes) {
-  packets = pair(t, path, "rate", "burst", kMaxRatePps, kMaxBurst);
-  bytes = pair(t, path, "bytes_rate", "bytes_burst", kMaxRateBytes, kMaxBurstBytes);
+void Reader::limits(const toml::table& t, const std::string& path, Rate& packets, Rate& bytes, const char* burst_is) {
+  packets = pair(t, path, "rate", "burst", kMaxRatePps, kMaxBurst, burst_is);
+  bytes = pair(t, path, "bytes_rate", "bytes_burst", kMaxRateBytes, kMaxBurstBytes, burst_is);
 }
 
 Rate Reader::pair(const toml::table& t, const std::string& path, const char* rk, const char* bk, uint64_t max_rate,
-                  uint64_t max_burst) {
+                  uint64_t max_burst, const char* burst_is) {
   Rate r;
   const toml::node* rate = t.get(rk);
   const toml::node* burst = t.get(bk);
@@ -223,8 +223,7 @@ Rate Reader::pair(const toml::table& t, const std::string& path, const char* rk,
   if (rate) r.rate = count(*rate, join(path, rk), 1, max_rate, zero).value_or(0);
   if (burst) r.burst = count(*burst, join(path, bk), 1, max_burst, zero).value_or(0);
   if (rate && !burst)
-    fail(*rate, join(path, rk), fmt::format("given without {}", bk),
-         fmt::format("add {}: how much one source may send at once", bk));
+    fail(*rate, join(path, rk), fmt::format("given without {}", bk), fmt::format("add {}: {}", bk, burst_is));
   if (burst && !rate)
     fail(*burst, join(path, bk), fmt::format("given without {}", rk), fmt::format("add {}: the rate per second", rk));
   return r;

@@ -1,16 +1,13 @@
 // crowdsec.cpp - the [crowdsec] values, the key file and the decision stream (crowdsec.hpp).
 #include "policy/crowdsec.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <nlohmann/json.hpp>
 
-#include "core/fd.hpp"
+#include "core/input_file.hpp"
 #include "core/quote.hpp"
 #include "core/units.hpp"
 
@@ -154,41 +151,37 @@ namespace {
 
 // A secret alone in a file of its own: `what` names the file in messages.
 Result<std::string> read_secret(const std::string& path, std::string_view what, const std::string& hint) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return Error{fmt::format("{}: cannot open the {}", path, what), errno, hint, true};
-  struct stat st {};
-  if (fstat(fd.get(), &st) != 0) return Error{fmt::format("{}: cannot stat the {}", path, what), errno, hint};
-  if (!S_ISREG(st.st_mode)) return usage_error(fmt::format("{}: the {} is not a file", path, what), hint);
-  if (st.st_mode & S_IROTH)
-    return usage_error(fmt::format("{}: the {} is readable by everyone", path, what),
-                       fmt::format("chmod 600 {}", path));
-  std::string text(kMaxCsKeyBytes + 1, '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error{fmt::format("{}: cannot read the {}", path, what), errno, hint};
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  if (got > kMaxCsKeyBytes)
-    return usage_error(fmt::format("{}: larger than {} bytes, not a {}", path, kMaxCsKeyBytes, what), hint);
-  const std::string_view secret = trim(std::string_view(text).substr(0, got));
-  if (secret.empty()) return usage_error(fmt::format("{}: the {} is empty", path, what), hint);
+  LV_TRY_ASSIGN(const InputFile f, read_input(path, {.what = what, .max_bytes = kMaxCsKeyBytes, .hint = hint}));
+  if (f.mode & S_IROTH)
+    return usage_error(fmt::format("{}: {} is readable by everyone", path, what), fmt::format("chmod 600 {}", path));
+  const std::string_view secret = trim(f.text);
+  if (secret.empty()) return usage_error(fmt::format("{}: {} is empty", path, what), hint);
   if (!printable_line(secret))
-    return usage_error(fmt::format("{}: the {} holds more than one printable word", path, what), hint);
+    return usage_error(fmt::format("{}: {} holds more than one printable word", path, what), hint);
   return std::string(secret);
 }
 
 }  // namespace
 
+bool same_pull(const CrowdsecSpec& a, const CrowdsecSpec& b) {
+  return a.enabled == b.enabled && a.host == b.host && a.port == b.port && a.poll_ns == b.poll_ns &&
+         a.timeout_ns == b.timeout_ns && a.origins == b.origins && a.scenarios_containing == b.scenarios_containing &&
+         a.scenarios_not_containing == b.scenarios_not_containing && a.types == b.types;
+}
+
+bool same_publish(const CrowdsecSpec& a, const CrowdsecSpec& b) {
+  return a.publish == b.publish && a.host == b.host && a.port == b.port && a.timeout_ns == b.timeout_ns &&
+         a.machine_id == b.machine_id && a.publish_min_ban_ns == b.publish_min_ban_ns &&
+         a.publish_queue == b.publish_queue;
+}
+
 Result<std::string> read_cs_key(const std::string& path) {
-  return read_secret(path, "CrowdSec key file",
+  return read_secret(path, "the CrowdSec key file",
                      "write the key `cscli bouncers add levee -o raw` printed into it, alone, mode 600");
 }
 
 Result<std::string> read_cs_password(const std::string& path) {
-  return read_secret(path, "CrowdSec machine password file",
+  return read_secret(path, "the CrowdSec machine password file",
                      "write the password given to `cscli machines add NAME --password ...` into it, alone, mode 600");
 }
 

@@ -22,6 +22,12 @@
 namespace levee {
 
 inline constexpr uint64_t kDefaultCsPollNs = 1'000'000'000;
+// The whole of one request to the Local API, its reply included (`timeout`): a startup
+// pull of 100k decisions takes about a second; a reply still coming after this is a
+// stuck or hostile server, whatever it sends meanwhile.
+inline constexpr uint64_t kDefaultCsTimeoutNs = 30'000'000'000;
+inline constexpr uint64_t kMinCsTimeoutNs = 1'000'000'000;
+inline constexpr uint64_t kMaxCsTimeoutNs = 600'000'000'000;
 // The bouncer key file: a key is 32 characters or so; anything larger is not one.
 inline constexpr size_t kMaxCsKeyBytes = 4096;
 // A stream reply: a startup pull of 100k decisions is about 20 MB of JSON.
@@ -33,6 +39,7 @@ struct CrowdsecSpec {
   uint16_t port = 8080;
   std::string api_key_file;
   uint64_t poll_ns = kDefaultCsPollNs;
+  uint64_t timeout_ns = kDefaultCsTimeoutNs;          // every request, the bouncer's and the machine's
   std::vector<std::string> origins;                   // empty: every origin
   std::vector<std::string> scenarios_containing;      // empty: every scenario
   std::vector<std::string> scenarios_not_containing;  // none refused
@@ -45,6 +52,12 @@ struct CrowdsecSpec {
   size_t publish_queue = kDefaultCsPublishQueue;
   bool operator==(const CrowdsecSpec&) const = default;
 };
+
+// Whether two [crowdsec] tables pull decisions alike: the bouncer's settings (the key
+// file's path aside: what matters is its content, which the daemon compares).
+bool same_pull(const CrowdsecSpec& a, const CrowdsecSpec& b);
+// Whether two [crowdsec] tables publish alike (the password file's path aside, likewise).
+bool same_publish(const CrowdsecSpec& a, const CrowdsecSpec& b);
 
 // "http://host:port" (a trailing "/" allowed): host and port; https and paths refused.
 Result<std::pair<std::string, uint16_t>> parse_cs_url(std::string_view url);

@@ -20,6 +20,19 @@ void CsHeldSet::adopt(std::span<const CsEntry> entries) {
   held_.clear();
   for (const CsEntry& e : entries) held_[e.net] = e.value;
   next_expiry_ = 0;
+  recount();
+}
+
+void CsHeldSet::recount() {
+  counts_ = CsCounts{};
+  for (const auto& [net, v] : held_) ++counts_.n[cs_family_index(net)][cs_range_index(net)];
+}
+
+bool CsHeldSet::take_room(const Cidr& net) {
+  uint64_t& n = counts_.n[cs_family_index(net)][cs_range_index(net)];
+  if (n >= cap_) return false;
+  ++n;
+  return true;
 }
 
 CsPlan CsHeldSet::plan(const CrowdsecSpec& spec, const CsStream& s, bool startup_pull, uint64_t now_mono_ns) {
@@ -43,14 +56,25 @@ void CsHeldSet::startup(const CrowdsecSpec& spec, const CsStream& s, uint64_t no
   }
   for (const auto& [net, v] : held_)
     if (!want.contains(net)) plan.remove.push_back(net);
-  for (auto& [net, v] : want) {
-    const auto it = held_.find(net);
+  // Room first for what the maps hold already, then for new networks while there is.
+  counts_ = CsCounts{};
+  for (const auto& [net, v] : want)
+    if (held_.contains(net)) take_room(net);
+  for (auto it = want.begin(); it != want.end();) {
+    const auto& [net, v] = *it;
+    const auto had = held_.find(net);
+    if (had == held_.end() && !take_room(net)) {
+      ++plan.over;
+      it = want.erase(it);
+      continue;
+    }
     // The same decision held already: its expiry stays (a pull's duration is what is
     // left of it, the same instant give or take the pull's latency).
-    if (it != held_.end() && it->second.id == v.id)
-      v = it->second;
+    if (had != held_.end() && had->second.id == v.id)
+      it->second = had->second;
     else
       plan.put.push_back(CsEntry{net, v});
+    ++it;
   }
   held_ = std::move(want);
   next_expiry_ = 0;
@@ -65,10 +89,15 @@ void CsHeldSet::incremental(const CrowdsecSpec& spec, const CsStream& s, uint64_
     if (it == held_.end() || it->second.id != d.id) continue;  // not held, or another decision of it
     change[d.net] = std::nullopt;
     held_.erase(it);
+    --counts_.n[cs_family_index(d.net)][cs_range_index(d.net)];
   }
   for (const CsDecision& d : s.added) {
     const auto v = value_of(spec, d, now);
     if (!v) continue;
+    if (!held_.contains(d.net) && !take_room(d.net)) {
+      ++plan.over;
+      continue;
+    }
     auto [it, fresh] = held_.try_emplace(d.net, *v);
     if (!fresh) {
       if (it->second.id == v->id) continue;
@@ -92,6 +121,7 @@ std::vector<Cidr> CsHeldSet::expire(uint64_t now_mono_ns) {
   for (auto it = held_.begin(); it != held_.end();) {
     if (!lv_cs_in_force(&it->second, now_mono_ns)) {
       gone.push_back(it->first);
+      --counts_.n[cs_family_index(it->first)][cs_range_index(it->first)];
       it = held_.erase(it);
       continue;
     }
@@ -100,12 +130,6 @@ std::vector<Cidr> CsHeldSet::expire(uint64_t now_mono_ns) {
   }
   next_expiry_ = next;
   return gone;
-}
-
-CsCounts CsHeldSet::counts() const {
-  CsCounts c;
-  for (const auto& [net, v] : held_) ++c.n[cs_family_index(net)][cs_range_index(net)];
-  return c;
 }
 
 }  // namespace levee

@@ -63,6 +63,11 @@ Result<CsLogin> parse_cs_login(std::string_view body) {
   const auto token = root.find("token");
   if (token == root.end() || !token->is_string() || token->get_ref<const std::string&>().empty())
     return Error{"the Local API's login reply has no token", 0, hint};
+  // It goes into every request's Authorization header: a JWT's characters only, never a
+  // line break that would end the header and write another.
+  const auto& t = token->get_ref<const std::string&>();
+  if (!std::all_of(t.begin(), t.end(), [](char c) { return c > ' ' && c < 0x7f; }))
+    return Error{"the Local API's login reply has a token of other than printable characters", 0, hint};
   CsLogin l;
   l.token = token->get<std::string>();
   if (const auto e = root.find("expire"); e != root.end() && e->is_string())

@@ -4,10 +4,10 @@
 
 #include <bit>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <string>
 
+#include "core/input_file.hpp"
 #include "core/units.hpp"
 #include "levee_abi.h"
 
@@ -50,10 +50,9 @@ std::optional<uint64_t> mem_total_of(std::string_view meminfo) {
 }
 
 std::optional<uint64_t> read_mem_total() {
-  std::ifstream in("/proc/meminfo");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return mem_total_of(text.str());
+  auto f = read_input("/proc/meminfo", {.what = "the kernel's memory figures", .max_bytes = kMaxKernelFileBytes});
+  if (!f) return std::nullopt;
+  return mem_total_of(f->text);
 }
 
 Status check_map_memory(uint64_t max_sources, uint64_t max_bans, std::optional<uint64_t> mem_total, bool exceed) {

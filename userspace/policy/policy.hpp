@@ -188,6 +188,9 @@ struct SynAuthSpec {
   unsigned prefix6 = 48;
   uint64_t cap = 5'000'000;
   uint32_t marks_per_network = kDefaultKnownGoodPerNetwork;
+  // For the check of answer_rate against answer_cap: the key of the two the file gave
+  // (answer_rate first), else the table.
+  Where where;
   bool operator==(const SynAuthSpec& o) const {
     return per_network == o.per_network && prefix4 == o.prefix4 && prefix6 == o.prefix6 && cap == o.cap &&
            marks_per_network == o.marks_per_network;

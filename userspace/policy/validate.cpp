@@ -265,11 +265,16 @@ Status check_auto(const AutoSpec& a, const std::function<Where(std::string_view 
 Status check_answer_rate(const SynAuthSpec& s) {
   const uint64_t need = (2 * s.cap + LV_ANSWER_CELLS - 1) / LV_ANSWER_CELLS;
   if (s.per_network.rate >= need) return {};
-  return usage_error(fmt::format("syn_auth.answer_rate {} a second is under {}: a flood of random sources at "
-                                 "answer_cap {} would meet it in levee's {} network cells and refuse new clients",
-                                 s.per_network.rate, need, format_count(s.cap), LV_ANSWER_CELLS),
-                     fmt::format("raise answer_rate to at least {}, or lower answer_cap to at most {}", need,
-                                 s.per_network.rate * LV_ANSWER_CELLS / 2));
+  // At the key the file gave (answer_rate, else answer_cap), as every other error.
+  Where w = s.where;
+  if (w.key.empty()) w.key = "syn_auth.answer_rate";
+  return at(w,
+            fmt::format("{}{} a second is under {}: a flood of random sources at answer_cap {} would meet it in "
+                        "levee's {} network cells and refuse new clients",
+                        w.key == "syn_auth.answer_rate" ? "" : "answer_rate ", s.per_network.rate, need,
+                        format_count(s.cap), LV_ANSWER_CELLS),
+            fmt::format("raise answer_rate to at least {}, or lower answer_cap to at most {}", need,
+                        s.per_network.rate * LV_ANSWER_CELLS / 2));
 }
 
 Status validate(const Policy& p, uint64_t now_unix_ns) {
