@@ -92,5 +92,5 @@ if [[ -n $manpage ]]; then
 fi
 
 got=$("$dest$sbindir/levee" --version) || fail "levee --version failed"
-[[ $got == "$version" ]] || fail "levee --version: '$got', expected '$version'"
+[[ ${got%%$'\n'*} == "levee $version" ]] || fail "levee --version: '${got%%$'\n'*}', expected 'levee $version'"
 echo "install_test: ${#expected[@]} files installed, unit, completion and binary checked"

@@ -129,7 +129,8 @@ for f in "${expected[@]}"; do
   [[ -f $root$f ]] || fail "installed: $f missing"
 done
 got=$("$root/usr/sbin/levee" --version) || fail "the installed levee --version failed"
-[[ $got == "$version" ]] || fail "the installed levee --version: '$got', expected '$version'"
+[[ ${got%%$'\n'*} == "levee $version" ]] ||
+  fail "the installed levee --version: '${got%%$'\n'*}', expected 'levee $version'"
 zcat "$root/usr/share/man/man8/levee.8.gz" | grep -q '^\.SS "levee run"' || fail "levee(8) has no section for levee run"
 
 # The operator's config and edit of the example: removal keeps both, purge only the

@@ -1,6 +1,7 @@
 // command_line_test.cpp - the command line as the binary parses it (levee::cli::parse):
 // every command's options, usage errors and help; and the checks each command makes
 // on its values before it touches the kernel.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "cli/app.hpp"
 #include "cli/lists.hpp"
 #include "core/quote.hpp"
+#include "core/version.hpp"
 #include "policy/map_memory.hpp"
 #include "policy/validate.hpp"
 
@@ -387,7 +389,11 @@ TEST(CliParse, HelpAndVersionExitZero) {
 
   auto v = parse_args({"--version"});
   EXPECT_EQ(v.exit_code, kExitOk);
-  EXPECT_NE(v.out.find('.'), std::string::npos);
+  // The name and version first, as tools read it; then the build's facts.
+  EXPECT_EQ(v.out.rfind(std::string("levee ") + levee_version() + "\n", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find(fmt::format("state layout (ABI) {}:", LV_ABI_VERSION)), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("\nlibbpf "), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("\nbuilt with "), std::string::npos) << v.out;
 }
 
 // Each command's help lists its options and says what a reader must know.
