@@ -1,10 +1,10 @@
 // attach.hpp - put levee on an interface and take it off.
 //
 // attach: preflight (privileges, bpffs, interface, no other XDP program, not already
-// attached) -> validate and compile the policy -> load the embedded skeleton -> write
-// the policy and lists -> create the XDP link -> pin link and maps into a staging
-// directory -> rename it into place. Any failure unwinds: the staging directory is
-// removed and the link fd closes, which detaches. Nothing is left half-applied.
+// attached, or attached with these very settings: then nothing to do) -> validate and compile the policy -> load the
+// embedded skeleton -> write the policy and lists -> create the XDP link -> pin link and maps into a staging directory
+// -> rename it into place. Any failure unwinds: the staging directory is removed and the link fd closes, which
+// detaches. Nothing is left half-applied.
 //
 // detach: rename the pin directory away (a reader sees it whole or not at all), detach
 // the link, remove the pins.
@@ -34,6 +34,7 @@ struct AttachResult {
   std::string fallback;  // why native was not used in auto mode, or ""
   std::string no_proxy;  // why SYN authentication cannot proxy here (it resets), or ""
   uint32_t prog_id = 0;
+  bool already = false;  // the interface had this very filter already: nothing was done
 };
 
 // Attach options from a config file's policy: its [interface] mode, max_sources and

@@ -151,6 +151,11 @@ Status attach(const AttachArgs& a) {
   }
   o.exceed_memory_cap = a.exceed_memory_cap;
   LV_TRY_ASSIGN(auto r, levee::attach(o));
+  if (r.already) {
+    fmt::print("{}: already attached with these settings (program {}, {} mode, policy from {}): nothing changed\n",
+               a.iface, r.prog_id, r.mode, o.policy.source);
+    return {};
+  }
   if (!r.fallback.empty()) fmt::print("{}; using generic mode\n", r.fallback);
   if (!r.no_proxy.empty() && has_syn_auth(o.policy))
     fmt::print("note: SYN authentication answers in reset mode (a new client connects a second later): {}\n",
