@@ -201,7 +201,7 @@ deny = ["203.0.113.0/24"]
   EXPECT_EQ(st1.at("lists").at("deny"), 2);
 
   // What differs is named: the XDP mode asked for, a map's size, a class changed live.
-  expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config, "--mode", "generic"})), 1,
+  expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config, "--xdp-mode", "generic"})), 1,
                "with other settings: XDP mode generic (attached with auto)");
   expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config, "--max-sources", "1000"})), 1,
                "max_sources 1000 (attached with ");

@@ -79,7 +79,9 @@ for preload in '' /usr/share/bash-completion/bash_completion; do
   [[ -z $preload || -r $preload ]] || continue
   expect 'reload run' levee r
   expect 'bytes drops packets' levee top eth0 --by ''
-  expect 'auto generic native' levee run eth0 --mode ''
+  expect 'auto generic native' levee run eth0 --xdp-mode ''
+  expect 'auto generic native' levee attach eth0 --mode ''
+  expect 'auto off' levee set eth0 --escalate ''
   expect 'enforce monitor' levee set eth0 --mode ''
   expect 'add del import list' levee deny ''
   expect 'lo' levee attach lo

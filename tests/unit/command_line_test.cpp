@@ -25,8 +25,8 @@ Parsed parse_args(std::vector<const char*> args) {
 }
 
 TEST(CliParse, AttachWithEveryOption) {
-  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--mode", "generic", "--max-sources", "2M",
-                       "--prefix4", "24", "--prefix6", "48"});
+  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--xdp-mode", "generic", "--max-sources",
+                       "2M", "--prefix4", "24", "--prefix6", "48"});
   ASSERT_TRUE(p.invocation) << p.err;
   const Invocation& inv = *p.invocation;
   EXPECT_EQ(inv.command, Command::Attach);
@@ -65,6 +65,30 @@ TEST(CliParse, AttachWithConfig) {
   ASSERT_TRUE(q.invocation) << q.err;
   EXPECT_FALSE(q.invocation->attach.mode_given);
   EXPECT_TRUE(q.invocation->attach.max_sources.empty());
+}
+
+// The XDP mode is --xdp-mode for attach and run; --mode, its older name, still works
+// there (scripts, units) but is not in --help, where --mode is set's drop mode.
+TEST(CliParse, XdpModeHasANameOfItsOwnAndMayStillBeCalledMode) {
+  for (const char* name : {"--xdp-mode", "--mode"}) {
+    auto a = parse_args({"attach", "eth0", "--config", "f.toml", name, "generic"});
+    ASSERT_TRUE(a.invocation) << name << ": " << a.err;
+    EXPECT_EQ(a.invocation->attach.mode, "generic") << name;
+    EXPECT_TRUE(a.invocation->attach.mode_given) << name;
+    auto r = parse_args({"run", "eth0", "--config", "f.toml", name, "native"});
+    ASSERT_TRUE(r.invocation) << name << ": " << r.err;
+    EXPECT_EQ(r.invocation->run.mode, "native") << name;
+  }
+  // A drop mode given to attach is refused by name.
+  auto drop = parse_args({"attach", "eth0", "--config", "f.toml", "--mode", "monitor"});
+  EXPECT_EQ(drop.exit_code, kExitUsage);
+  EXPECT_NE(drop.err.find("monitor"), std::string::npos) << drop.err;
+  for (const char* cmd : {"attach", "run"}) {
+    auto h = parse_args({cmd, "--help"});
+    EXPECT_NE(h.out.find("--xdp-mode"), std::string::npos) << cmd << ": " << h.out;
+    EXPECT_EQ(h.out.find("\n  --mode"), std::string::npos) << cmd << ": " << h.out;
+  }
+  EXPECT_NE(parse_args({"set", "--help"}).out.find("\n  --mode"), std::string::npos);
 }
 
 TEST(CliParse, AttachShorthandWithAdmissionBansAndMonitor) {

@@ -69,9 +69,7 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
   const auto [rate, burst] = add_text_options(
       attach, {{"--rate", a.rate, "shorthand for one class: packets per second each source may send (e.g. 500, 10k)"},
                {"--burst", a.burst, "shorthand for one class: packets a source may send at once above its rate"}});
-  auto* mode = attach->add_option("--mode", a.mode, "XDP mode: auto tries native, then generic")
-                   ->check(CLI::IsMember({"auto", "native", "generic"}))
-                   ->capture_default_str();
+  auto* mode = add_xdp_mode_option(attach, a.mode, "XDP mode: auto tries native, then generic");
   attach->add_option("--max-sources", a.max_sources, "sources tracked at once (LRU); default 1M, ~121 bytes each");
   attach->add_flag("--exceed-memory-cap", a.exceed_memory_cap,
                    "attach even if the maps would pin over a quarter of the machine's memory (MemTotal)");
@@ -107,14 +105,15 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
       "\nExamples: levee attach eth0 --config /etc/levee/levee.toml\n"
       "          levee attach eth0 --rate 1k --burst 200\n"
       "          levee attach eth0 --rate 1k --burst 200 --new-sources 500 --ban 2s --monitor\n"
-      "--mode and --max-sources override the file's [interface] settings; --monitor applies\n"
-      "to the file's policy too. The program is pinned under /sys/fs/bpf/levee/IFACE/: it\n"
-      "keeps running after levee exits.");
+      "--xdp-mode and --max-sources override the file's [interface] settings (--mode is an\n"
+      "older name of --xdp-mode); --monitor applies to the file's policy too. The program is\n"
+      "pinned under /sys/fs/bpf/levee/IFACE/: it keeps running after levee exits.");
   // After the whole line is parsed, so that --help and the other errors come first.
-  attach->callback([&a, config, rate = rate, mode] {
+  auto* old_mode = attach->get_option("--mode");
+  attach->callback([&a, config, rate = rate, mode, old_mode] {
     if (config->count() == 0 && rate->count() == 0)
       throw CLI::ValidationError("attach needs --config FILE, or --rate PPS and --burst PKTS");
-    a.mode_given = mode->count() > 0;
+    a.mode_given = mode->count() > 0 || old_mode->count() > 0;
   });
   return attach;
 }

@@ -27,6 +27,16 @@ void add_watch_options(CLI::App* cmd, bool& watch, double& interval, unsigned& c
   cmd->add_option("--count", count, fmt::format("stop --watch after this many {}", each));
 }
 
+CLI::Option* add_xdp_mode_option(CLI::App* cmd, std::string& mode, const char* help) {
+  auto* xdp = cmd->add_option("--xdp-mode", mode, help)->check(CLI::IsMember({"auto", "native", "generic"}));
+  if (!mode.empty()) xdp->capture_default_str();
+  // An empty group hides it from --help.
+  cmd->add_option("--mode", mode, "the older name of --xdp-mode")
+      ->check(CLI::IsMember({"auto", "native", "generic"}))
+      ->group("");
+  return xdp;
+}
+
 CLI::Option* add_text_option(CLI::App* cmd, const TextOption& o) { return cmd->add_option(o.name, o.value, o.help); }
 
 Result<uint64_t> count_arg(const std::string& opt, const std::string& text) {

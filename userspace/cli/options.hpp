@@ -29,6 +29,12 @@ void add_iface_address(CLI::App* cmd, std::string& iface, std::string& address, 
 void add_watch_options(CLI::App* cmd, bool& watch, double& interval, unsigned& count, const char* watch_help,
                        const char* each, double min_interval);
 
+// --xdp-mode auto|native|generic (attach, run). `levee set --mode` is the interface's
+// drop mode (monitor or enforce), as a class's `mode` in the file is: the XDP mode has a
+// name of its own. --mode is still taken here as an older name of --xdp-mode, for the
+// scripts and units written with it, and left out of --help. Returns --xdp-mode.
+CLI::Option* add_xdp_mode_option(CLI::App* cmd, std::string& mode, const char* help);
+
 // An option kept as typed; its command reads it and names it in its errors.
 struct TextOption {
   const char* name;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/options.hpp"
 #include "core/iface.hpp"
 #include "core/quote.hpp"
 #include "core/units.hpp"
@@ -19,8 +20,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("--metrics", a.metrics,
                   "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR default 127.0.0.1)");
   run->add_option("--events", a.events, "append the events as JSON lines to this file (default stdout)");
-  run->add_option("--mode", a.mode, "XDP mode when it attaches: auto tries native, then generic")
-      ->check(CLI::IsMember({"auto", "native", "generic"}));
+  add_xdp_mode_option(run, a.mode, "XDP mode when it attaches: auto tries native, then generic");
   run->add_option("--prune-every", a.prune_every, "how often the maps are walked: idle state pruned, gauges counted")
       ->capture_default_str();
   run->add_option("--idle", a.idle, "state idle this long is pruned by the walk; off: only count")
