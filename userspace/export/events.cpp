@@ -3,38 +3,14 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/event_types.hpp"
 #include "core/reasons.hpp"
 #include "core/units.hpp"
 #include "export/render_units.hpp"
 
 namespace levee {
 
-const char* event_type_name(unsigned type) {
-  switch (type) {
-    case LV_EV_LIMITED:
-      return "limited";
-    case LV_EV_BANNED:
-      return "banned";
-    case LV_EV_ADMISSION:
-      return "admission";
-    case LV_EV_MAP_FULL:
-      return "map_full";
-    case LV_EV_BAN_ENDED:
-      return "ban_ended";
-    case LV_EV_ENGAGED:
-      return "engaged";
-    case LV_EV_RELEASED:
-      return "released";
-    case LV_EV_ESCALATED:
-      return "escalated";
-    case LV_EV_DEESCALATED:
-      return "deescalated";
-    case LV_EV_ANSWER_LIMITED:
-      return "answer_limited";
-    default:
-      return "unknown";
-  }
-}
+const char* event_type_name(unsigned type) { return event_type_name_of(type).data(); }
 
 const char* reason_name(unsigned reason) {
   for (const ReasonInfo& r : kReasons)

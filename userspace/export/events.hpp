@@ -10,7 +10,7 @@
 
 namespace levee {
 
-const char* event_type_name(unsigned type);  // limited, banned, admission, map_full, ban_ended
+const char* event_type_name(unsigned type);  // core/event_types.hpp's name, or "unknown"
 const char* reason_name(unsigned reason);    // core/reasons.hpp's name, or "reason_N"
 
 // JSON: {"time", "iface", "type", "address", "class", "reason", "suppressed"}, plus
