@@ -28,21 +28,26 @@ inline std::string read_doc(const std::string& name) {
 }
 
 // The section under the heading line `heading` ("## levee stats"), without the heading:
-// up to the next heading with as many '#' or fewer. Empty if there is no such heading.
+// up to the next heading with as many '#' or fewer, outside fenced code blocks (where a
+// line "# levee attach ..." is a shell prompt). Empty if there is no such heading.
 inline std::string section(const std::string& text, const std::string& heading) {
   const std::string at = "\n" + heading + "\n";
   const size_t begin = text.find(at);
   if (begin == std::string::npos) return {};
   const size_t level = heading.find(' ');
-  size_t end = begin + at.size();
-  for (;;) {
-    end = text.find("\n#", end);
-    if (end == std::string::npos) return text.substr(begin + at.size());
-    const size_t hashes = text.find_first_not_of('#', end + 1) - (end + 1);
-    if (hashes <= level && text[end + 1 + hashes] == ' ')
-      return text.substr(begin + at.size(), end - begin - at.size());
-    ++end;
+  const size_t body = begin + at.size();
+  bool fenced = false;
+  for (size_t line = body; line < text.size();) {
+    const size_t nl = text.find('\n', line);
+    const size_t next = nl == std::string::npos ? text.size() : nl + 1;
+    if (text.compare(line, 3, "```") == 0) fenced = !fenced;
+    if (!fenced && text[line] == '#') {
+      const size_t hashes = text.find_first_not_of('#', line) - line;
+      if (hashes <= level && text[line + hashes] == ' ') return text.substr(body, line - body);
+    }
+    line = next;
   }
+  return text.substr(body);
 }
 
 // The cells of a table row "| a | b |", trimmed; empty for a line that is no row, and for

@@ -26,6 +26,10 @@ expected=(
   "$datadir/bash-completion/completions/levee"
   "$datadir/doc/levee/examples/levee.toml"
   "$datadir/doc/levee/examples/grafana/levee.json"
+  "$datadir/doc/levee/docs/CLI.md"
+  "$datadir/doc/levee/docs/CONFIG.md"
+  "$datadir/doc/levee/docs/OPERATING.md"
+  "$datadir/doc/levee/docs/LIMITS.md"
   "$sysconfdir/levee/levee.toml.example"
 )
 [[ -z $manpage ]] || expected+=("$manpage")
@@ -90,7 +94,16 @@ for preload in '' /usr/share/bash-completion/bash_completion; do
 done
 
 if [[ -n $manpage ]]; then
-  zcat "$dest$manpage" | grep -q '^\.SS "levee run"' || fail "$manpage: no section for levee run"
+  page=$(zcat "$dest$manpage")
+  grep -q '^\.SS "levee run"' <<<"$page" || fail "$manpage: no section for levee run"
+  grep -q '^\.SH "EXIT STATUS"' <<<"$page" || fail "$manpage: no EXIT STATUS section"
+  # Every value has a name of its own, not CLI11's type.
+  ! grep -nE '(TEXT|UINT|FLOAT)( |$|:)' <<<"$page" >&2 || fail "$manpage: a value is named by its type"
+  # What SEE ALSO points to is installed.
+  for doc in $(grep -o '/usr/share/doc/levee/docs/[A-Z]*\.md' <<<"$page" | sort -u); do
+    [[ -f $dest$datadir/doc/levee/docs/$(basename "$doc") ]] || fail "$manpage points to $doc, which is not installed"
+  done
+  grep -q '/usr/share/doc/levee/docs/CLI\.md' <<<"$page" || fail "$manpage does not point to the installed CLI.md"
 fi
 
 got=$("$dest$sbindir/levee" --version) || fail "levee --version failed"

@@ -54,6 +54,10 @@ expected=(
   /usr/share/doc/levee/changelog.Debian.gz
   /usr/share/doc/levee/copyright
   /usr/share/doc/levee/examples/grafana/levee.json
+  /usr/share/doc/levee/docs/CLI.md
+  /usr/share/doc/levee/docs/CONFIG.md
+  /usr/share/doc/levee/docs/OPERATING.md
+  /usr/share/doc/levee/docs/LIMITS.md
   /usr/share/doc/levee/examples/levee.toml
   /usr/share/man/man8/levee.8.gz
 )

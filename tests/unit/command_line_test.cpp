@@ -79,10 +79,16 @@ TEST(CliParse, XdpModeHasANameOfItsOwnAndMayStillBeCalledMode) {
     ASSERT_TRUE(r.invocation) << name << ": " << r.err;
     EXPECT_EQ(r.invocation->run.mode, "native") << name;
   }
-  // A drop mode given to attach is refused by name.
+  // A drop mode given to attach is refused by name, before anything else, with the way
+  // to what was meant.
   auto drop = parse_args({"attach", "eth0", "--config", "f.toml", "--mode", "monitor"});
-  EXPECT_EQ(drop.exit_code, kExitUsage);
-  EXPECT_NE(drop.err.find("monitor"), std::string::npos) << drop.err;
+  ASSERT_TRUE(drop.invocation) << drop.err;
+  const Status refused = attach(drop.invocation->attach);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(refused.error().usage);
+  EXPECT_NE(refused.error().message().find("--mode 'monitor' is not an XDP mode"), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("--monitor"), std::string::npos) << refused.error().message();
   for (const char* cmd : {"attach", "run"}) {
     auto h = parse_args({cmd, "--help"});
     EXPECT_NE(h.out.find("--xdp-mode"), std::string::npos) << cmd << ": " << h.out;
@@ -343,7 +349,7 @@ TEST(CliParse, UsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
            {{"attach", "eth0", "--rate", "5"}, "levee attach --help"},          // --burst missing
            {{"attach", "eth0", "--burst", "5"}, "levee attach --help"},         // --rate missing
            {{"attach", "--rate", "5", "--burst", "5"}, "levee attach --help"},  // interface missing
-           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--mode", "turbo"}, "levee attach --help"},
+           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--xdp-mode", "turbo"}, "levee attach --help"},
            {{"attach", "eth0", "--rate", "5", "--burst", "5", "--prefix4", "x"}, "levee attach --help"},
            {{"attach", "eth0", "--config", "f", "--new-sources", "5"}, "levee attach --help"},
            {{"attach", "eth0", "--config", "f", "--ban", "2s"}, "levee attach --help"},

@@ -1,9 +1,14 @@
 // docs_test.cpp - the docs held to the code: the sections generated from the code's
 // tables (reasons, would-be drops, event types) are what it generates now, and those
-// tables cover the ABI.
+// tables cover the ABI; each command's --help and its section of CLI.md name the same
+// options, and no value is called by CLI11's type.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -76,6 +81,134 @@ TEST(Help, EventsListsEveryEventType) {
     EXPECT_TRUE(help.find(word + ",") != std::string::npos || help.find(word + ".") != std::string::npos)
         << t.name << " is not in levee events --help:\n"
         << p.out;
+  }
+}
+
+// ---- each command's --help against its section of CLI.md -----------------------------
+
+std::string help_of(const std::vector<std::string>& words) {
+  std::vector<const char*> argv{"levee"};
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  argv.push_back("--help");
+  const cli::Parsed p = cli::parse(static_cast<int>(argv.size()), argv.data());
+  EXPECT_EQ(p.exit_code, cli::kExitOk) << p.err;
+  return p.out;
+}
+
+// The names listed under "Subcommands:" in a help text.
+std::vector<std::string> subcommands_of(const std::string& help) {
+  std::vector<std::string> out;
+  const size_t at = help.find("\nSubcommands:\n");
+  if (at == std::string::npos) return out;
+  const std::regex name(R"(^  ([a-z][a-z0-9-]*) )");
+  for (const std::string& line : lvdocs::lines_of(help.substr(at + 14))) {
+    std::smatch m;
+    if (line.empty()) break;
+    if (std::regex_search(line, m, name)) out.push_back(m[1]);
+  }
+  return out;
+}
+
+// Every command as its words: {"attach"}, ..., {"deny", "import"}.
+std::vector<std::vector<std::string>> every_command() {
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& c : subcommands_of(help_of({}))) {
+    const auto subs = subcommands_of(help_of({c}));
+    if (subs.empty()) out.push_back({c});
+    for (const std::string& sub : subs) out.push_back({c, sub});
+  }
+  return out;
+}
+
+// The long options a help text lists ("--config"), --help aside.
+std::set<std::string> help_options(const std::string& help) {
+  std::set<std::string> out;
+  const std::regex opt(R"(^  (?:-[a-z],)?(--[a-z0-9-]+))");
+  for (const std::string& line : lvdocs::lines_of(help)) {
+    std::smatch m;
+    if (std::regex_search(line, m, opt) && m[1] != "--help") out.insert(m[1]);
+  }
+  return out;
+}
+
+// The heading of CLI.md that documents a command.
+std::string heading_of(const std::vector<std::string>& cmd) {
+  if (cmd.size() == 2 && cmd[1] == "import") return "## levee deny import";
+  if (cmd[0] == "allow" || cmd[0] == "deny" || cmd[0] == "override") return "## levee allow, deny, override";
+  return "## levee " + cmd[0];
+}
+
+// The options a text names: `--config`, --rate, ... (not `--config-x` for --config).
+std::set<std::string> named_options(const std::string& text) {
+  std::set<std::string> out;
+  const std::regex opt(R"((^|[^a-z0-9-])(--[a-z][a-z0-9-]*))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), opt); it != std::sregex_iterator(); ++it)
+    out.insert((*it)[2]);
+  return out;
+}
+
+// The first fenced block of a section: the command's synopsis.
+std::string synopsis(const std::string& section) {
+  const size_t begin = section.find("```\n");
+  const size_t end = begin == std::string::npos ? begin : section.find("```", begin + 4);
+  return begin == std::string::npos || end == std::string::npos ? "" : section.substr(begin + 4, end - begin - 4);
+}
+
+// Each option --help lists is in the command's section of CLI.md, and each option its
+// synopsis names is one the command has.
+TEST(Help, EveryCommandsOptionsAreTheOnesCliMdDocuments) {
+  const std::string cli_md = lvdocs::read_doc("CLI.md");
+  std::map<std::string, std::set<std::string>> by_heading;  // a section may cover several commands
+  const auto commands = every_command();
+  ASSERT_GE(commands.size(), 20u) << "the commands were not found in levee --help";
+  for (const auto& cmd : commands) {
+    const std::string heading = heading_of(cmd);
+    const std::string section = lvdocs::section(cli_md, heading);
+    ASSERT_FALSE(section.empty()) << "CLI.md has no \"" << heading << "\"";
+    const std::set<std::string> opts = help_options(help_of(cmd));
+    const std::set<std::string> documented = named_options(section);
+    for (const std::string& o : opts)
+      EXPECT_TRUE(documented.contains(o)) << "levee " << cmd[0] << (cmd.size() > 1 ? " " + cmd[1] : "") << " " << o
+                                          << " is not in CLI.md's \"" << heading << "\"";
+    by_heading[heading].insert(opts.begin(), opts.end());
+  }
+  for (const auto& [heading, opts] : by_heading)
+    for (const std::string& o : named_options(synopsis(lvdocs::section(cli_md, heading))))
+      EXPECT_TRUE(opts.contains(o)) << "CLI.md's synopsis under \"" << heading << "\" names " << o
+                                    << ", which --help does not list";
+}
+
+// What --config excludes, as CLI.md lists it and as the parser enforces it.
+TEST(Help, AttachConfigExcludesWhatCliMdSays) {
+  std::set<std::string> parser;
+  for (const std::string& line : lvdocs::lines_of(help_of({"attach"}))) {
+    const size_t at = line.find("Excludes: ");
+    if (line.rfind("  --config ", 0) != 0 || at == std::string::npos) continue;
+    std::istringstream words(line.substr(at + 10));
+    for (std::string w; words >> w;) parser.insert(w);
+  }
+  ASSERT_FALSE(parser.empty()) << "attach --help says nothing --config excludes";
+  std::set<std::string> documented;
+  for (const std::string& line : lvdocs::lines_of(lvdocs::section(lvdocs::read_doc("CLI.md"), "## levee attach"))) {
+    const auto cells = lvdocs::row_cells(line);
+    if (cells.size() == 3 && cells[0].rfind("`--config", 0) == 0) {
+      const size_t at = cells[2].find("excludes");
+      ASSERT_NE(at, std::string::npos) << line;
+      documented = named_options(cells[2].substr(at));
+    }
+  }
+  EXPECT_EQ(documented, parser) << "the --config row of CLI.md's attach options";
+}
+
+// Each value has a name that says what it is ("FILE", "PPS", "auto|off"), in --help and
+// so in levee(8), never CLI11's type ("TEXT", "UINT", "FLOAT").
+TEST(Help, NoValueIsNamedByItsType) {
+  const std::regex type(R"(\b(TEXT|UINT|INT|FLOAT)\b)");
+  for (const auto& cmd : every_command()) {
+    const std::string help = help_of(cmd);
+    EXPECT_FALSE(std::regex_search(help, type))
+        << "levee " << cmd[0] << (cmd.size() > 1 ? " " + cmd[1] : "") << " --help:\n"
+        << help;
   }
 }
 

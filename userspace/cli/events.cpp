@@ -36,12 +36,14 @@ std::string types_line() {
 }  // namespace
 
 CLI::App* add_events_command(CLI::App& app, EventsArgs& a) {
-  auto* events =
-      app.add_subcommand("events", "the interface's events: first drops, bans and their ends, spent budgets");
+  auto* events = app.add_subcommand(
+      "events", "the interface's events: first drops, bans and their ends, spent budgets, the autopilot");
   add_iface(events, a.iface);
   events->add_flag("--json", a.json, "one JSON object per line");
-  events->add_option("--count", a.count, "stop after this many events");
-  events->add_option("--duration", a.duration, "stop after this many seconds")->check(CLI::Range(0.0, 1e9));
+  events->add_option("--count", a.count, "stop after this many events")->type_name("N");
+  events->add_option("--duration", a.duration, "stop after this many seconds")
+      ->check(CLI::Range(0.0, 1e9).description(""))
+      ->type_name("S");
   events->footer(
       fmt::format("\nExamples: levee events eth0\n"
                   "          levee events eth0 --json --duration 60\n"

@@ -16,8 +16,10 @@ namespace levee::cli {
 CLI::App* add_prune_command(CLI::App& app, PruneArgs& a) {
   auto* prune = app.add_subcommand("prune", "remove idle per-source state and forgotten ban records");
   add_iface(prune, a.iface);
-  prune->add_option("--idle", a.idle,
-                    "state whose every limit has been full this long is removed (default 10m; 500ms, 30s, 1h)");
+  prune
+      ->add_option("--idle", a.idle,
+                   "state whose every limit has been full this long is removed (default 10m; 500ms, 30s, 1h)")
+      ->type_name("DURATION");
   prune->add_flag("--json", a.json, "one JSON object");
   prune->footer(
       "\nExamples: levee prune eth0\n"

@@ -106,16 +106,22 @@ std::vector<ClassLimits> limits_of(const SuggestReport& r) {
 CLI::App* add_suggest_command(CLI::App& app, SuggestArgs& a) {
   auto* cmd = app.add_subcommand("suggest", "limits per class learnt from the traffic the filter sees");
   add_iface(cmd, a.iface);
-  cmd->add_option("--window", a.window, "how long to watch (up to 1h; 30s, 5m)")->capture_default_str();
+  cmd->add_option("--window", a.window, "how long to watch (up to 1h; 30s, 5m)")
+      ->type_name("DURATION")
+      ->capture_default_str();
   cmd->add_option("--interval", a.interval, "between walks of the per-source state (100ms or more)")
+      ->type_name("DURATION")
       ->capture_default_str();
   cmd->add_option("--headroom", a.headroom, "each suggestion is what was seen times this (1 to 100)")
+      ->type_name("X")
       ->capture_default_str();
-  cmd->add_option("--min-sources", a.min_sources, "fewer sources in a class: nothing suggested for it")
-      ->check(CLI::Range(1u, 1'000'000u))
+  cmd->add_option("--min-sources", a.min_sources, "fewer sources in a class: nothing suggested for it (1 to 1M)")
+      ->check(CLI::Range(1u, 1'000'000u).description(""))
+      ->type_name("N")
       ->capture_default_str();
   cmd->add_flag("--json", a.json, "one JSON object");
-  cmd->add_option("--config", a.config, "show the change of this config file as a diff (never written)");
+  cmd->add_option("--config", a.config, "show the change of this config file as a diff (never written)")
+      ->type_name("FILE");
   cmd->add_flag("--new-sources-budget", a.new_sources_budget,
                 "suggest new_sources also where a class has no budget: a fixed budget that turns its autopilot off");
   cmd->footer(

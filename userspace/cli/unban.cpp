@@ -14,7 +14,8 @@ namespace levee::cli {
 CLI::App* add_unban_command(CLI::App& app, UnbanArgs& a) {
   auto* unban = app.add_subcommand("unban", "lift the bans of one address: its packets pass again at once");
   add_iface_address(unban, a.iface, a.address, "the banned address, IPv4 or IPv6");
-  unban->add_option("--class", a.class_name, "only this class's ban (a ban in every class is lifted too)");
+  unban->add_option("--class", a.class_name, "only this class's ban (a ban in every class is lifted too)")
+      ->type_name("NAME");
   unban->footer(
       "\nExamples: levee unban eth0 198.18.0.7\n"
       "          levee unban eth0 2001:db8::7 --class dns\n"
