@@ -24,7 +24,7 @@ install(FILES dist/bash-completion/levee DESTINATION ${CMAKE_INSTALL_DATADIR}/ba
 install(FILES examples/levee.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/levee/examples)
 # The docs an operator reads (not those for developers), in docs/ beside examples/ as in
 # the source tree, so that their links to each other and to the example config hold.
-set(LEVEE_OPERATOR_DOCS docs/CLI.md docs/CONFIG.md docs/OPERATING.md docs/LIMITS.md)
+set(LEVEE_OPERATOR_DOCS docs/CLI.md docs/JSON.md docs/CONFIG.md docs/OPERATING.md docs/LIMITS.md)
 install(FILES ${LEVEE_OPERATOR_DOCS} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/levee/docs)
 install(FILES examples/grafana/levee.json DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/levee/examples/grafana)
 # Beside the configs the unit reads (SYSCONFDIR/levee/IFACE.toml), never over one.

@@ -223,7 +223,7 @@ TEST_F(Attach, TwiceWithOtherSettingsFailsAndChangesNothing) {
   EXPECT_EQ(sb().levee(attach_args(sb().rx_if())).code, 0);
   auto st1 = sb().status();
   ASSERT_FALSE(st1.is_null());
-  for (const char* k : {"prog_id", "link_id", "mode", "rate", "burst", "policy_generation", "max_sources"})
+  for (const char* k : {"prog_id", "link_id", "xdp_mode", "rate", "burst", "policy_generation", "max_sources"})
     EXPECT_EQ(st1.at(k), st0.at(k)) << k;
   EXPECT_EQ(xdp_query(sb().rx_ns(), sb().rx_if()).prog_id, st0.at("prog_id").get<uint32_t>());
   EXPECT_TRUE(pin_entries(sb().rx_if() + ":").empty()) << "staging directory left";
@@ -250,7 +250,7 @@ TEST_F(Attach, NativeWhereImpossibleFails) {
   EXPECT_NE(r.out.find("generic"), std::string::npos) << r.describe();
   auto st = sb().status(dev);
   ASSERT_FALSE(st.is_null());
-  EXPECT_EQ(st.at("mode"), "generic");
+  EXPECT_EQ(st.at("xdp_mode"), "generic");
   EXPECT_EQ(xdp_query(sb().rx_ns(), dev).attach_mode, static_cast<unsigned>(XDP_ATTACHED_SKB));
   RunResult d = sb().levee({"detach", dev});
   EXPECT_EQ(d.code, 0) << d.describe();
@@ -262,7 +262,7 @@ TEST_F(Attach, AutoModeIsNativeOnVeth) {
   attach({"--rate", "500", "--burst", "100"});
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
-  EXPECT_EQ(st.at("mode"), "native");
+  EXPECT_EQ(st.at("xdp_mode"), "native");
   EXPECT_EQ(st.at("fast_reject"), true) << "burst 100 at 500 pps covers the cached clock";
   XdpInfo x = xdp_query(sb().rx_ns(), sb().rx_if());
   EXPECT_EQ(x.attach_mode, static_cast<unsigned>(XDP_ATTACHED_DRV));
@@ -346,12 +346,12 @@ TEST_F(Stats, JsonFollowsTheContract) {
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
   for (const char* k :
-       {"interface", "ifindex", "attached", "mode", "prog_id", "link_id", "rate", "burst", "effective_rate", "prefix4",
-        "prefix6", "fast_reject", "policy_generation", "max_sources", "sources"})
+       {"interface", "ifindex", "attached", "xdp_mode", "prog_id", "link_id", "rate", "burst", "effective_rate",
+        "prefix4", "prefix6", "fast_reject", "policy_generation", "max_sources", "sources"})
     EXPECT_TRUE(st.contains(k)) << k << " missing: " << st.dump();
   EXPECT_EQ(st.at("interface"), sb().rx_if());
   EXPECT_EQ(st.at("attached"), true);
-  EXPECT_TRUE(st.at("mode") == "native" || st.at("mode") == "generic") << st.dump();
+  EXPECT_TRUE(st.at("xdp_mode") == "native" || st.at("xdp_mode") == "generic") << st.dump();
   EXPECT_EQ(st.at("rate"), 500);
   EXPECT_EQ(st.at("burst"), 100);
   EXPECT_EQ(st.at("prefix4"), 32);

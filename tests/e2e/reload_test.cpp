@@ -445,7 +445,7 @@ TEST_F(Reload, InsertingAClassKeepsPerSourceState) {
       << "b's counters restarted at the reload";
   auto bb = show_class(before, "b"), ba = show_class(after, "b");
   ASSERT_FALSE(bb.is_null() || ba.is_null()) << before.dump() << "\n" << after.dump();
-  EXPECT_EQ(ba.at("class_id"), bb.at("class_id"));
+  EXPECT_EQ(ba.at("id"), bb.at("id"));
   EXPECT_GE(ba.at("passed_packets").get<uint64_t>(), bb.at("passed_packets").get<uint64_t>())
       << "b's per-source state was reset by the reload";
   // Limited: at most the one token accrued since its last pass (a fresh bucket: ~100).

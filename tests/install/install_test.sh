@@ -27,6 +27,7 @@ expected=(
   "$datadir/doc/levee/examples/levee.toml"
   "$datadir/doc/levee/examples/grafana/levee.json"
   "$datadir/doc/levee/docs/CLI.md"
+  "$datadir/doc/levee/docs/JSON.md"
   "$datadir/doc/levee/docs/CONFIG.md"
   "$datadir/doc/levee/docs/OPERATING.md"
   "$datadir/doc/levee/docs/LIMITS.md"

@@ -55,6 +55,7 @@ expected=(
   /usr/share/doc/levee/copyright
   /usr/share/doc/levee/examples/grafana/levee.json
   /usr/share/doc/levee/docs/CLI.md
+  /usr/share/doc/levee/docs/JSON.md
   /usr/share/doc/levee/docs/CONFIG.md
   /usr/share/doc/levee/docs/OPERATING.md
   /usr/share/doc/levee/docs/LIMITS.md

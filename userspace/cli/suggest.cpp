@@ -161,9 +161,7 @@ Status suggest(const SuggestArgs& a) {
     LV_TRY_ASSIGN(diff, config_limits_diff(config_text, a.config, limits_of(r)));
   }
   if (a.json) {
-    nlohmann::json j = suggest_json(r);
-    if (diff) j["config"] = {{"file", a.config}, {"diff", diff->diff}, {"notes", diff->notes}};
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", suggest_json(r, diff ? &*diff : nullptr, a.config).dump());
     return {};
   }
   fmt::print("{}", suggest_text(r));

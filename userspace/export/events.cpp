@@ -21,7 +21,7 @@ const char* reason_name(unsigned reason) {
 nlohmann::json event_json(const EventRecord& r) {
   using nlohmann::json;
   json j{{"time", format_time(r.time_unix_ns, TimeDigits::Millis)},
-         {"iface", r.iface},
+         {"interface", r.iface},
          {"type", event_type_name(r.type)},
          {"address", r.address.empty() ? json(nullptr) : json(r.address)},
          {"class", r.class_name.empty() ? json(nullptr) : json(r.class_name)},

@@ -35,7 +35,7 @@ std::string row(const char* what, const Spread& s, const char* key, const std::o
 
 }  // namespace
 
-json suggest_json(const SuggestReport& r) {
+json suggest_json(const SuggestReport& r, const ConfigDiff* diff, const std::string& config) {
   json classes = json::array();
   for (const ClassSuggestion& c : r.classes) {
     json suggest = nullptr;
@@ -57,9 +57,11 @@ json suggest_json(const SuggestReport& r) {
                        {"arrivals_peak_per_s", c.arrivals_peak_per_s},
                        {"suggest", suggest}});
   }
-  return {{"interface", r.iface}, {"window_s", r.window_s},         {"interval_s", r.interval_s},
-          {"walks", r.walks},     {"headroom", r.options.headroom}, {"min_sources", r.options.min_sources},
-          {"classes", classes}};
+  json j = {{"interface", r.iface}, {"window_s", r.window_s},         {"interval_s", r.interval_s},
+            {"walks", r.walks},     {"headroom", r.options.headroom}, {"min_sources", r.options.min_sources},
+            {"classes", classes}};
+  if (diff) j["config"] = {{"file", config}, {"diff", diff->diff}, {"notes", diff->notes}};
+  return j;
 }
 
 std::string suggest_text(const SuggestReport& r) {
