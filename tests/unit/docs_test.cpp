@@ -1,10 +1,12 @@
 // docs_test.cpp - the docs held to the code: the sections generated from the code's
 // tables (reasons, would-be drops, event types) are what it generates now, and those
 // tables cover the ABI; each command's --help and its section of CLI.md name the same
-// options, and no value is called by CLI11's type.
+// options, and no value is called by CLI11's type; every link to a heading of a doc
+// leads to one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -82,6 +84,58 @@ TEST(Help, EventsListsEveryEventType) {
         << t.name << " is not in levee events --help:\n"
         << p.out;
   }
+}
+
+// ---- links between the docs ------------------------------------------------------
+
+// The anchors of a doc's headings, as GitHub makes them: lower case, punctuation but
+// '-' and '_' left out, spaces as '-'; a repeated one gets "-1", "-2", ...
+std::set<std::string> anchors_of(const std::string& text) {
+  std::set<std::string> out;
+  std::map<std::string, int> seen;
+  bool fenced = false;
+  for (const std::string& line : lvdocs::lines_of(text)) {
+    if (line.rfind("```", 0) == 0) fenced = !fenced;
+    if (fenced || line.empty() || line[0] != '#') continue;
+    const size_t text_at = line.find_first_not_of('#');
+    if (text_at == std::string::npos || line[text_at] != ' ') continue;
+    std::string slug;
+    for (const char c : line.substr(text_at + 1)) {
+      const auto u = static_cast<unsigned char>(c);
+      if (std::isalnum(u) || c == '_' || c == '-')
+        slug += static_cast<char>(std::tolower(u));
+      else if (c == ' ')
+        slug += '-';
+    }
+    const int n = seen[slug]++;
+    out.insert(n == 0 ? slug : slug + "-" + std::to_string(n));
+  }
+  return out;
+}
+
+// Every link to a heading of a doc ("JSON.md#levee-stats", "#reasons") in the docs and
+// the README leads to a heading that is there: CLI.md sends each command's JSON to
+// JSON.md, JSON.md sends the reasons back, and a renamed heading must not strand them.
+TEST(Docs, EveryLinkToAHeadingLeadsToOne) {
+  const std::vector<std::string> docs = {"../README.md",  "ARCHITECTURE.md", "CLI.md",    "CONFIG.md",
+                                         "DEVELOPING.md", "JSON.md",         "LIMITS.md", "OPERATING.md"};
+  std::map<std::string, std::set<std::string>> anchors;  // by the doc's name under docs/
+  for (const std::string& d : docs) anchors[d] = anchors_of(lvdocs::read_doc(d));
+  const std::regex link(R"(\]\(([A-Za-z./]*\.md)?#([^)\s]+)\))");
+  size_t links = 0;
+  for (const std::string& d : docs) {
+    const std::string text = lvdocs::read_doc(d);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator(); ++it) {
+      std::string target = (*it)[1].matched ? (*it)[1].str() : d;
+      // Relative to the doc: the README's "docs/X.md" is "X.md", a doc's "../README.md" stays.
+      if (d == "../README.md" && target.rfind("docs/", 0) == 0) target = target.substr(5);
+      if (d == "../README.md" && target == "README.md") target = d;
+      ++links;
+      ASSERT_TRUE(anchors.contains(target)) << d << " links to " << target << ", which this test does not read";
+      EXPECT_TRUE(anchors[target].contains((*it)[2])) << d << ": " << (*it)[0] << " leads to no heading of " << target;
+    }
+  }
+  EXPECT_GE(links, 40u) << "the links were not found";
 }
 
 // ---- each command's --help against its section of CLI.md -----------------------------
