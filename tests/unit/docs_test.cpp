@@ -2,7 +2,7 @@
 // tables (reasons, would-be drops, event types) are what it generates now, and those
 // tables cover the ABI; each command's --help and its section of CLI.md name the same
 // options, and no value is called by CLI11's type; every link to a heading of a doc
-// leads to one.
+// leads to one, and CLI.md leaves the JSON to JSON.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -206,6 +206,28 @@ std::string synopsis(const std::string& section) {
   const size_t begin = section.find("```\n");
   const size_t end = begin == std::string::npos ? begin : section.find("```", begin + 4);
   return begin == std::string::npos || end == std::string::npos ? "" : section.substr(begin + 4, end - begin - 4);
+}
+
+// JSON.md is the one place the JSON is described: each section of CLI.md whose command
+// has --json links there, and CLI.md lists no JSON fields of its own (a table of them
+// would lag the code, as CLI.md's once did: no syn_handoffs, no crowdsec).
+TEST(Docs, CliMdLinksEachCommandsJsonToJsonMdAndDescribesNoneItself) {
+  const std::string cli_md = lvdocs::read_doc("CLI.md");
+  size_t with_json = 0;
+  bool fenced = false;
+  for (const std::string& line : lvdocs::lines_of(cli_md)) {
+    if (line.rfind("```", 0) == 0) fenced = !fenced;
+    if (fenced || line.rfind("## levee ", 0) != 0) continue;
+    const std::string section = lvdocs::section(cli_md, line);
+    if (synopsis(section).find("--json") == std::string::npos) continue;
+    ++with_json;
+    EXPECT_NE(section.find("](JSON.md#"), std::string::npos) << "CLI.md's \"" << line << "\" does not link to JSON.md";
+  }
+  EXPECT_GE(with_json, 7u) << "the sections of the commands with --json were not found";
+  for (const std::string& line : lvdocs::lines_of(cli_md)) {
+    const auto cells = lvdocs::row_cells(line);
+    EXPECT_FALSE(!cells.empty() && cells[0] == "field") << "CLI.md has a table of JSON fields: " << line;
+  }
 }
 
 // Each option --help lists is in the command's section of CLI.md, and each option its
