@@ -163,15 +163,69 @@ TEST_F(Attach, WithoutBpffsFails) {
   expect_nothing_left(sb(), sb().rx_ns(), sb().rx_if());
 }
 
-TEST_F(Attach, TwiceFailsAndChangesNothing) {
+// An attach of the very filter that is there is "already so": exit 0, nothing changed,
+// as a tool that makes sure of a state (Ansible) needs. Any other settings are refused
+// and named, and nothing changes either.
+TEST_F(Attach, TwiceWithTheSameSettingsSucceedsAndChangesNothing) {
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", R"([[class]]
+name = "dns"
+match.proto = "udp"
+match.port = 53
+rate = 500
+burst = 100
+ban = "2s"
+
+[default]
+rate = "1k"
+burst = 200
+
+[lists]
+deny = ["203.0.113.0/24"]
+)");
+  attach({"--config", config});
+  const auto st0 = sb().status();
+  ASSERT_FALSE(st0.is_null());
+  RunResult again = sb().levee(attach_args(sb().rx_if(), {"--config", config}));
+  ASSERT_EQ(again.code, 0) << again.describe();
+  EXPECT_EQ(again.out.rfind(sb().rx_if() + ": already attached with these settings (program ", 0), 0u) << again.out;
+  EXPECT_NE(again.out.find("nothing changed"), std::string::npos) << again.out;
+  // Entries added at run time are state, not settings.
+  ASSERT_EQ(sb().levee({"deny", "add", sb().rx_if(), "198.51.100.0/24"}).code, 0);
+  const auto added = sb().status();
+  ASSERT_FALSE(added.is_null());
+  RunResult third = sb().levee(attach_args(sb().rx_if(), {"--config", config}));
+  EXPECT_EQ(third.code, 0) << third.describe();
+  const auto st1 = sb().status();
+  ASSERT_FALSE(st1.is_null());
+  for (const char* k : {"prog_id", "link_id", "max_sources"}) EXPECT_EQ(st1.at(k), st0.at(k)) << k;
+  EXPECT_EQ(st1.at("policy_generation"), added.at("policy_generation"));
+  EXPECT_EQ(st1.at("lists").at("deny"), 2);
+
+  // What differs is named: the XDP mode asked for, a map's size, a class changed live.
+  expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config, "--xdp-mode", "generic"})), 1,
+               "with other settings: XDP mode generic (attached with auto)");
+  expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config, "--max-sources", "1000"})), 1,
+               "max_sources 1000 (attached with ");
+  expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config, "--monitor"})), 1, "the monitor switch");
+  ASSERT_EQ(sb().levee({"set", sb().rx_if(), "--class", "dns", "--rate", "400"}).code, 0);
+  expect_error(sb().levee(attach_args(sb().rx_if(), {"--config", config})), 1, "with other settings: class dns");
+  const auto st2 = sb().status();
+  ASSERT_FALSE(st2.is_null());
+  EXPECT_EQ(st2.at("prog_id"), st0.at("prog_id"));
+}
+
+TEST_F(Attach, TwiceWithOtherSettingsFailsAndChangesNothing) {
   attach(kLimits);
   auto st0 = sb().status();
   ASSERT_FALSE(st0.is_null());
   expect_error(sb().levee(attach_args(sb().rx_if(), {"--rate", "9000", "--burst", "9"})), 1, "already attached");
   expect_error(sb().levee(attach_args(sb().rx_if(), {"--rate", "500", "--burst", "100", "--mode", "generic"})), 1);
+  // The same shorthand again is the same filter.
+  EXPECT_EQ(sb().levee(attach_args(sb().rx_if())).code, 0);
   auto st1 = sb().status();
   ASSERT_FALSE(st1.is_null());
-  for (const char* k : {"prog_id", "link_id", "mode", "rate", "burst", "policy_generation", "max_sources"})
+  for (const char* k : {"prog_id", "link_id", "xdp_mode", "rate", "burst", "policy_generation", "max_sources"})
     EXPECT_EQ(st1.at(k), st0.at(k)) << k;
   EXPECT_EQ(xdp_query(sb().rx_ns(), sb().rx_if()).prog_id, st0.at("prog_id").get<uint32_t>());
   EXPECT_TRUE(pin_entries(sb().rx_if() + ":").empty()) << "staging directory left";
@@ -198,7 +252,7 @@ TEST_F(Attach, NativeWhereImpossibleFails) {
   EXPECT_NE(r.out.find("generic"), std::string::npos) << r.describe();
   auto st = sb().status(dev);
   ASSERT_FALSE(st.is_null());
-  EXPECT_EQ(st.at("mode"), "generic");
+  EXPECT_EQ(st.at("xdp_mode"), "generic");
   EXPECT_EQ(xdp_query(sb().rx_ns(), dev).attach_mode, static_cast<unsigned>(XDP_ATTACHED_SKB));
   RunResult d = sb().levee({"detach", dev});
   EXPECT_EQ(d.code, 0) << d.describe();
@@ -210,7 +264,7 @@ TEST_F(Attach, AutoModeIsNativeOnVeth) {
   attach({"--rate", "500", "--burst", "100"});
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
-  EXPECT_EQ(st.at("mode"), "native");
+  EXPECT_EQ(st.at("xdp_mode"), "native");
   EXPECT_EQ(st.at("fast_reject"), true) << "burst 100 at 500 pps covers the cached clock";
   XdpInfo x = xdp_query(sb().rx_ns(), sb().rx_if());
   EXPECT_EQ(x.attach_mode, static_cast<unsigned>(XDP_ATTACHED_DRV));
@@ -294,12 +348,12 @@ TEST_F(Stats, JsonFollowsTheContract) {
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
   for (const char* k :
-       {"interface", "ifindex", "attached", "mode", "prog_id", "link_id", "rate", "burst", "effective_rate", "prefix4",
-        "prefix6", "fast_reject", "policy_generation", "max_sources", "sources"})
+       {"interface", "ifindex", "attached", "xdp_mode", "prog_id", "link_id", "rate", "burst", "effective_rate",
+        "prefix4", "prefix6", "fast_reject", "policy_generation", "max_sources", "sources"})
     EXPECT_TRUE(st.contains(k)) << k << " missing: " << st.dump();
   EXPECT_EQ(st.at("interface"), sb().rx_if());
   EXPECT_EQ(st.at("attached"), true);
-  EXPECT_TRUE(st.at("mode") == "native" || st.at("mode") == "generic") << st.dump();
+  EXPECT_TRUE(st.at("xdp_mode") == "native" || st.at("xdp_mode") == "generic") << st.dump();
   EXPECT_EQ(st.at("rate"), 500);
   EXPECT_EQ(st.at("burst"), 100);
   EXPECT_EQ(st.at("prefix4"), 32);

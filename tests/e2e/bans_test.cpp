@@ -195,6 +195,11 @@ ban = "20s"
   EXPECT_EQ(after_passed, after_sent) << "after levee unban " << after_passed << " of " << after_sent
                                       << " probes (50 pps, under the limit) passed";
   EXPECT_EQ(ban_field(after, "banned"), nlohmann::json(false)) << after.dump();
+  // Each line names the interface first, as every command's output does.
+  EXPECT_EQ(u.out.rfind(sb().rx_if() + ": unbanned " + src + " in class default: ", 0), 0u) << u.out;
+  RunResult again = sb().levee({"unban", sb().rx_if(), src});
+  ASSERT_EQ(again.code, 0) << again.describe();
+  EXPECT_EQ(again.out, sb().rx_if() + ": " + src + " is not banned\n");
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ TEST_F(Classes, UdpFloodDoesNotSpendTheSynBudget) {
   EXPECT_EQ(js.at("rate"), 100);
   EXPECT_EQ(d(ju_.at("passed_packets").get<uint64_t>()), udp_got);
   EXPECT_EQ(d(js.at("passed_packets").get<uint64_t>()), syn_got);
-  EXPECT_NE(ju_.at("class_id"), js.at("class_id"));
+  EXPECT_NE(ju_.at("id"), js.at("id"));
 }
 
 constexpr const char* kPrefixes = R"(# the same limits, per /24 (IPv6 /64) and per host

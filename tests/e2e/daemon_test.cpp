@@ -499,5 +499,33 @@ TEST_F(DaemonStart, RefusesABadStartWithOneLineAndLeavesNothing) {
   expect_nothing_left(sb(), sb().rx_ns(), ifname);
 }
 
+// --metrics on an IPv6 address: the line levee run prints is a URL with the host in
+// brackets, and a client given that URL, as printed, scrapes the metrics there.
+TEST_F(DaemonStart, PrintsAnIpv6MetricsAddressAsAUrlThatAnswers) {
+  TempDir dir;
+  const std::string config = dir.write("levee.toml", "[default]\nrate = 100\nburst = 10\n");
+  const std::string port = std::to_string(kMetricsPort);
+  RunOptions o;
+  o.die_with_parent = true;
+  Child c = sb().levee_start({"run", sb().rx_if(), "--config", config, "--metrics", "[::1]:" + port}, o);
+  const std::string url = "http://[::1]:" + port;
+  int status = -1;
+  EXPECT_TRUE(eventually(
+      [&] {
+        in_netns(sb().rx_ns(), [&] {
+          httplib::Client client(url);
+          client.set_connection_timeout(2);
+          if (auto res = client.Get("/metrics")) status = res->status;
+        });
+        return status == 200 || !c.running();
+      },
+      10'000));
+  EXPECT_EQ(status, 200) << "nothing answered at " << url << "/metrics";
+  RunResult r = c.stop();
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("metrics on " + url + "/metrics\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("http://::1"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace lvt

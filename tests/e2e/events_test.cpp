@@ -51,7 +51,7 @@ TEST_F(Events, ReportLimitedBannedAndBanEnded) {
   const json* banned = nullptr;
   const json* ended = nullptr;
   for (const json& l : lines) {
-    EXPECT_EQ(l.at("iface"), sb().rx_if());
+    EXPECT_EQ(l.at("interface"), sb().rx_if());
     EXPECT_NE(l.at("address"), Addrs::src4()[1]) << "an event for a source within its limit";
     if (l.at("address") != src) continue;
     if (l.at("type") == "limited" && !limited) limited = &l;

@@ -1,7 +1,8 @@
 // reload_test.cpp - `levee reload` end to end: it rejects broken files without touching
 // the running policy (checked by traffic), applies good ones without losing a packet of
 // a stream under its limit, keeps run-time list entries and the per-source state of
-// classes that still exist, and starts a new class afresh.
+// classes that still exist, starts a new class afresh, and says what of the file's
+// attach-time settings it keeps only where they differ.
 #include <unistd.h>
 
 #include <map>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "e2e.hpp"
+#include "levee_run.hpp"
 
 namespace lvt {
 namespace {
@@ -280,6 +282,35 @@ burst = "1k"
 // Entries added with `levee deny add` and `levee deny import` survive a reload (and
 // still deny by traffic); the old file's own entry does not (its source is limited by
 // the new file's class).
+// [interface] mode, max_sources and max_bans apply at attach. A reload (and levee run,
+// which reloads the file into a filter it adopts) says it keeps the filter's only where
+// the file asks for another value, and names it.
+TEST_F(Reload, SaysItKeepsAttachSettingsOnlyWhereTheFileAsksForOthers) {
+  TempDir dir;
+  const std::string policy = "[default]\nrate = 100\nburst = 10\n";
+  const std::string same = dir.write("same.toml", "[interface]\nmode = \"auto\"\nmax_sources = 5000\n" + policy);
+  attach({"--config", same});
+  RunResult r = sb().levee({"reload", sb().rx_if(), "--config", same});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(r.out.find("note"), std::string::npos) << r.out;
+  {
+    LeveeRun d(sb(), {"--config", same});
+    d.wait_ready();
+    RunResult run = d.stop();
+    EXPECT_NE(run.err.find("adopted the running filter"), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("note"), std::string::npos) << run.err;
+  }
+  r = sb().levee(
+      {"reload", sb().rx_if(), "--config",
+       dir.write("other.toml", "[interface]\nmode = \"auto\"\nmax_sources = 6000\nmax_bans = 100\n" + policy)});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.out.find("  note     the file's max_sources 6000 (attached with 5000), max_bans 100 (attached with "
+                       "65536) apply at attach: a reload keeps the filter's"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("XDP mode"), std::string::npos) << r.out;
+}
+
 TEST_F(Reload, KeepsRunTimeListEntries) {
   TempDir dir;
   attach({"--config", dir.write("a.toml", kWithConfigDeny)});
@@ -414,7 +445,7 @@ TEST_F(Reload, InsertingAClassKeepsPerSourceState) {
       << "b's counters restarted at the reload";
   auto bb = show_class(before, "b"), ba = show_class(after, "b");
   ASSERT_FALSE(bb.is_null() || ba.is_null()) << before.dump() << "\n" << after.dump();
-  EXPECT_EQ(ba.at("class_id"), bb.at("class_id"));
+  EXPECT_EQ(ba.at("id"), bb.at("id"));
   EXPECT_GE(ba.at("passed_packets").get<uint64_t>(), bb.at("passed_packets").get<uint64_t>())
       << "b's per-source state was reset by the reload";
   // Limited: at most the one token accrued since its last pass (a fresh bucket: ~100).

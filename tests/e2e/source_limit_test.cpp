@@ -210,7 +210,7 @@ TEST_F(SourceLimit, SetChangesItLiveWithoutAFreshBurst) {
   EXPECT_EQ(ju(st1, "policy_generation"), ju(st0, "policy_generation") + 1);
   EXPECT_EQ(st1.at("prog_id"), st0.at("prog_id")) << "levee set replaced the program";
   EXPECT_EQ(st1.at("link_id"), st0.at("link_id")) << "levee set replaced the link";
-  EXPECT_EQ(st1.at("mode"), st0.at("mode"));
+  EXPECT_EQ(st1.at("xdp_mode"), st0.at("xdp_mode"));
   EXPECT_EQ(st1.at("prefix4"), 32);
   EXPECT_EQ(st1.at("prefix6"), 64);
 }
@@ -283,7 +283,7 @@ TEST_F(SourceLimit, HoldsInGenericMode) {
   attach({"--rate", "500", "--burst", "100", "--mode", "generic"});
   auto st = sb().status();
   ASSERT_FALSE(st.is_null());
-  EXPECT_EQ(st.at("mode"), "generic");
+  EXPECT_EQ(st.at("xdp_mode"), "generic");
   XdpInfo x = xdp_query(sb().rx_ns(), sb().rx_if());
   EXPECT_EQ(x.attach_mode, static_cast<unsigned>(XDP_ATTACHED_SKB));
   EXPECT_EQ(x.skb_prog_id, st.at("prog_id").get<uint32_t>());

@@ -1,8 +1,8 @@
 // suggest_test.cpp - `levee suggest` against real traffic: three profiles of paced UDP
 // sources, each in a class of its own and within its limits, and the rate the command
 // learns for each class's typical source is the profile's within 20 %; with --config,
-// the diff of the file replaces each class's rate; a FIFO given as that file is refused
-// at once.
+// the diff of the file replaces each class's rate and keeps each class's autopilot; a
+// FIFO given as that file is refused at once.
 #include <sys/stat.h>
 
 #include "e2e.hpp"
@@ -67,6 +67,12 @@ TEST_F(Suggest, RecoversEachProfilesRate) {
   EXPECT_NE(text.out.find("-rate = 100\n-burst = 50\n+rate = 30\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("+rate = 150\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("+rate = 450\n"), std::string::npos) << text.out;
+  // No class of the file has a budget of new sources: each keeps its autopilot, which a
+  // number for new_sources would turn off, and a note says so.
+  EXPECT_EQ(text.out.find("+new_sources"), std::string::npos) << text.out;
+  for (const Profile& p : profiles)
+    EXPECT_NE(text.out.find(std::string("note: class ") + p.cls + ": new_sources stays \"auto\""), std::string::npos)
+        << text.out;
   ASSERT_EQ(r.code, 0) << r.describe();
   const json j = json::parse(r.out);
   EXPECT_EQ(j.at("walks"), 7);
@@ -85,6 +91,8 @@ TEST_F(Suggest, RecoversEachProfilesRate) {
     EXPECT_GE(c.at("suggest").at("rate").at("value").get<double>(), 1.5 * c.at("packets_per_s").at("p99").get<double>())
         << c.dump();
     EXPECT_EQ(c.at("suggest").at("rate").at("covers"), 1.0) << c.dump();
+    EXPECT_EQ(c.at("admission"), "auto") << c.dump();
+    EXPECT_TRUE(c.at("suggest").at("new_sources").is_null()) << c.dump();
   }
 }
 

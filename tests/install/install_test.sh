@@ -26,6 +26,11 @@ expected=(
   "$datadir/bash-completion/completions/levee"
   "$datadir/doc/levee/examples/levee.toml"
   "$datadir/doc/levee/examples/grafana/levee.json"
+  "$datadir/doc/levee/docs/CLI.md"
+  "$datadir/doc/levee/docs/JSON.md"
+  "$datadir/doc/levee/docs/CONFIG.md"
+  "$datadir/doc/levee/docs/OPERATING.md"
+  "$datadir/doc/levee/docs/LIMITS.md"
   "$sysconfdir/levee/levee.toml.example"
 )
 [[ -z $manpage ]] || expected+=("$manpage")
@@ -79,7 +84,9 @@ for preload in '' /usr/share/bash-completion/bash_completion; do
   [[ -z $preload || -r $preload ]] || continue
   expect 'reload run' levee r
   expect 'bytes drops packets' levee top eth0 --by ''
-  expect 'auto generic native' levee run eth0 --mode ''
+  expect 'auto generic native' levee run eth0 --xdp-mode ''
+  expect 'auto generic native' levee attach eth0 --mode ''
+  expect 'auto off' levee set eth0 --escalate ''
   expect 'enforce monitor' levee set eth0 --mode ''
   expect 'add del import list' levee deny ''
   expect 'lo' levee attach lo
@@ -88,9 +95,18 @@ for preload in '' /usr/share/bash-completion/bash_completion; do
 done
 
 if [[ -n $manpage ]]; then
-  zcat "$dest$manpage" | grep -q '^\.SS "levee run"' || fail "$manpage: no section for levee run"
+  page=$(zcat "$dest$manpage")
+  grep -q '^\.SS "levee run"' <<<"$page" || fail "$manpage: no section for levee run"
+  grep -q '^\.SH "EXIT STATUS"' <<<"$page" || fail "$manpage: no EXIT STATUS section"
+  # Every value has a name of its own, not CLI11's type.
+  ! grep -nE '(TEXT|UINT|FLOAT)( |$|:)' <<<"$page" >&2 || fail "$manpage: a value is named by its type"
+  # What SEE ALSO points to is installed.
+  for doc in $(grep -o '/usr/share/doc/levee/docs/[A-Z]*\.md' <<<"$page" | sort -u); do
+    [[ -f $dest$datadir/doc/levee/docs/$(basename "$doc") ]] || fail "$manpage points to $doc, which is not installed"
+  done
+  grep -q '/usr/share/doc/levee/docs/CLI\.md' <<<"$page" || fail "$manpage does not point to the installed CLI.md"
 fi
 
 got=$("$dest$sbindir/levee" --version) || fail "levee --version failed"
-[[ $got == "$version" ]] || fail "levee --version: '$got', expected '$version'"
+[[ ${got%%$'\n'*} == "levee $version" ]] || fail "levee --version: '${got%%$'\n'*}', expected 'levee $version'"
 echo "install_test: ${#expected[@]} files installed, unit, completion and binary checked"

@@ -54,6 +54,11 @@ expected=(
   /usr/share/doc/levee/changelog.Debian.gz
   /usr/share/doc/levee/copyright
   /usr/share/doc/levee/examples/grafana/levee.json
+  /usr/share/doc/levee/docs/CLI.md
+  /usr/share/doc/levee/docs/JSON.md
+  /usr/share/doc/levee/docs/CONFIG.md
+  /usr/share/doc/levee/docs/OPERATING.md
+  /usr/share/doc/levee/docs/LIMITS.md
   /usr/share/doc/levee/examples/levee.toml
   /usr/share/man/man8/levee.8.gz
 )
@@ -129,7 +134,8 @@ for f in "${expected[@]}"; do
   [[ -f $root$f ]] || fail "installed: $f missing"
 done
 got=$("$root/usr/sbin/levee" --version) || fail "the installed levee --version failed"
-[[ $got == "$version" ]] || fail "the installed levee --version: '$got', expected '$version'"
+[[ ${got%%$'\n'*} == "levee $version" ]] ||
+  fail "the installed levee --version: '${got%%$'\n'*}', expected 'levee $version'"
 zcat "$root/usr/share/man/man8/levee.8.gz" | grep -q '^\.SS "levee run"' || fail "levee(8) has no section for levee run"
 
 # The operator's config and edit of the example: removal keeps both, purge only the

@@ -1,6 +1,7 @@
 // command_line_test.cpp - the command line as the binary parses it (levee::cli::parse):
 // every command's options, usage errors and help; and the checks each command makes
 // on its values before it touches the kernel.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "cli/app.hpp"
 #include "cli/lists.hpp"
 #include "core/quote.hpp"
+#include "core/version.hpp"
 #include "policy/map_memory.hpp"
 #include "policy/validate.hpp"
 
@@ -23,8 +25,8 @@ Parsed parse_args(std::vector<const char*> args) {
 }
 
 TEST(CliParse, AttachWithEveryOption) {
-  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--mode", "generic", "--max-sources", "2M",
-                       "--prefix4", "24", "--prefix6", "48"});
+  auto p = parse_args({"attach", "eth0", "--rate", "10k", "--burst", "200", "--xdp-mode", "generic", "--max-sources",
+                       "2M", "--prefix4", "24", "--prefix6", "48"});
   ASSERT_TRUE(p.invocation) << p.err;
   const Invocation& inv = *p.invocation;
   EXPECT_EQ(inv.command, Command::Attach);
@@ -63,6 +65,36 @@ TEST(CliParse, AttachWithConfig) {
   ASSERT_TRUE(q.invocation) << q.err;
   EXPECT_FALSE(q.invocation->attach.mode_given);
   EXPECT_TRUE(q.invocation->attach.max_sources.empty());
+}
+
+// The XDP mode is --xdp-mode for attach and run; --mode, its older name, still works
+// there (scripts, units) but is not in --help, where --mode is set's drop mode.
+TEST(CliParse, XdpModeHasANameOfItsOwnAndMayStillBeCalledMode) {
+  for (const char* name : {"--xdp-mode", "--mode"}) {
+    auto a = parse_args({"attach", "eth0", "--config", "f.toml", name, "generic"});
+    ASSERT_TRUE(a.invocation) << name << ": " << a.err;
+    EXPECT_EQ(a.invocation->attach.mode, "generic") << name;
+    EXPECT_TRUE(a.invocation->attach.mode_given) << name;
+    auto r = parse_args({"run", "eth0", "--config", "f.toml", name, "native"});
+    ASSERT_TRUE(r.invocation) << name << ": " << r.err;
+    EXPECT_EQ(r.invocation->run.mode, "native") << name;
+  }
+  // A drop mode given to attach is refused by name, before anything else, with the way
+  // to what was meant.
+  auto drop = parse_args({"attach", "eth0", "--config", "f.toml", "--mode", "monitor"});
+  ASSERT_TRUE(drop.invocation) << drop.err;
+  const Status refused = attach(drop.invocation->attach);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(refused.error().usage);
+  EXPECT_NE(refused.error().message().find("--mode 'monitor' is not an XDP mode"), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("--monitor"), std::string::npos) << refused.error().message();
+  for (const char* cmd : {"attach", "run"}) {
+    auto h = parse_args({cmd, "--help"});
+    EXPECT_NE(h.out.find("--xdp-mode"), std::string::npos) << cmd << ": " << h.out;
+    EXPECT_EQ(h.out.find("\n  --mode"), std::string::npos) << cmd << ": " << h.out;
+  }
+  EXPECT_NE(parse_args({"set", "--help"}).out.find("\n  --mode"), std::string::npos);
 }
 
 TEST(CliParse, AttachShorthandWithAdmissionBansAndMonitor) {
@@ -317,7 +349,7 @@ TEST(CliParse, UsageErrorsExitTwoWithOneLinePointingAtTheRightHelp) {
            {{"attach", "eth0", "--rate", "5"}, "levee attach --help"},          // --burst missing
            {{"attach", "eth0", "--burst", "5"}, "levee attach --help"},         // --rate missing
            {{"attach", "--rate", "5", "--burst", "5"}, "levee attach --help"},  // interface missing
-           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--mode", "turbo"}, "levee attach --help"},
+           {{"attach", "eth0", "--rate", "5", "--burst", "5", "--xdp-mode", "turbo"}, "levee attach --help"},
            {{"attach", "eth0", "--rate", "5", "--burst", "5", "--prefix4", "x"}, "levee attach --help"},
            {{"attach", "eth0", "--config", "f", "--new-sources", "5"}, "levee attach --help"},
            {{"attach", "eth0", "--config", "f", "--ban", "2s"}, "levee attach --help"},
@@ -387,7 +419,11 @@ TEST(CliParse, HelpAndVersionExitZero) {
 
   auto v = parse_args({"--version"});
   EXPECT_EQ(v.exit_code, kExitOk);
-  EXPECT_NE(v.out.find('.'), std::string::npos);
+  // The name and version first, as tools read it; then the build's facts.
+  EXPECT_EQ(v.out.rfind(std::string("levee ") + levee_version() + "\n", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find(fmt::format("state layout (ABI) {}:", LV_ABI_VERSION)), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("\nlibbpf "), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("\nbuilt with "), std::string::npos) << v.out;
 }
 
 // Each command's help lists its options and says what a reader must know.

@@ -70,7 +70,7 @@ TEST(Events, DecodeNamesTheClassAndMasksTheAddress) {
   EXPECT_EQ(r.class_name, "ssh-syn");
   nlohmann::json j = event_json(r);
   EXPECT_EQ(j, (nlohmann::json{{"time", "2026-01-01T00:00:00.250Z"},
-                               {"iface", "eth0"},
+                               {"interface", "eth0"},
                                {"type", "limited"},
                                {"address", "198.18.7.0/24"},
                                {"class", "ssh-syn"},

@@ -10,6 +10,7 @@
 #include "core/reasons.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/health.hpp"
+#include "daemon/metrics_server.hpp"
 #include "export/metrics.hpp"
 #include "policy/compile.hpp"
 #include "policy/config.hpp"
@@ -369,6 +370,25 @@ TEST(ListenAddress, PortAloneIsLoopbackAndHostsMayBeGiven) {
     auto r = parse_listen_address(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_TRUE(r.error().usage) << bad;
+  }
+}
+
+// What levee run prints for --metrics, and what its error names: an IPv6 host in
+// brackets, as a URL must have it.
+TEST(ListenAddress, UrlsAndAddressesPutAnIpv6HostInBrackets) {
+  using daemon::listen_address_text;
+  using daemon::metrics_url;
+  EXPECT_EQ(metrics_url("::1", 9740), "http://[::1]:9740/metrics");
+  EXPECT_EQ(metrics_url("2001:db8::7", 80), "http://[2001:db8::7]:80/metrics");
+  EXPECT_EQ(metrics_url("127.0.0.1", 9740), "http://127.0.0.1:9740/metrics");
+  EXPECT_EQ(metrics_url("localhost", 9740), "http://localhost:9740/metrics");
+  EXPECT_EQ(listen_address_text("::1", 9740), "[::1]:9740");
+  // What is printed parses back to the same host and port.
+  for (const char* host : {"::1", "2001:db8::7", "0.0.0.0"}) {
+    auto back = parse_listen_address(listen_address_text(host, 9740));
+    ASSERT_TRUE(back) << host;
+    EXPECT_EQ(back->first, host);
+    EXPECT_EQ(back->second, 9740);
   }
 }
 

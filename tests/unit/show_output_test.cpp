@@ -73,9 +73,8 @@ TEST(ShowOutput, JsonFields) {
   EXPECT_EQ(j["list"]["override"], "partner");
   ASSERT_EQ(j["classes"].size(), 1u);
   const auto& c = j["classes"][0];
-  for (const char* k :
-       {"name", "class_id", "source", "override", "rate", "burst", "bytes_rate", "bytes_burst", "tokens", "byte_tokens",
-        "wait_ns", "passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes"})
+  for (const char* k : {"name", "id", "source", "override", "rate", "burst", "bytes_rate", "bytes_burst", "tokens",
+                        "byte_tokens", "wait_ns", "passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes"})
     EXPECT_TRUE(c.contains(k)) << k;
   EXPECT_EQ(c["name"], "dns");
   EXPECT_EQ(c["source"], "198.51.100.0/24");  // the class counts per /24

@@ -217,7 +217,7 @@ TEST(StatusOutput, ModeWhenFullSourcesNetworksBansAdmitted) {
   EXPECT_NE(t.find("class total 50k pps, burst 5k"), std::string::npos) << t;
 
   auto j = status_json({s})["interfaces"][0];
-  EXPECT_EQ(j["monitor"], "mixed");
+  EXPECT_EQ(j["mode"], "mixed");
   EXPECT_EQ(j["monitor_classes"], 1);
   EXPECT_EQ(j["monitor_switch"], false);
   EXPECT_EQ(j["when_full"], "refuse");

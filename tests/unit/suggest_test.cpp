@@ -220,6 +220,38 @@ TEST(Suggest, TooFewSourcesSuggestNothing) {
   EXPECT_TRUE(suggest_json(r).at("classes")[0].at("suggest").is_null());
 }
 
+// The report of a class under the autopilot shows what a budget would be, and keeps
+// it out of the suggestions to set (JSON null); a class with a budget gets a new one.
+TEST(Suggest, AClassUnderTheAutopilotKeepsItUnlessABudgetIsAsked) {
+  const std::vector<SuggestClass> classes = {{"udp", 3, 0, Admission::Budget}, {"default", 0, 0, Admission::Auto}};
+  SuggestSampler s(classes);
+  for (int i = 0; i < 3; ++i) {
+    Walk w;
+    for (uint32_t src = 1; src <= 10; ++src) {
+      w.put(key(src, 3), state(20 * i, 0));
+      w.put(key(src, 0), state(20 * i, 0));
+    }
+    s.add(w.keys, w.states, i);
+  }
+  const SuggestReport r = suggest(s, {});
+  ASSERT_TRUE(r.classes[0].new_sources && r.classes[1].new_sources);
+  EXPECT_FALSE(r.classes[0].new_sources_kept);
+  EXPECT_TRUE(r.classes[1].new_sources_kept);
+  const auto j = suggest_json(r);
+  EXPECT_EQ(j.at("classes")[0].at("admission"), "budget");
+  EXPECT_EQ(j.at("classes")[0].at("suggest").at("new_sources").at("value"), kMinNewSources);
+  EXPECT_EQ(j.at("classes")[1].at("admission"), "auto");
+  EXPECT_TRUE(j.at("classes")[1].at("suggest").at("new_sources").is_null()) << j.dump();
+  const std::string text = suggest_text(r);
+  EXPECT_NE(text.find("new_sources = 10"), std::string::npos) << text;
+  EXPECT_NE(text.find("new_sources = \"auto\"     kept: the autopilot (--new-sources-budget: 10)"), std::string::npos)
+      << text;
+
+  const SuggestReport asked = suggest(s, {kDefaultHeadroom, kDefaultMinSources, true});
+  EXPECT_FALSE(asked.classes[1].new_sources_kept);
+  EXPECT_EQ(suggest_json(asked).at("classes")[1].at("suggest").at("new_sources").at("value"), kMinNewSources);
+}
+
 // ---- the config file's diff --------------------------------------------------------
 
 const std::string kConfig = R"(# a comment
@@ -247,7 +279,7 @@ TEST(SuggestConfig, ReplacesValuesInPlaceAndAddsMissingKeys) {
   ASSERT_TRUE(d.ok()) << d.error().message();
   EXPECT_EQ(d->diff, R"(--- levee.toml
 +++ levee.toml
-@@ -3,8 +3,11 @@
+@@ -3,8 +3,10 @@
  name = "dns"
  match.proto = "udp"
  match.port = 53
@@ -257,11 +289,10 @@ TEST(SuggestConfig, ReplacesValuesInPlaceAndAddsMissingKeys) {
 +burst = 150
 +bytes_rate = "64k"
 +bytes_burst = "2k"
-+new_sources = 10
  
  [[class]]
  name = "web"
-@@ -13,5 +16,5 @@
+@@ -13,5 +15,5 @@
  bytes_burst = "100k"
  
  [default]
@@ -269,7 +300,67 @@ TEST(SuggestConfig, ReplacesValuesInPlaceAndAddsMissingKeys) {
 +rate = "20k"
  burst = "1k"
 )");
-  EXPECT_TRUE(d->notes.empty());
+  // dns has no new_sources: the autopilot's, which a number would turn off.
+  ASSERT_EQ(d->notes.size(), 1u);
+  EXPECT_EQ(d->notes[0].rfind("class dns: new_sources stays \"auto\"", 0), 0u) << d->notes[0];
+}
+
+// A number for new_sources is a fixed budget that replaces the autopilot: suggest keeps
+// a class's autopilot, and "off", unless asked, and says so either way; a budget the
+// file has is changed where it stands.
+TEST(SuggestConfig, KeepsTheAutopilotOfAClassWithoutABudgetUnlessAsked) {
+  const std::string text = R"([defaults]
+new_sources = 500
+
+[[class]]
+name = "auto"
+match.proto = "udp"
+new_sources = "auto"
+rate = 10
+burst = 10
+
+[[class]]
+name = "off"
+match.proto = "tcp"
+new_sources = "off"
+rate = 10
+burst = 10
+
+[default]
+rate = 10
+burst = 10
+)";
+  std::vector<ClassLimits> l = {
+      {"auto", {}, {}, {}, {}, 45}, {"off", {}, {}, {}, {}, 45}, {"default", {}, {}, {}, {}, 45}};
+  auto kept = config_limits_diff(text, "t.toml", l);
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  // Only [default], whose budget comes from [defaults], gets the new one.
+  EXPECT_EQ(kept->diff, R"(--- t.toml
++++ t.toml
+@@ -18,3 +18,4 @@
+ [default]
+ rate = 10
+ burst = 10
++new_sources = 45
+)");
+  ASSERT_EQ(kept->notes.size(), 2u);
+  EXPECT_EQ(kept->notes[0],
+            "class auto: new_sources stays \"auto\" (the autopilot admits new sources); a number there is a fixed "
+            "budget that turns the class's autopilot off: --new-sources-budget writes the one suggested (45)");
+  EXPECT_EQ(kept->notes[1],
+            "class off: new_sources stays \"off\" (every new source gets state); a number there is a fixed budget "
+            "that refuses new sources over it: --new-sources-budget writes the one suggested (45)");
+
+  for (ClassLimits& c : l) c.budget_new_sources = true;
+  auto asked = config_limits_diff(text, "t.toml", l);
+  ASSERT_TRUE(asked.ok()) << asked.error().message();
+  EXPECT_NE(asked->diff.find("-new_sources = \"auto\"\n+new_sources = 45\n"), std::string::npos) << asked->diff;
+  EXPECT_NE(asked->diff.find("-new_sources = \"off\"\n+new_sources = 45\n"), std::string::npos) << asked->diff;
+  ASSERT_EQ(asked->notes.size(), 2u);
+  EXPECT_EQ(asked->notes[0],
+            "class auto: new_sources = 45 turns the class's autopilot off: a fixed budget replaces \"auto\" (leave "
+            "the line out to keep it)");
+  EXPECT_EQ(asked->notes[1], "class off: new_sources = 45 replaces \"off\": new sources over it are refused");
 }
 
 TEST(SuggestConfig, NothingToChangeAndClassesNotInTheFile) {

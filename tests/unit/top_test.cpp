@@ -162,7 +162,7 @@ TEST(Top, JsonShape) {
   EXPECT_EQ(r["banned"], true);
   EXPECT_EQ(r["ban_remaining_ms"], 1500);
   EXPECT_TRUE(r["rates"].is_null());
-  EXPECT_FALSE(r["network"].get<bool>());
+  EXPECT_EQ(r["kind"], "source");
 
   TopView w = sample_view();
   w.interval = 2.0;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "bpf/cookie_file.hpp"
@@ -20,6 +22,7 @@
 #include "bpf/local_routes.hpp"
 #include "bpf/pins.hpp"
 #include "bpf/policy_map.hpp"
+#include "bpf/same_filter.hpp"
 #include "core/clock.hpp"
 #include "core/iface.hpp"
 #include "core/lock.hpp"
@@ -79,19 +82,33 @@ Result<Fd> create_link(int prog_fd, unsigned ifindex, uint32_t flags) {
   return Fd(fd);
 }
 
-// Neither levee's pins nor another XDP program may be there already.
-Status check_free(const std::string& iface, unsigned ifindex) {
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Neither another XDP program nor levee's pins may be there already, unless those pins
+// hold the very filter asked for: then there is nothing to do, and that is no error
+// (a tool that makes sure of a state, such as Ansible, runs the same attach again).
+Result<std::optional<AttachResult>> check_free(const AttachOptions& o, unsigned ifindex, const Clocks& clk) {
+  const std::string& iface = o.iface;
   std::error_code ec;
   if (fs::exists(pin_dir(iface), ec)) {
     auto p = open_pinned(iface);
     if (p) {
       LV_TRY(refuse_orphaned(p.value()));
       auto st = query_status(p.value(), false);
-      if (st)
-        return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {})", iface, st->prog_id,
-                                 st->mode, st->source),
+      if (st) {
+        LV_TRY_ASSIGN(const auto differ, attach_differences(p.value(), o, clk));
+        if (differ.empty()) return std::optional<AttachResult>(AttachResult{st->mode, "", "", st->prog_id, true});
+        return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {}) with other settings: {}",
+                                 iface, st->prog_id, st->mode, st->source, joined(differ)),
                      0,
-                     fmt::format("change it with levee set or levee reload, or detach first: levee detach {}", iface)};
+                     fmt::format("change its policy with levee reload or levee set; the XDP mode and map sizes only "
+                                 "by attaching again: levee detach {} first",
+                                 iface)};
+      }
     }
     return Error{fmt::format("{} is already attached", iface), 0, fmt::format("detach first: levee detach {}", iface)};
   }
@@ -101,7 +118,7 @@ Status check_free(const std::string& iface, unsigned ifindex) {
     return Error{fmt::format("{} already has an XDP program (id {}) that levee does not manage", iface,
                              q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id)),
                  0, fmt::format("remove it first: ip link set dev {} xdp off", iface)};
-  return {};
+  return std::optional<AttachResult>{};
 }
 
 // The embedded program, its maps sized as the options say, loaded (verified); the tc
@@ -299,7 +316,8 @@ Result<AttachResult> attach(const AttachOptions& o) {
   LV_TRY(preflight("attach"));
   LV_TRY_ASSIGN(auto ifindex, iface_index(o.iface));
   LV_TRY_ASSIGN(auto lock, IfaceLock::acquire(o.iface));
-  LV_TRY(check_free(o.iface, ifindex));
+  LV_TRY_ASSIGN(auto already, check_free(o, ifindex, clocks));
+  if (already) return *already;
 
   CompiledPolicy compiled = compile(o.policy, clocks);
   // The file's max_sources may have been overridden by --max-sources.

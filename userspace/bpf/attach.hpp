@@ -1,10 +1,10 @@
 // attach.hpp - put levee on an interface and take it off.
 //
 // attach: preflight (privileges, bpffs, interface, no other XDP program, not already
-// attached) -> validate and compile the policy -> load the embedded skeleton -> write
-// the policy and lists -> create the XDP link -> pin link and maps into a staging
-// directory -> rename it into place. Any failure unwinds: the staging directory is
-// removed and the link fd closes, which detaches. Nothing is left half-applied.
+// attached, or attached with these very settings: then nothing to do) -> validate and compile the policy -> load the
+// embedded skeleton -> write the policy and lists -> create the XDP link -> pin link and maps into a staging directory
+// -> rename it into place. Any failure unwinds: the staging directory is removed and the link fd closes, which
+// detaches. Nothing is left half-applied.
 //
 // detach: rename the pin directory away (a reader sees it whole or not at all), detach
 // the link, take levee's tc filter off (only levee's: handoff.hpp), keep the SYN cookie
@@ -39,6 +39,7 @@ struct AttachResult {
   TcPlace tc_place;               // where levee's tc filter went (handle 0: none)
   uint32_t tcp_off = 0;           // LV_TCP_OFF_*: options the SYN-ACKs leave out (the sysctls)
   bool kept_cookie_keys = false;  // the SYN cookie keys of the detach before (cookie_file.hpp)
+  bool already = false;           // the interface had this very filter already: nothing was done
 };
 
 // Attach options from a config file's policy: its [interface] mode, max_sources and

@@ -11,6 +11,7 @@
 #include "bpf/list_entries.hpp"
 #include "bpf/maps.hpp"
 #include "bpf/prune.hpp"
+#include "bpf/same_filter.hpp"
 #include "bpf/session.hpp"
 #include "core/clock.hpp"
 #include "core/quote.hpp"
@@ -235,9 +236,16 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   std::vector<AnyEntry> entries = flatten_lists(Lists{next.list4, next.list6});
   keep_runtime_entries(cur_lists, cur, p, clocks.now_mono_ns, entries, r);
   Lists lists = rebuild_lists(entries);
-  if (p.iface.attach_only())
-    r.notes.emplace_back(
-        "the interface settings (mode, max_sources, max_bans) apply at attach; a reload keeps the current ones");
+  // Said only where the file asks for something else than the filter has.
+  const auto kept = attach_setting_differences({p.iface.mode, p.iface.max_sources, p.iface.max_bans}, sess.pins,
+                                               sess.policy.control());
+  if (!kept.empty()) {
+    std::string list;
+    for (const std::string& k : kept) list += (list.empty() ? "" : ", ") + k;
+    r.notes.push_back(fmt::format(
+        "the file's {} apply at attach: a reload keeps the filter's (levee detach, then attach, to change them)",
+        list));
+  }
   if ((next.slot.flags & LV_POL_REFUSE_FULL) && !(prior_flags & LV_POL_REFUSE_FULL)) {
     // The datapath counts the states it creates only while it refuses: start it from
     // what the map holds, before the first packet compares it with full_at.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bpf/libbpf.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <sstream>
@@ -10,9 +12,22 @@
 #include "bpf/kernel.hpp"
 #include "core/quote.hpp"
 #include "core/version.hpp"
+#include "levee_abi.h"
 
 namespace levee::cli {
 namespace {
+
+// `levee --version`: the name and version first ("levee 0.1.0"), then what a bug report
+// or an upgrade needs: the state layout it pins and accepts, the libbpf it runs with,
+// and how it was built.
+std::string version_text() {
+  return fmt::format(
+      "levee {}\n"
+      "state layout (ABI) {}: a filter attached with another layout is refused; detach and attach it again\n"
+      "libbpf {}.{}\n"
+      "built with {}",
+      levee_version(), LV_ABI_VERSION, libbpf_major_version(), libbpf_minor_version(), levee_build());
+}
 
 // "deny add " for `levee deny add ...`: where --help would tell more.
 std::string parsed_path(const CLI::App& app) {
@@ -66,7 +81,8 @@ Parsed parse(int argc, const char* const* argv) {
   Invocation inv;
   CLI::App app{"levee drops floods at the NIC driver with XDP: a token bucket per source address.", "levee"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", levee_version());
+  app.set_version_flag("--version", version_text(),
+                       "print the version, the state layout (ABI) and the build, and exit");
   app.add_flag("-v,--verbose", inv.verbose, "print libbpf's messages (the verifier log on a refused load)");
   // In the order `levee --help` lists them.
   const std::pair<const CLI::App*, Command> commands[] = {

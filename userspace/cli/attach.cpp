@@ -66,36 +66,40 @@ Status shorthand_extras(const AttachArgs& a, ClassSpec& c) {
 CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
   auto* attach = app.add_subcommand("attach", "attach to an interface and start limiting every source");
   add_iface(attach, a.iface);
-  auto* config = attach->add_option("--config", a.config, "the policy file (TOML): classes, lists, overrides");
+  auto* config =
+      attach->add_option("--config", a.config, "the policy file (TOML): classes, lists, overrides")->type_name("FILE");
   const auto [rate, burst] = add_text_options(
-      attach, {{"--rate", a.rate, "shorthand for one class: packets per second each source may send (e.g. 500, 10k)"},
-               {"--burst", a.burst, "shorthand for one class: packets a source may send at once above its rate"}});
-  auto* mode = attach->add_option("--mode", a.mode, "XDP mode: auto tries native, then generic")
-                   ->check(CLI::IsMember({"auto", "native", "generic"}))
-                   ->capture_default_str();
-  attach->add_option("--max-sources", a.max_sources, "sources tracked at once (LRU); default 1M, ~121 bytes each");
+      attach,
+      {{"--rate", a.rate, "shorthand for one class: packets per second each source may send (e.g. 500, 10k)", "PPS"},
+       {"--burst", a.burst, "shorthand for one class: packets a source may send at once above its rate", "PKTS"}});
+  auto* mode = add_xdp_mode_option(attach, a.mode, "XDP mode: auto tries native, then generic");
+  attach->add_option("--max-sources", a.max_sources, "sources tracked at once (LRU); default 1M, ~121 bytes each")
+      ->type_name("N");
   attach->add_flag("--exceed-memory-cap", a.exceed_memory_cap,
                    "attach even if the maps would pin over a quarter of the machine's memory (MemTotal)");
   auto* p4 = attach->add_option("--prefix4", a.prefix4, "with --rate: IPv4 prefix length that makes one source")
+                 ->type_name("N")
                  ->capture_default_str();
   auto* p6 = attach->add_option("--prefix6", a.prefix6, "with --rate: IPv6 prefix length that makes one source")
+                 ->type_name("N")
                  ->capture_default_str();
   const auto [ns, nsb, ban, ban_max, forget] = add_text_options(
       attach, {{"--new-sources", a.new_sources,
                 "with --rate: new sources per second that may get state (a budget); auto (the default): the "
-                "autopilot; off: neither"},
+                "autopilot; off: neither",
+                "N|auto|off"},
                {"--new-sources-burst", a.new_sources_burst,
-                "with --new-sources: new sources at once (default a tenth of a second's worth)"},
+                "with --new-sources: new sources at once (default a tenth of a second's worth)", "N"},
                {"--ban", a.ban,
-                "with --rate: ban a source over its limit for this long (500ms, 2s, 1m); repeat offences double it"},
-               {"--ban-max", a.ban_max, "with --ban: the longest ban (default the longer of --ban and 1h)"},
+                "with --rate: ban a source over its limit for this long (500ms, 2s, 1m); repeat offences double it",
+                "DURATION"},
+               {"--ban-max", a.ban_max, "with --ban: the longest ban (default the longer of --ban and 1h)", "DURATION"},
                {"--forget-after", a.forget_after,
-                "with --ban: a source quiet this long after its ban starts over (default 1h)"}});
-  auto* esc = attach
-                  ->add_option("--escalate", a.escalate,
-                               "with --rate: the autopilot's escalation of networks over their limit: auto "
-                               "(the default) or off")
-                  ->check(CLI::IsMember({"auto", "off"}));
+                "with --ban: a source quiet this long after its ban starts over (default 1h)", "DURATION"}});
+  auto* esc = choices(attach->add_option("--escalate", a.escalate,
+                                         "with --rate: the autopilot's escalation of networks over their limit: auto "
+                                         "(the default) or off"),
+                      {"auto", "off"});
   attach->add_flag("--monitor", a.monitor,
                    "monitor mode: count what would be dropped (levee stats: would_drop), drop nothing");
   rate->needs(burst);
@@ -108,14 +112,15 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
       "\nExamples: levee attach eth0 --config /etc/levee/levee.toml\n"
       "          levee attach eth0 --rate 1k --burst 200\n"
       "          levee attach eth0 --rate 1k --burst 200 --new-sources 500 --ban 2s --monitor\n"
-      "--mode and --max-sources override the file's [interface] settings; --monitor applies\n"
-      "to the file's policy too. The program is pinned under /sys/fs/bpf/levee/IFACE/: it\n"
-      "keeps running after levee exits.");
+      "--xdp-mode and --max-sources override the file's [interface] settings (--mode is an\n"
+      "older name of --xdp-mode); --monitor applies to the file's policy too. The program is\n"
+      "pinned under /sys/fs/bpf/levee/IFACE/: it keeps running after levee exits.");
   // After the whole line is parsed, so that --help and the other errors come first.
-  attach->callback([&a, config, rate = rate, mode] {
+  auto* old_mode = attach->get_option("--mode");
+  attach->callback([&a, config, rate = rate, mode, old_mode] {
     if (config->count() == 0 && rate->count() == 0)
       throw CLI::ValidationError("attach needs --config FILE, or --rate PPS and --burst PKTS");
-    a.mode_given = mode->count() > 0;
+    a.mode_given = mode->count() > 0 || old_mode->count() > 0;
   });
   return attach;
 }
@@ -123,7 +128,7 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
 Status attach(const AttachArgs& a) {
   AttachOptions o;
   o.iface = a.iface;
-  const lv_attach_mode mode = parse_attach_mode(a.mode).value_or(LV_MODE_AUTO);  // CLI11 checked it
+  LV_TRY_ASSIGN(const lv_attach_mode mode, xdp_mode_arg(a.mode));
   o.mode = mode;
   std::optional<Limits> shorthand;
   if (!a.config.empty()) {
@@ -152,6 +157,11 @@ Status attach(const AttachArgs& a) {
   }
   o.exceed_memory_cap = a.exceed_memory_cap;
   LV_TRY_ASSIGN(auto r, levee::attach(o));
+  if (r.already) {
+    fmt::print("{}: already attached with these settings (program {}, {} mode, policy from {}): nothing changed\n",
+               a.iface, r.prog_id, r.mode, o.policy.source);
+    return {};
+  }
   if (!r.fallback.empty()) fmt::print("{}; using generic mode\n", r.fallback);
   if (!r.no_proxy.empty() && has_syn_auth(o.policy))
     fmt::print("note: SYN authentication answers in reset mode (a new client connects a second later): {}\n",

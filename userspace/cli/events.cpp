@@ -6,29 +6,52 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "bpf/events.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
+#include "core/event_types.hpp"
 #include "core/signals.hpp"
 #include "export/events.hpp"
 
 namespace levee::cli {
+namespace {
+
+// "Types: limited, banned, ...": every event type, from the table the events are named
+// by, wrapped to the help's width.
+std::string types_line() {
+  std::string out, line = "Types:";
+  for (size_t i = 0; i < kEventTypes.size(); ++i) {
+    const std::string word = std::string(kEventTypes[i].name) + (i + 1 < kEventTypes.size() ? "," : ".");
+    if (line.size() + 1 + word.size() > 86) {
+      out += line + "\n";
+      line = "      ";
+    }
+    line += " " + word;
+  }
+  return out + line;
+}
+
+}  // namespace
 
 CLI::App* add_events_command(CLI::App& app, EventsArgs& a) {
-  auto* events =
-      app.add_subcommand("events", "the interface's events: first drops, bans and their ends, spent budgets");
+  auto* events = app.add_subcommand(
+      "events", "the interface's events: first drops, bans and their ends, spent budgets, the autopilot");
   add_iface(events, a.iface);
   events->add_flag("--json", a.json, "one JSON object per line");
-  events->add_option("--count", a.count, "stop after this many events");
-  events->add_option("--duration", a.duration, "stop after this many seconds")->check(CLI::Range(0.0, 1e9));
+  events->add_option("--count", a.count, "stop after this many events")->type_name("N");
+  events->add_option("--duration", a.duration, "stop after this many seconds")
+      ->check(CLI::Range(0.0, 1e9).description(""))
+      ->type_name("S");
   events->footer(
-      "\nExamples: levee events eth0\n"
-      "          levee events eth0 --json --duration 60\n"
-      "Types: limited (a source's first drop), banned, ban_ended, admission (a class's\n"
-      "new-source budget spent), map_full. The datapath sends at most [interface]\n"
-      "events_per_second (default 100); an event says how many were suppressed before it.\n"
-      "Events nobody read yet come first. Runs until --count, --duration, or Ctrl-C.");
+      fmt::format("\nExamples: levee events eth0\n"
+                  "          levee events eth0 --json --duration 60\n"
+                  "{}\n"
+                  "The datapath sends at most [interface] events_per_second (default 100); an event\n"
+                  "says how many were suppressed before it. Events nobody read yet come first. Runs\n"
+                  "until --count, --duration, or Ctrl-C.",
+                  types_line()));
   return events;
 }
 

@@ -44,9 +44,13 @@ void wire_add(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::strin
   auto* add = wire_op(group, la, kind, ListOp::Add, "add",
                       fmt::format("add networks to the {} list (or replace their entries)", name));
   if (kind == LV_LIST_OVERRIDE)
-    add->add_option("name", la.override_name, "an override defined in the config file ([[override]])")->required();
-  add->add_option("cidr", la.cidrs, "networks or addresses: 198.51.100.0/24, 2001:db8::/48, 203.0.113.7")->required();
-  if (kind == LV_LIST_DENY) add->add_option("--expires", la.expires, kExpiresHelp);
+    add->add_option("name", la.override_name, "an override defined in the config file ([[override]])")
+        ->required()
+        ->type_name("");
+  add->add_option("cidr", la.cidrs, "networks or addresses: 198.51.100.0/24, 2001:db8::/48, 203.0.113.7")
+      ->required()
+      ->type_name("");
+  if (kind == LV_LIST_DENY) add->add_option("--expires", la.expires, kExpiresHelp)->type_name("DURATION|TIME");
   add->footer(kind == LV_LIST_OVERRIDE ? fmt::format("\nExample: levee override add eth0 partner {}\n"
                                                      "The networks get the override's limits in the classes it names.",
                                                      example_cidrs)
@@ -61,7 +65,7 @@ void wire_add(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::strin
 
 void wire_del(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::string& name, const char* example_cidrs) {
   auto* del = wire_op(group, la, kind, ListOp::Del, "del", fmt::format("delete networks from the {} list", name));
-  del->add_option("cidr", la.cidrs, "networks as they were added")->required();
+  del->add_option("cidr", la.cidrs, "networks as they were added")->required()->type_name("");
   del->footer(
       fmt::format("\nExample: levee {} del eth0 {}\n"
                   "Entries from the config file come back with the next reload.",
@@ -70,7 +74,7 @@ void wire_del(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::strin
 
 void wire_list(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::string& name) {
   auto* list = wire_op(group, la, kind, ListOp::List, "list", fmt::format("the entries of the {} list", name));
-  list->add_option("cidr", la.cidrs, "only entries within, or covering, these networks");
+  list->add_option("cidr", la.cidrs, "only entries within, or covering, these networks")->type_name("");
   list->add_flag("--json", la.json, "one JSON object");
   list->footer(
       fmt::format("\nExamples: levee {0} list eth0\n          levee {0} list eth0 198.51.100.0/24 --json", name));
@@ -79,8 +83,10 @@ void wire_list(CLI::App* group, ListArgs& la, lv_list_kind kind, const std::stri
 void wire_import(CLI::App* group, ListArgs& la) {
   auto* imp = wire_op(group, la, LV_LIST_DENY, ListOp::Import, "import",
                       "add every network of a blocklist file to the deny list, at once");
-  imp->add_option("file", la.file, "one CIDR or address per line; '#' and ';' start comments")->required();
-  imp->add_option("--expires", la.expires, kExpiresHelp);
+  imp->add_option("file", la.file, "one CIDR or address per line; '#' and ';' start comments")
+      ->required()
+      ->type_name("");
+  imp->add_option("--expires", la.expires, kExpiresHelp)->type_name("DURATION|TIME");
   imp->footer(
       "\nExample: levee deny import eth0 /var/lib/levee/drop.netset --expires 1d\n"
       "Reports what was added, renewed, skipped and rejected (with line numbers). A file\n"

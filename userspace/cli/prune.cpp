@@ -9,15 +9,17 @@
 #include "cli/options.hpp"
 #include "core/quote.hpp"
 #include "core/units.hpp"
-#include "export/render_units.hpp"
+#include "export/render_prune.hpp"
 
 namespace levee::cli {
 
 CLI::App* add_prune_command(CLI::App& app, PruneArgs& a) {
   auto* prune = app.add_subcommand("prune", "remove idle per-source state and forgotten ban records");
   add_iface(prune, a.iface);
-  prune->add_option("--idle", a.idle,
-                    "state whose every limit has been full this long is removed (default 10m; 500ms, 30s, 1h)");
+  prune
+      ->add_option("--idle", a.idle,
+                   "state whose every limit has been full this long is removed (default 10m; 500ms, 30s, 1h)")
+      ->type_name("DURATION");
   prune->add_flag("--json", a.json, "one JSON object");
   prune->footer(
       "\nExamples: levee prune eth0\n"
@@ -41,34 +43,10 @@ Status prune(const PruneArgs& a) {
     idle = *v;
   }
   LV_TRY_ASSIGN(auto r, levee::prune(a.iface, idle));
-  if (a.json) {
-    using nlohmann::json;
-    json j{{"interface", a.iface},
-           {"idle_ms", idle / 1'000'000},
-           {"sources_removed", r.sources_removed},
-           {"sources_kept", r.sources_kept},
-           {"networks_removed", r.networks_removed},
-           {"networks_kept", r.networks_kept},
-           {"bans_removed", r.bans_removed},
-           {"bans_kept", r.bans_kept},
-           {"bans_active", r.bans_active},
-           {"when_full", r.refuse ? "refuse" : "evict"},
-           {"source_count", r.count ? json(*r.count) : json(nullptr)},
-           {"full_at", r.refuse ? json(r.full_at) : json(nullptr)},
-           {"filter_sources", r.filter_sources},
-           {"seconds", r.seconds}};
-    fmt::print("{}\n", j.dump());
-    return {};
-  }
-  fmt::print("{}: pruned state idle for {} in {:.3f} s\n", a.iface, format_duration(idle), r.seconds);
-  fmt::print("  sources      {} removed, {} kept\n", group_digits(r.sources_removed), group_digits(r.sources_kept));
-  fmt::print("  networks     {} removed, {} kept\n", group_digits(r.networks_removed), group_digits(r.networks_kept));
-  fmt::print("  ban records  {} removed, {} kept ({} banning now)\n", group_digits(r.bans_removed),
-             group_digits(r.bans_kept), group_digits(r.bans_active));
-  if (r.count)
-    fmt::print("  when full    refuse: {} states counted, new ones refused at {} ({} free)\n", group_digits(*r.count),
-               group_digits(r.full_at), group_digits(r.full_at > *r.count ? r.full_at - *r.count : 0));
-  fmt::print("  filter       known-source filter refilled from {} sources\n", group_digits(r.filter_sources));
+  if (a.json)
+    fmt::print("{}\n", prune_json(a.iface, idle, r).dump());
+  else
+    fmt::print("{}", prune_text(a.iface, idle, r));
   return {};
 }
 

@@ -15,7 +15,7 @@ namespace levee::cli {
 CLI::App* add_reload_command(CLI::App& app, ReloadArgs& a) {
   auto* reload = app.add_subcommand("reload", "replace the policy of an attached interface from its file, atomically");
   add_iface(reload, a.iface);
-  reload->add_option("--config", a.config, "the policy file (TOML)")->required();
+  reload->add_option("--config", a.config, "the policy file (TOML)")->required()->type_name("FILE");
   reload->footer(
       "\nExample: levee reload eth0 --config /etc/levee/levee.toml\n"
       "The whole file is checked first: a bad file changes nothing. Sources keep their\n"

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/options.hpp"
 #include "core/iface.hpp"
 #include "core/quote.hpp"
 #include "core/units.hpp"
@@ -14,16 +15,19 @@ namespace levee::cli {
 
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   auto* run = app.add_subcommand("run", "keep an interface's filter as a service: metrics, events, reload on SIGHUP");
-  run->add_option("iface", a.iface, "network interface (default: the config's [interface] name)");
-  run->add_option("--config", a.config, "the policy file (TOML)")->required();
+  run->add_option("iface", a.iface, "network interface (default: the config's [interface] name)")->type_name("");
+  run->add_option("--config", a.config, "the policy file (TOML)")->required()->type_name("FILE");
   run->add_option("--metrics", a.metrics,
-                  "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR default 127.0.0.1)");
-  run->add_option("--events", a.events, "append the events as JSON lines to this file (default stdout)");
-  run->add_option("--mode", a.mode, "XDP mode when it attaches: auto tries native, then generic")
-      ->check(CLI::IsMember({"auto", "native", "generic"}));
+                  "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR default 127.0.0.1; IPv6 in brackets)")
+      ->type_name("[ADDR:]PORT");
+  run->add_option("--events", a.events, "append the events as JSON lines to this file (default stdout)")
+      ->type_name("FILE");
+  add_xdp_mode_option(run, a.mode, "XDP mode when it attaches: auto tries native, then generic");
   run->add_option("--prune-every", a.prune_every, "how often the maps are walked: idle state pruned, gauges counted")
+      ->type_name("DURATION")
       ->capture_default_str();
   run->add_option("--idle", a.idle, "state idle this long is pruned by the walk; off: only count")
+      ->type_name("DURATION|off")
       ->capture_default_str();
   run->add_flag("--detach-on-exit", a.detach_on_exit, "detach on SIGTERM/SIGINT (default: the filter stays attached)");
   run->footer(
@@ -42,7 +46,9 @@ Status run(const RunArgs& a) {
   o.config = a.config;
   o.events_path = a.events;
   o.detach_on_exit = a.detach_on_exit;
-  if (!a.mode.empty()) o.mode = parse_attach_mode(a.mode).value_or(LV_MODE_AUTO);  // CLI11 checked it
+  if (!a.mode.empty()) {
+    LV_TRY_ASSIGN(o.mode, xdp_mode_arg(a.mode));
+  }
   if (!a.metrics.empty()) {
     LV_TRY_ASSIGN(auto m, parse_listen_address(a.metrics));
     o.metrics = m;

@@ -95,23 +95,26 @@ Result<LimitChange> limit_change(const SetArgs& a) {
 CLI::App* add_set_command(CLI::App& app, SetArgs& a) {
   auto* set = app.add_subcommand("set", "change the limits of an attached interface, live");
   add_iface(set, a.iface);
-  add_text_options(set, {{"--class", a.class_name, "the class to change (needed when there are several)"},
-                         {"--rate", a.rate, "new packets per second per source"},
-                         {"--burst", a.burst, "new burst per source"},
-                         {"--bytes-rate", a.bytes_rate, "new bytes per second per source; off: no byte limit"},
-                         {"--bytes-burst", a.bytes_burst, "new byte burst per source"}});
-  set->add_option("--prefix4", a.prefix4, "new IPv4 source prefix length (starts new buckets)");
-  set->add_option("--prefix6", a.prefix6, "new IPv6 source prefix length (starts new buckets)");
-  add_text_options(set, {{"--new-sources", a.new_sources,
-                          "new sources per second the class admits (a budget); auto: the autopilot; off: neither"},
-                         {"--new-sources-burst", a.new_sources_burst, "new sources the class admits at once"},
-                         {"--ban", a.ban, "ban a source over its limit for this long (500ms, 2s, 1m); off: no bans"},
-                         {"--ban-max", a.ban_max, "the longest a repeat offence's ban grows to"},
-                         {"--forget-after", a.forget_after, "a source quiet this long after its ban starts over"}});
-  set->add_option("--escalate", a.escalate, "the autopilot's escalation of networks over their limit: auto or off")
-      ->check(CLI::IsMember({"auto", "off"}));
-  set->add_option("--mode", a.mode, "the interface's mode: monitor counts what would be dropped and drops nothing")
-      ->check(CLI::IsMember({"monitor", "enforce"}));
+  add_text_options(set,
+                   {{"--class", a.class_name, "the class to change (needed when there are several)", "NAME"},
+                    {"--rate", a.rate, "new packets per second per source", "PPS"},
+                    {"--burst", a.burst, "new burst per source", "PKTS"},
+                    {"--bytes-rate", a.bytes_rate, "new bytes per second per source; off: no byte limit", "BPS|off"},
+                    {"--bytes-burst", a.bytes_burst, "new byte burst per source", "BYTES"}});
+  set->add_option("--prefix4", a.prefix4, "new IPv4 source prefix length (starts new buckets)")->type_name("N");
+  set->add_option("--prefix6", a.prefix6, "new IPv6 source prefix length (starts new buckets)")->type_name("N");
+  add_text_options(
+      set, {{"--new-sources", a.new_sources,
+             "new sources per second the class admits (a budget); auto: the autopilot; off: neither", "N|auto|off"},
+            {"--new-sources-burst", a.new_sources_burst, "new sources the class admits at once", "N"},
+            {"--ban", a.ban, "ban a source over its limit for this long (500ms, 2s, 1m); off: no bans", "DURATION|off"},
+            {"--ban-max", a.ban_max, "the longest a repeat offence's ban grows to", "DURATION"},
+            {"--forget-after", a.forget_after, "a source quiet this long after its ban starts over", "DURATION"}});
+  choices(set->add_option("--escalate", a.escalate, "the autopilot's escalation of networks over their limit"),
+          {"auto", "off"});
+  choices(
+      set->add_option("--mode", a.mode, "the interface's mode: monitor counts what would be dropped and drops nothing"),
+      {"monitor", "enforce"});
   set->footer(
       "\nExamples: levee set eth0 --rate 2k\n"
       "          levee set eth0 --class dns --rate 500 --burst 50\n"

@@ -22,6 +22,7 @@
 #include "export/render_suggest.hpp"
 #include "export/suggest.hpp"
 #include "policy/class_ids.hpp"
+#include "policy/compile.hpp"
 #include "policy/config.hpp"
 #include "policy/config_edit.hpp"
 #include "policy/policy.hpp"
@@ -58,7 +59,9 @@ Result<Timing> timing(const SuggestArgs& a) {
 // The classes of the active policy, in first-match order, as keys name them.
 std::vector<SuggestClass> classes_of(const lv_policy& pol) {
   std::vector<SuggestClass> out;
-  for (uint8_t id : class_order(pol)) out.push_back({name_of(pol.classes[id].name), id, pol.classes[id].epoch});
+  for (uint8_t id : class_order(pol))
+    out.push_back(
+        {name_of(pol.classes[id].name), id, pol.classes[id].epoch, class_of(pol.classes[id]).admission_in_force()});
   return out;
 }
 
@@ -87,12 +90,13 @@ Result<SuggestSampler> sample(int state_fd, const lv_policy& pol, const Timing& 
   return s;
 }
 
+// The file's own admission decides whether new_sources is written (config_edit.hpp).
 std::vector<ClassLimits> limits_of(const SuggestReport& r) {
   std::vector<ClassLimits> out;
   for (const ClassSuggestion& c : r.classes) {
     if (!c.rate) continue;
-    out.push_back(
-        {c.name, c.rate->value, c.burst->value, c.bytes_rate->value, c.bytes_burst->value, c.new_sources->value});
+    out.push_back({c.name, c.rate->value, c.burst->value, c.bytes_rate->value, c.bytes_burst->value,
+                   c.new_sources->value, r.options.budget_new_sources});
   }
   return out;
 }
@@ -102,16 +106,24 @@ std::vector<ClassLimits> limits_of(const SuggestReport& r) {
 CLI::App* add_suggest_command(CLI::App& app, SuggestArgs& a) {
   auto* cmd = app.add_subcommand("suggest", "limits per class learnt from the traffic the filter sees");
   add_iface(cmd, a.iface);
-  cmd->add_option("--window", a.window, "how long to watch (up to 1h; 30s, 5m)")->capture_default_str();
+  cmd->add_option("--window", a.window, "how long to watch (up to 1h; 30s, 5m)")
+      ->type_name("DURATION")
+      ->capture_default_str();
   cmd->add_option("--interval", a.interval, "between walks of the per-source state (100ms or more)")
+      ->type_name("DURATION")
       ->capture_default_str();
   cmd->add_option("--headroom", a.headroom, "each suggestion is what was seen times this (1 to 100)")
+      ->type_name("X")
       ->capture_default_str();
-  cmd->add_option("--min-sources", a.min_sources, "fewer sources in a class: nothing suggested for it")
-      ->check(CLI::Range(1u, 1'000'000u))
+  cmd->add_option("--min-sources", a.min_sources, "fewer sources in a class: nothing suggested for it (1 to 1M)")
+      ->check(CLI::Range(1u, 1'000'000u).description(""))
+      ->type_name("N")
       ->capture_default_str();
   cmd->add_flag("--json", a.json, "one JSON object");
-  cmd->add_option("--config", a.config, "show the change of this config file as a diff (never written)");
+  cmd->add_option("--config", a.config, "show the change of this config file as a diff (never written)")
+      ->type_name("FILE");
+  cmd->add_flag("--new-sources-budget", a.new_sources_budget,
+                "suggest new_sources also where a class has no budget: a fixed budget that turns its autopilot off");
   cmd->footer(
       "\nExamples: levee suggest eth0\n"
       "          levee suggest eth0 --window 10m --json\n"
@@ -120,8 +132,11 @@ CLI::App* add_suggest_command(CLI::App& app, SuggestArgs& a) {
       "second (passed and dropped), and of the most it sent in one interval, and new sources\n"
       "per second. Suggested: rate and bytes_rate = p99 x headroom, burst and bytes_burst = p99\n"
       "of the busiest interval x headroom, new_sources = the peak x headroom (at least 10),\n"
-      "rounded up to 2 significant figures, each with the share of sources it covers. Watch\n"
-      "ordinary traffic: what a flood sends would be learnt as normal. Ctrl-C ends the window early.");
+      "rounded up to 2 significant figures, each with the share of sources it covers. A class\n"
+      "under the autopilot (new_sources = \"auto\", the default) or \"off\" keeps it: a number for\n"
+      "new_sources is a fixed budget that replaces the autopilot, suggested there only with\n"
+      "--new-sources-budget (and said so). Watch ordinary traffic: what a flood sends would be\n"
+      "learnt as normal. Ctrl-C ends the window early.");
   return cmd;
 }
 
@@ -138,7 +153,7 @@ Status suggest(const SuggestArgs& a) {
   LV_TRY_ASSIGN(auto pm, map_pinned_policy(p));
   warn_if_orphaned(p);
   LV_TRY_ASSIGN(const SuggestSampler s, sample(p.state.get(), pm.active(), t));
-  SuggestReport r = levee::suggest(s, {a.headroom, a.min_sources});
+  SuggestReport r = levee::suggest(s, {a.headroom, a.min_sources, a.new_sources_budget});
   r.iface = a.iface;
   r.interval_s = static_cast<double>(t.interval_ns) / 1e9;
   std::optional<ConfigDiff> diff;
@@ -146,9 +161,7 @@ Status suggest(const SuggestArgs& a) {
     LV_TRY_ASSIGN(diff, config_limits_diff(config_text, a.config, limits_of(r)));
   }
   if (a.json) {
-    nlohmann::json j = suggest_json(r);
-    if (diff) j["config"] = {{"file", a.config}, {"diff", diff->diff}, {"notes", diff->notes}};
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", suggest_json(r, diff ? &*diff : nullptr, a.config).dump());
     return {};
   }
   fmt::print("{}", suggest_text(r));

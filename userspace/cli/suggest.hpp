@@ -1,6 +1,7 @@
 // suggest.hpp - `levee suggest IFACE [--window D] [--interval D] [--headroom X]
-// [--min-sources N] [--json] [--config FILE]`: limits per class learnt from the traffic
-// the attached filter sees, and with --config the change of that file as a diff.
+// [--min-sources N] [--json] [--config FILE] [--new-sources-budget]`: limits per class
+// learnt from the traffic the attached filter sees, and with --config the change of that
+// file as a diff.
 #pragma once
 
 #include <string>
@@ -20,7 +21,8 @@ struct SuggestArgs {
   double headroom = 1.5;
   unsigned min_sources = 10;
   bool json = false;
-  std::string config;  // a config file to show the change of; never written
+  std::string config;               // a config file to show the change of; never written
+  bool new_sources_budget = false;  // new_sources also where a class has the autopilot or "off"
 };
 
 CLI::App* add_suggest_command(CLI::App& app, SuggestArgs& a);

@@ -111,9 +111,9 @@ TopRow make_row(const Pinned& p, const lv_control& ctl, const lv_policy& pol, co
 CLI::App* add_top_command(CLI::App& app, TopArgs& a) {
   auto* top = app.add_subcommand("top", "the sources doing the most: counters, tokens, wait, bans");
   add_iface(top, a.iface);
-  top->add_option("-n", a.n, "rows to show")->capture_default_str();
-  top->add_option("--by", a.by, "rank by drops (dropped packets), packets (passed + dropped) or bytes")
-      ->check(CLI::IsMember({"drops", "packets", "bytes"}))
+  top->add_option("-n", a.n, "rows to show")->type_name("N")->capture_default_str();
+  choices(top->add_option("--by", a.by, "rank by drops (dropped packets), packets (passed + dropped) or bytes"),
+          {"drops", "packets", "bytes"})
       ->capture_default_str();
   top->add_flag("--json", a.json, "one JSON object (with --watch: one per refresh)");
   top->add_flag("--networks", a.networks, "rank the state of networks (network limits) too");

@@ -14,7 +14,8 @@ namespace levee::cli {
 CLI::App* add_unban_command(CLI::App& app, UnbanArgs& a) {
   auto* unban = app.add_subcommand("unban", "lift the bans of one address: its packets pass again at once");
   add_iface_address(unban, a.iface, a.address, "the banned address, IPv4 or IPv6");
-  unban->add_option("--class", a.class_name, "only this class's ban (a ban in every class is lifted too)");
+  unban->add_option("--class", a.class_name, "only this class's ban (a ban in every class is lifted too)")
+      ->type_name("NAME");
   unban->footer(
       "\nExamples: levee unban eth0 198.18.0.7\n"
       "          levee unban eth0 2001:db8::7 --class dns\n"
@@ -32,16 +33,18 @@ Status unban(const UnbanArgs& a) {
     const std::string offences = fmt::format("{} offence{}", b.offences, b.offences == 1 ? "" : "s");
     if (b.banned) {
       any_banned = true;
-      fmt::print("unbanned {} in {}: {} were left, {}\n", a.address, where, format_remaining(b.remaining_ns), offences);
+      fmt::print("{}: unbanned {} in {}: {} were left, {}\n", a.iface, a.address, where,
+                 format_remaining(b.remaining_ns), offences);
     } else {
-      fmt::print("{} was not banned in {}: its offence history ({}) is forgotten\n", a.address, where, offences);
+      fmt::print("{}: {} was not banned in {}: its offence history ({}) is forgotten\n", a.iface, a.address, where,
+                 offences);
     }
   }
   if (r.states_released && !any_banned)
-    fmt::print("released {} in {} class{}: a ban whose record was gone still held it back\n", a.address,
+    fmt::print("{}: released {} in {} class{}: a ban whose record was gone still held it back\n", a.iface, a.address,
                r.states_released, r.states_released == 1 ? "" : "es");
   if (r.lifted.empty() && !r.states_released)
-    fmt::print("{} is not banned on {}{}\n", a.address, a.iface, cls ? " in class " + *cls : "");
+    fmt::print("{}: {} is not banned{}\n", a.iface, a.address, cls ? " in class " + *cls : "");
   return {};
 }
 

@@ -164,7 +164,7 @@ Status Daemon::start() {
   open_known_good();
   start_bouncer(crowdsec, std::move(cs_key));
   start_publisher(crowdsec, std::move(cs_password));
-  if (o_.metrics) say(iface, "metrics on http://{}:{}/metrics", o_.metrics->first, o_.metrics->second);
+  if (o_.metrics) say(iface, "metrics on {}", daemon::metrics_url(o_.metrics->first, o_.metrics->second));
   return {};
 }
 

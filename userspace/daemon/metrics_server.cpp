@@ -43,7 +43,7 @@ Status MetricsServer::start(const std::string& host, uint16_t port) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   if (!server_->bind_to_port(host, port))
-    return Error{fmt::format("cannot serve metrics on {}:{}", host, port), 0,
+    return Error{fmt::format("cannot serve metrics on {}", listen_address_text(host, port)), 0,
                  "the port is in use or the address is not one of this host's; give another with --metrics"};
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return {};
@@ -55,6 +55,14 @@ void MetricsServer::stop() {
   if (thread_.joinable()) thread_.join();
   server_->stop_serving();
   server_.reset();
+}
+
+std::string listen_address_text(const std::string& host, uint16_t port) {
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
+std::string metrics_url(const std::string& host, uint16_t port) {
+  return fmt::format("http://{}/metrics", listen_address_text(host, port));
 }
 
 Result<MetricsSnapshot> metrics_snapshot(const std::string& iface, const Pinned& pins, const Health& health) {

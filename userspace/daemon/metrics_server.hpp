@@ -44,6 +44,12 @@ class MetricsServer {
   std::thread thread_;
 };
 
+// Where the endpoint listens, as --metrics takes it: "127.0.0.1:9740", an IPv6 host in
+// brackets ("[::1]:9740", as in a URL: RFC 3986), so that the text can be pasted back.
+std::string listen_address_text(const std::string& host, uint16_t port);
+// The endpoint's URL: "http://127.0.0.1:9740/metrics", "http://[::1]:9740/metrics".
+std::string metrics_url(const std::string& host, uint16_t port);
+
 // One scrape of an interface: what the exposition renders.
 Result<MetricsSnapshot> metrics_snapshot(const std::string& iface, const Pinned& pins, const Health& health);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/event_types.hpp"
 #include "core/reasons.hpp"
 #include "core/units.hpp"
 #include "export/render_synauth.hpp"
@@ -12,26 +13,6 @@ namespace levee {
 
 const char* event_type_name(unsigned type) {
   switch (type) {
-    case LV_EV_LIMITED:
-      return "limited";
-    case LV_EV_BANNED:
-      return "banned";
-    case LV_EV_ADMISSION:
-      return "admission";
-    case LV_EV_MAP_FULL:
-      return "map_full";
-    case LV_EV_BAN_ENDED:
-      return "ban_ended";
-    case LV_EV_ENGAGED:
-      return "engaged";
-    case LV_EV_RELEASED:
-      return "released";
-    case LV_EV_ESCALATED:
-      return "escalated";
-    case LV_EV_DEESCALATED:
-      return "deescalated";
-    case LV_EV_ANSWER_LIMITED:
-      return "answer_limited";
     case kEvSynProxy:
       return "syn_proxy";
     case kEvTcpOptions:
@@ -39,7 +20,7 @@ const char* event_type_name(unsigned type) {
     case kEvTcFilter:
       return "tc_filter";
     default:
-      return "unknown";
+      return event_type_name_of(type).data();
   }
 }
 
@@ -70,7 +51,7 @@ const char* reason_name(unsigned reason) {
 nlohmann::json event_json(const EventRecord& r) {
   using nlohmann::json;
   json j{{"time", format_time(r.time_unix_ns, TimeDigits::Millis)},
-         {"iface", r.iface},
+         {"interface", r.iface},
          {"type", event_type_name(r.type)},
          {"address", r.address.empty() ? json(nullptr) : json(r.address)},
          {"class", r.class_name.empty() ? json(nullptr) : json(r.class_name)},

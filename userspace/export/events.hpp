@@ -10,13 +10,10 @@
 
 namespace levee {
 
-const char* event_type_name(unsigned type);  // limited, banned, admission, map_full, ban_ended
+const char* event_type_name(unsigned type);  // core/event_types.hpp's name, or "unknown"
 const char* reason_name(unsigned reason);    // core/reasons.hpp's name, or "reason_N"
 
-// JSON: {"time", "iface", "type", "address", "class", "reason", "suppressed"}, plus
-// "duration_ms" and "offences" for banned and ban_ended, "scope" ("class" or "all") for
-// those, and "lifted" for ban_ended. "class" is null for an id no class holds now,
-// "reason" null for ban_ended.
+// JSON: as docs/JSON.md describes `levee events` (a test holds it to that).
 nlohmann::json event_json(const EventRecord& r);
 // One line: "2026-11-22T05:15:23.123Z eth0 banned 198.18.0.7 class dns reason rate: 2s, offence 1".
 std::string event_text(const EventRecord& r);

@@ -97,7 +97,7 @@ json watch_json(const ShowResult& r, const ShowClass& c) {
 json class_json(const ShowResult& r, const ShowClass& c) {
   const ShowLimiter l = show_limiter(c);
   json cj = {{"name", c.name},
-             {"class_id", c.class_id},
+             {"id", c.class_id},
              {"source", show_source(r, c)},
              {"override", json_or_null(c.override_name)},
              {"rate", c.pkt.rate},

@@ -35,7 +35,7 @@ std::string row(const char* what, const Spread& s, const char* key, const std::o
 
 }  // namespace
 
-json suggest_json(const SuggestReport& r) {
+json suggest_json(const SuggestReport& r, const ConfigDiff* diff, const std::string& config) {
   json classes = json::array();
   for (const ClassSuggestion& c : r.classes) {
     json suggest = nullptr;
@@ -44,8 +44,9 @@ json suggest_json(const SuggestReport& r) {
                  {"burst", suggested_json(c.burst)},
                  {"bytes_rate", suggested_json(c.bytes_rate)},
                  {"bytes_burst", suggested_json(c.bytes_burst)},
-                 {"new_sources", suggested_json(c.new_sources)}};
+                 {"new_sources", c.new_sources_kept ? json(nullptr) : suggested_json(c.new_sources)}};
     classes.push_back({{"name", c.name},
+                       {"admission", admission_name(c.admission)},
                        {"sources", c.sources},
                        {"packets_per_s", spread_json(c.pps)},
                        {"bytes_per_s", spread_json(c.bps)},
@@ -56,9 +57,11 @@ json suggest_json(const SuggestReport& r) {
                        {"arrivals_peak_per_s", c.arrivals_peak_per_s},
                        {"suggest", suggest}});
   }
-  return {{"interface", r.iface}, {"window_s", r.window_s},         {"interval_s", r.interval_s},
-          {"walks", r.walks},     {"headroom", r.options.headroom}, {"min_sources", r.options.min_sources},
-          {"classes", classes}};
+  json j = {{"interface", r.iface}, {"window_s", r.window_s},         {"interval_s", r.interval_s},
+            {"walks", r.walks},     {"headroom", r.options.headroom}, {"min_sources", r.options.min_sources},
+            {"classes", classes}};
+  if (diff) j["config"] = {{"file", config}, {"diff", diff->diff}, {"notes", diff->notes}};
+  return j;
 }
 
 std::string suggest_text(const SuggestReport& r) {
@@ -78,7 +81,12 @@ std::string suggest_text(const SuggestReport& r) {
     out += row("packets/int", c.burst_packets, "burst", c.burst, "sources");
     out += row("bytes/s", c.bps, "bytes_rate", c.bytes_rate, "sources");
     out += row("bytes/int", c.burst_bytes, "bytes_burst", c.bytes_burst, "sources");
-    if (c.new_sources)
+    if (c.new_sources && c.new_sources_kept)
+      out += fmt::format(
+          "  {:<13} {:>8} {:>8} {:>8} {:>8}   {:<24} kept: {} (--new-sources-budget: {})\n", "new/s (class)", "", "",
+          "", format_si(c.arrivals_peak_per_s), fmt::format("new_sources = \"{}\"", admission_name(c.admission)),
+          c.admission == Admission::Auto ? "the autopilot" : "no budget", config_count(c.new_sources->value));
+    else if (c.new_sources)
       out += fmt::format("  {:<13} {:>8} {:>8} {:>8} {:>8}   {:<24} {} of intervals\n", "new/s (class)", "", "", "",
                          format_si(c.arrivals_peak_per_s),
                          fmt::format("new_sources = {}", config_count(c.new_sources->value)),

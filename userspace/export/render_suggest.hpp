@@ -6,16 +6,13 @@
 #include <string>
 
 #include "export/suggest.hpp"
+#include "policy/config_edit.hpp"
 
 namespace levee {
 
-// {"interface", "window_s", "interval_s", "walks", "headroom", "min_sources",
-//  "classes": [{"name", "sources", "packets_per_s", "bytes_per_s", "burst_packets",
-//  "burst_bytes" (each {"p50", "p90", "p99", "max"}), "arrivals", "arrivals_per_s",
-//  "arrivals_peak_per_s", "suggest": null (too few sources) or {"rate", "burst",
-//  "bytes_rate", "bytes_burst", "new_sources"} (each {"value", "covers"}: covers the
-//  share of sources, for new_sources of intervals, 0..1)}]}
-nlohmann::json suggest_json(const SuggestReport& r);
+// As docs/JSON.md describes `levee suggest` (a test holds it to that); with a diff of
+// the config file `config` (--config), its "config".
+nlohmann::json suggest_json(const SuggestReport& r, const ConfigDiff* diff = nullptr, const std::string& config = "");
 std::string suggest_text(const SuggestReport& r);
 
 }  // namespace levee

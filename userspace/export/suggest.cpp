@@ -123,6 +123,7 @@ SuggestReport suggest(const SuggestSampler& s, const SuggestOptions& o) {
   for (size_t c = 0; c < s.classes().size(); ++c) {
     ClassSuggestion cs;
     cs.name = s.classes()[c].name;
+    cs.admission = s.classes()[c].admission;
     Values& v = per_class[c];
     cs.sources = v.pps.size();
     cs.pps = spread_of(v.pps);
@@ -143,6 +144,7 @@ SuggestReport suggest(const SuggestSampler& s, const SuggestOptions& o) {
       Suggested ns = suggested(cs.arrivals_peak_per_s, o.headroom, arrivals);
       if (ns.value < kMinNewSources) ns = suggested(kMinNewSources, 1.0, arrivals);
       cs.new_sources = ns;
+      cs.new_sources_kept = cs.admission != Admission::Budget && !o.budget_new_sources;
     }
     r.classes.push_back(std::move(cs));
   }

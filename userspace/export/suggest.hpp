@@ -18,6 +18,7 @@
 #include "export/top.hpp"
 #include "levee_abi.h"
 #include "policy/keys.hpp"
+#include "policy/policy.hpp"
 
 namespace levee {
 
@@ -27,11 +28,13 @@ inline constexpr size_t kDefaultMinSources = 10;  // fewer sources in a class: n
 // gets clients it has not seen yet (a restart, a new office).
 inline constexpr uint64_t kMinNewSources = 10;
 
-// A class of the active policy, as its sources' keys name it.
+// A class of the active policy, as its sources' keys name it, and how it admits new
+// sources (a number for new_sources is a budget that replaces the autopilot).
 struct SuggestClass {
   std::string name;
   uint8_t id = 0;
   uint8_t epoch = 0;
+  Admission admission = Admission::Auto;
 };
 
 // The nearest-rank percentile (q in (0, 1]) of sorted values: the least value that at
@@ -101,13 +104,20 @@ struct ClassSuggestion {
   Spread burst_packets, burst_bytes;  // per source, the most in one interval
   uint64_t arrivals = 0;              // sources new to the class during the window
   double arrivals_per_s = 0, arrivals_peak_per_s = 0;
-  // Set when sources >= min_sources.
+  Admission admission = Admission::Auto;  // the class's, in the active policy
+  // Set when sources >= min_sources. new_sources is the budget the arrivals call for.
   std::optional<Suggested> rate, burst, bytes_rate, bytes_burst, new_sources;
+  // The class keeps its admission (the autopilot, or "off"): new_sources is only what a
+  // budget would be, not a suggestion to set, since a budget would turn the autopilot off.
+  bool new_sources_kept = false;
 };
 
 struct SuggestOptions {
   double headroom = kDefaultHeadroom;
   size_t min_sources = kDefaultMinSources;
+  // Suggest new_sources as a budget also where the class has none (its autopilot, or
+  // "off"), replacing it: --new-sources-budget.
+  bool budget_new_sources = false;
 };
 
 struct SuggestReport {
@@ -122,7 +132,8 @@ struct SuggestReport {
 // The statistics and suggestions of what the sampler saw: rate = p99 pps x headroom,
 // burst = p99 of the busiest interval's packets x headroom, bytes_rate and bytes_burst
 // likewise from bytes, new_sources = the peak arrivals per second x headroom (at least
-// kMinNewSources); each rounded up to 2 significant figures.
+// kMinNewSources); each rounded up to 2 significant figures. new_sources is kept out
+// (new_sources_kept) of a class without a budget unless o.budget_new_sources.
 SuggestReport suggest(const SuggestSampler& s, const SuggestOptions& o);
 
 }  // namespace levee

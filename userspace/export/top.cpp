@@ -119,7 +119,7 @@ json top_json(const TopView& v) {
                 {"prefix", r.prefix},
                 {"class", r.class_name},
                 {"class_id", r.key.class_id},
-                {"network", r.network},
+                {"kind", r.network ? "network" : "source"},
                 {"override", r.override_name.empty() ? json(nullptr) : json(r.override_name)},
                 {"tokens", json_or_null(r.tokens)},
                 {"byte_tokens", json_or_null(r.byte_tokens)},

@@ -95,11 +95,7 @@ struct TopView {
   std::vector<TopRow> rows;
 };
 
-// JSON: {"interface", "by", "sources", "networks", "counter_bits": 32, "walk_ms",
-// "interval_s" (null without --watch), "rows": [{"address", "family", "prefix", "class",
-// "class_id", "network", "override", "passed_packets", "passed_bytes", "dropped_packets",
-// "dropped_bytes", "tokens", "byte_tokens", "wait_ns", "banned", "ban_remaining_ms",
-// "rates" (null, or {"passed_pps", "passed_bps", "dropped_pps", "dropped_bps"})}]}
+// JSON: as docs/JSON.md describes `levee top` (a test holds it to that).
 nlohmann::json top_json(const TopView& v);
 std::string top_text(const TopView& v);
 

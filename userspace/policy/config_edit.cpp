@@ -44,14 +44,36 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 std::string indent_of(const std::string& line) { return line.substr(0, line.find_first_not_of(" \t")); }
 
+// The new_sources to write into a class whose admission in the file is `now`: a budget
+// is changed; the autopilot or "off" is kept, unless asked, and a note says which.
+std::optional<uint64_t> new_sources_to_set(const ClassLimits& l, Admission now, std::vector<std::string>& notes) {
+  if (!l.new_sources || now == Admission::Budget) return l.new_sources;
+  const std::string budget = config_count(*l.new_sources);
+  const bool autopilot = now == Admission::Auto;
+  if (!l.budget_new_sources) {
+    notes.push_back(fmt::format(
+        "class {}: new_sources stays \"{}\" ({}); a number there is a fixed budget that {}: "
+        "--new-sources-budget writes the one suggested ({})",
+        l.name, admission_name(now), autopilot ? "the autopilot admits new sources" : "every new source gets state",
+        autopilot ? "turns the class's autopilot off" : "refuses new sources over it", budget));
+    return std::nullopt;
+  }
+  notes.push_back(fmt::format(
+      "class {}: new_sources = {} {}", l.name, budget,
+      autopilot ? "turns the class's autopilot off: a fixed budget replaces \"auto\" (leave the line out to keep it)"
+                : "replaces \"off\": new sources over it are refused"));
+  return l.new_sources;
+}
+
 // The edits of one class's table.
-void edit_table(const toml::table& t, const ClassLimits& l, const std::vector<std::string>& lines, Edits& e,
-                std::vector<std::string>& notes) {
+void edit_table(const toml::table& t, const ClassLimits& l, Admission admission, const std::vector<std::string>& lines,
+                Edits& e, std::vector<std::string>& notes) {
+  const std::optional<uint64_t> new_sources = new_sources_to_set(l, admission, notes);
   const std::pair<const char*, const std::optional<uint64_t>&> keys[] = {{"rate", l.rate},
                                                                          {"burst", l.burst},
                                                                          {"bytes_rate", l.bytes_rate},
                                                                          {"bytes_burst", l.bytes_burst},
-                                                                         {"new_sources", l.new_sources}};
+                                                                         {"new_sources", new_sources}};
   // Where a missing key goes: after the last of these the table has, else its header.
   size_t after = t.source().begin.line;
   for (const char* k : {"name", "rate", "burst", "bytes_rate", "bytes_burst", "new_sources"})
@@ -187,7 +209,7 @@ Result<ConfigDiff> config_limits_diff(const std::string& text, const std::string
     const auto i = static_cast<size_t>(it - p.classes.begin());
     // The last class is [default]; the others are [[class]] tables in the file's order.
     const toml::table* t = i + 1 == p.classes.size() ? root["default"].as_table() : root["class"][i].as_table();
-    if (t) edit_table(*t, l, lines, e, out.notes);
+    if (t) edit_table(*t, l, it->admission_in_force(), lines, e, out.notes);
   }
   out.diff = unified_diff(ops_of(lines, e, no_newline), name, no_newline);
   return out;

@@ -21,9 +21,13 @@ namespace levee {
 std::string config_count(uint64_t v);
 
 // The limits to set in one class's table; a key left empty is left as it is.
+// new_sources is set only in a class whose admission in the file is a budget: a number
+// there replaces the autopilot ("auto", the default) or "off", so it is set over those
+// only when budget_new_sources asks, and a note says what each such class keeps or loses.
 struct ClassLimits {
   std::string name;  // as the policy names it: [default]'s name is "default" unless it sets one
   std::optional<uint64_t> rate, burst, bytes_rate, bytes_burst, new_sources;
+  bool budget_new_sources = false;
 };
 
 struct ConfigDiff {
