@@ -101,7 +101,13 @@ Result<std::optional<AttachResult>> check_free(const AttachOptions& o, unsigned 
       auto st = query_status(p.value(), false);
       if (st) {
         LV_TRY_ASSIGN(const auto differ, attach_differences(p.value(), o, clk));
-        if (differ.empty()) return std::optional<AttachResult>(AttachResult{st->mode, "", "", st->prog_id, true});
+        if (differ.empty()) {
+          AttachResult same;
+          same.mode = st->mode;
+          same.prog_id = st->prog_id;
+          same.already = true;
+          return std::optional<AttachResult>(same);
+        }
         return Error{fmt::format("{} is already attached (program {}, {} mode, policy from {}) with other settings: {}",
                                  iface, st->prog_id, st->mode, st->source, joined(differ)),
                      0,
