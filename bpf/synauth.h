@@ -321,11 +321,14 @@ static __always_inline int lv_syn_mark(struct lv_ctx *c)
 			break;
 		v = seen;
 	}
-	lv_good_mark(c);
+	/* Fresh before known-good: a packet of the source on another CPU that finds it
+	 * known-good must find the mark fresh too, or an ACK of a handshake answered before
+	 * the mark would go on without its hand-off (and the listener reset it). */
 	h = lv_seen_hash64(&c->key, c->ctl->seen_seed);
 	cell = lv_syn_cell_at(lv_syn_cell(h, LV_SYN_FRESH_AT, LV_SYN_FRESH_LOG2));
 	if (cell)
 		LV_WRITE_ONCE(*cell, lv_syn_tag(h) | lv_syn_tick(c->now));
+	lv_good_mark(c);
 	return 1;
 }
 
