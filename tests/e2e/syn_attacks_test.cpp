@@ -182,7 +182,7 @@ void SynAttack::expect_parallel_clients_talk(const std::string& mode) {
     // A SYN that came after its address's first ACK went straight on (known-good); every
     // one levee answered had its ACK handed over. The "ping" right behind an ACK can meet
     // XDP before the ACK has made the socket (one NAPI batch): it carries the same cookie
-    // and is handed too, and the stack folds it into the connection the ACK made.
+    // and is handed too; the stack makes no second connection of it.
     EXPECT_GE(stat_reason_delta(s0, s1, "passed", "proxied"), stat_reason_delta(s0, s1, "dropped", "challenged"))
         << stat_reasons_text(s1, "passed");
     EXPECT_EQ(s1["syn_handoffs"]["handed"].get<int64_t>() - s0["syn_handoffs"]["handed"].get<int64_t>(),
