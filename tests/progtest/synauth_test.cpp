@@ -580,7 +580,7 @@ Bytes client_with(const std::string& src, uint8_t flags, uint32_t seq, uint32_t 
   f.tcp(sport, kPort, flags).payload(opt_len);
   Bytes b = f.bytes();
   const size_t l4 = f.layer(pkt::Layer::Tcp);
-  std::memcpy(&b[l4 + 20], opts, opt_len);
+  if (opt_len) std::memcpy(&b[l4 + 20], opts, opt_len);  // opts may be null with none
   b[l4 + 12] = static_cast<uint8_t>((20 + opt_len) / 4 << 4);
   for (int i = 0; i < 4; ++i) {
     b[l4 + 4 + i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
