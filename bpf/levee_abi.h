@@ -901,6 +901,15 @@ struct lv_clock {
 #define LV_CLOCK_BUSY_PKTS 32
 
 /*
+ * How far one CPU's reading may be behind a stamp another CPU made with its own: a
+ * cached reading is from this jiffy (10 ms at HZ=100, the slowest), and even a fine one
+ * was taken when its packet began. A stamp read back against a reading (a cookie's
+ * period, a TSval echoed, a fresh mark) may be up to this far ahead of it and still be
+ * in time; read as an unsigned age, it was 2^32 units old. 2^24 ns, 16.8 ms.
+ */
+#define LV_CLOCK_AHEAD_NS (1ULL << 24)
+
+/*
  * ---- lv_hot: the sources this CPU rejected last, a per-CPU array of LV_HOT_SLOTS --------
  *
  * A source this CPU rejected for one of its limits, with that limit's eligible time as

@@ -215,16 +215,25 @@ LV_INLINE __u32 lv_cookie_make(const struct lv_cookie_in *in, __u64 now_ns, cons
 	return (__u32)lv_cookie_make_wide(in, now_ns, keys, memo);
 }
 
-/* Is `cookie` one this connection was given within its lifetime, at `now_ns`, with the
- * options it names? The period bit names the period: this one, or the one before. One
- * MAC per check; the whole MAC into `*wide` (its high half: lv_cookie_ts_echoed()). */
+/*
+ * Is `cookie` one this connection was given within its lifetime, at `now_ns`, with the
+ * options it names? The period bit names the period: this one, or the one before; or,
+ * within LV_CLOCK_AHEAD_NS of the next period, the next one: another CPU's reading may
+ * be ahead of this one and have made it there already (that shortens the life of a
+ * cookie of the period before by as much). One MAC per check; the whole MAC into
+ * `*wide` (its high half: lv_cookie_ts_echoed()).
+ */
 LV_INLINE int lv_cookie_check_wide(const struct lv_cookie_in *in, __u32 cookie, __u64 now_ns, const __u64 keys[2][2],
 				   struct lv_cookie_memo *memo, __u64 *wide)
 {
 	__u64 period = now_ns >> LV_COOKIE_PERIOD_SHIFT;
 
-	if (!!(cookie & LV_COOKIE_PERIOD_BIT) != (int)(period & 1))
-		period--;
+	if (!!(cookie & LV_COOKIE_PERIOD_BIT) != (int)(period & 1)) {
+		if ((now_ns + LV_CLOCK_AHEAD_NS) >> LV_COOKIE_PERIOD_SHIFT != period)
+			period++;
+		else
+			period--;
+	}
 	*wide = lv_cookie_mac(in, cookie & LV_COOKIE_OPTS_MASK, period, keys[lv_cookie_key_slot(period)], memo);
 	return ((__u32)*wide & LV_COOKIE_MAC_MASK) == (cookie & LV_COOKIE_MAC_MASK);
 }
@@ -251,11 +260,14 @@ LV_INLINE __u32 lv_cookie_tsval(__u64 wide, __u64 now_ns)
 	return (__u32)(now_ns >> LV_COOKIE_TS_SHIFT) + (__u32)(wide >> 32);
 }
 
+/* Was `tsecr` a TSval levee gave within a cookie's lifetime before `now_ns`, or up to
+ * LV_CLOCK_AHEAD_NS after it (the SYN-ACK was made on a CPU whose reading was ahead)? */
 LV_INLINE int lv_cookie_ts_echoed(__u64 wide, __u32 tsecr, __u64 now_ns)
 {
 	__u32 age = (__u32)(now_ns >> LV_COOKIE_TS_SHIFT) - (tsecr - (__u32)(wide >> 32));
 
-	return age <= (2u << (LV_COOKIE_PERIOD_SHIFT - LV_COOKIE_TS_SHIFT));
+	return age <= (2u << (LV_COOKIE_PERIOD_SHIFT - LV_COOKIE_TS_SHIFT)) ||
+	       0u - age <= (__u32)(LV_CLOCK_AHEAD_NS >> LV_COOKIE_TS_SHIFT) + 1;
 }
 
 /* The MSS of an option byte (its index into the kernel's table), for the family. */

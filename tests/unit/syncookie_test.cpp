@@ -89,10 +89,42 @@ TEST(SynCookie, GoodForItsPeriodAndTheNextOnly) {
     EXPECT_EQ(c & LV_COOKIE_OPTS_MASK, in.opts) << "the option bits are the connection's";
     EXPECT_TRUE(lv_cookie_check(&in, c, kT0, kKeys, nullptr));
     EXPECT_TRUE(lv_cookie_check(&in, c, kT0 + LV_COOKIE_PERIOD_NS, kKeys, nullptr)) << "the next period";
-    EXPECT_TRUE(lv_cookie_check(&in, c, kT0 - 12346 + 2 * LV_COOKIE_PERIOD_NS - 1, kKeys, nullptr)) << "its last ns";
+    // Its last LV_CLOCK_AHEAD_NS are the next period's (ItsClockMayBeAheadOfTheCheckersByLittle).
+    const uint64_t last = kT0 - 12345 + 2 * LV_COOKIE_PERIOD_NS - LV_CLOCK_AHEAD_NS - 1;
+    EXPECT_TRUE(lv_cookie_check(&in, c, last, kKeys, nullptr)) << "its last ns";
+    EXPECT_FALSE(lv_cookie_check(&in, c, last + 1, kKeys, nullptr));
     EXPECT_FALSE(lv_cookie_check(&in, c, kT0 - 12345 + 2 * LV_COOKIE_PERIOD_NS, kKeys, nullptr)) << "two periods on";
     EXPECT_FALSE(lv_cookie_check(&in, c, kT0 + 3 * LV_COOKIE_PERIOD_NS, kKeys, nullptr));
   }
+}
+
+// A cookie, and its TSval, made on a CPU whose reading is ahead of the checking CPU's
+// (a busy CPU's is up to a jiffy old, clock.h) are good: before, the ACK was dropped
+// and the listener reset its connection (1 or 2 of 180 under a SYN flood). Not more
+// than LV_CLOCK_AHEAD_NS ahead.
+TEST(SynCookie, ItsClockMayBeAheadOfTheCheckersByLittle) {
+  const uint64_t ms = 1'000'000;
+  const lv_cookie_in in = connection();
+  const uint64_t made = 1025 * LV_COOKIE_PERIOD_NS + ms;  // just into a period
+  const __u64 wide = lv_cookie_make_wide(&in, made, kKeys, nullptr);
+  const auto c = static_cast<uint32_t>(wide);
+  __u64 checked = 0;
+  EXPECT_TRUE(lv_cookie_check_wide(&in, c, made - 5 * ms, kKeys, nullptr, &checked)) << "still the period before";
+  EXPECT_EQ(checked >> 32, wide >> 32) << "the TSval's offset";
+  EXPECT_FALSE(lv_cookie_check(&in, c, made - 30 * ms, kKeys, nullptr)) << "more than LV_CLOCK_AHEAD_NS before";
+  // A cookie of the period before, in the last LV_CLOCK_AHEAD_NS of its next period: the
+  // check takes it for the next one's (its life is that much shorter).
+  const uint32_t old = lv_cookie_make(&in, 1024 * LV_COOKIE_PERIOD_NS, kKeys, nullptr);
+  EXPECT_TRUE(lv_cookie_check(&in, old, 1026 * LV_COOKIE_PERIOD_NS - 30 * ms, kKeys, nullptr));
+  EXPECT_FALSE(lv_cookie_check(&in, old, 1026 * LV_COOKIE_PERIOD_NS - 5 * ms, kKeys, nullptr));
+
+  const uint32_t tsval = lv_cookie_tsval(wide, made);
+  EXPECT_TRUE(lv_cookie_ts_echoed(wide, tsval, made));
+  EXPECT_TRUE(lv_cookie_ts_echoed(wide, tsval, made - 4 * ms)) << "a jiffy behind";
+  EXPECT_TRUE(lv_cookie_ts_echoed(wide, tsval, made - 16 * ms));
+  EXPECT_FALSE(lv_cookie_ts_echoed(wide, tsval, made - 40 * ms));
+  EXPECT_TRUE(lv_cookie_ts_echoed(wide, tsval, made + 2 * LV_COOKIE_PERIOD_NS - 2 * ms)) << "a cookie's lifetime";
+  EXPECT_FALSE(lv_cookie_ts_echoed(wide, tsval, made + 2 * LV_COOKIE_PERIOD_NS + 10 * ms));
 }
 
 TEST(SynCookie, BindsTheConnectionAndTheKey) {
