@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bpf/cookie_file.hpp"
@@ -280,25 +281,19 @@ Status pin_into_place(const std::vector<PinObj>& objs, const std::string& iface)
 }
 
 // The link and every map of a freshly loaded program, and its tc program where the
-// attach put it on the interface.
+// attach put it on the interface: for_each_pin()'s list, its fds from the skeleton.
 std::vector<PinObj> pin_objects(levee_bpf* skel, const Fd& link, bool handoff) {
-  std::vector<PinObj> objs{PinObj{link.get(), LV_PIN_LINK},
-                           PinObj{bpf_map__fd(skel->maps.lv_state), LV_MAP_STATE},
-                           PinObj{bpf_map__fd(skel->maps.lv_policy), LV_MAP_POLICY},
-                           PinObj{bpf_map__fd(skel->maps.lv_percpu), LV_MAP_PERCPU},
-                           PinObj{bpf_map__fd(skel->maps.lv_shared), LV_MAP_SHARED},
-                           PinObj{bpf_map__fd(skel->maps.lv_bans), LV_MAP_BANS},
-                           PinObj{bpf_map__fd(skel->maps.lv_seen), LV_MAP_SEEN},
-                           PinObj{bpf_map__fd(skel->maps.lv_good), LV_MAP_GOOD},
-                           PinObj{bpf_map__fd(skel->maps.lv_local), LV_MAP_LOCAL},
-                           PinObj{bpf_map__fd(skel->maps.lv_events), LV_MAP_EVENTS}};
-  const ListFds lists = list_fds_of(skel);
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{lists[slot][m], kListPins[slot][m]});
-  const bpf_map* cs[kCsMaps] = {skel->maps.lv_cs_host4, skel->maps.lv_cs_host6, skel->maps.lv_cs_net4,
-                                skel->maps.lv_cs_net6};
-  for (unsigned m = 0; m < kCsMaps; ++m) objs.push_back(PinObj{bpf_map__fd(cs[m]), kCsPins[m]});
-  if (handoff) objs.push_back(PinObj{bpf_program__fd(skel->progs.levee_handoff), kPinHandoff});
+  const Pinned names;  // only for_each_pin()'s names are read
+  std::vector<PinObj> objs;
+  for_each_pin(names, [&](const Fd&, const char* name, bool) {
+    const std::string_view n = name;
+    if (n == LV_PIN_LINK)
+      objs.push_back(PinObj{link.get(), name});
+    else if (n == kPinHandoff) {
+      if (handoff) objs.push_back(PinObj{bpf_program__fd(skel->progs.levee_handoff), name});
+    } else
+      objs.push_back(PinObj{bpf_object__find_map_fd_by_name(skel->obj, name), name});
+  });
   return objs;
 }
 
@@ -361,16 +356,10 @@ Status repin(const Pinned& p) {
   if (fs::exists(pin_dir(p.iface), ec))
     return Error{fmt::format("{} exists already", pin_dir(p.iface)), 0,
                  fmt::format("see what it holds with: levee status {}", p.iface)};
-  std::vector<PinObj> objs{PinObj{p.link.get(), LV_PIN_LINK},     PinObj{p.state.get(), LV_MAP_STATE},
-                           PinObj{p.policy.get(), LV_MAP_POLICY}, PinObj{p.percpu.get(), LV_MAP_PERCPU},
-                           PinObj{p.shared.get(), LV_MAP_SHARED}, PinObj{p.bans.get(), LV_MAP_BANS},
-                           PinObj{p.seen.get(), LV_MAP_SEEN},     PinObj{p.good.get(), LV_MAP_GOOD},
-                           PinObj{p.local.get(), LV_MAP_LOCAL}};
-  if (p.events.valid()) objs.push_back(PinObj{p.events.get(), LV_MAP_EVENTS});
-  if (p.handoff.valid()) objs.push_back(PinObj{p.handoff.get(), kPinHandoff});
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < kListMaps; ++m) objs.push_back(PinObj{p.lists[slot][m].get(), kListPins[slot][m]});
-  for (unsigned m = 0; m < kCsMaps; ++m) objs.push_back(PinObj{p.crowdsec[m].get(), kCsPins[m]});
+  std::vector<PinObj> objs;
+  for_each_pin(p, [&](const Fd& fd, const char* name, bool) {
+    if (fd.valid()) objs.push_back(PinObj{fd.get(), name});
+  });
   return pin_into_place(objs, p.iface);
 }
 

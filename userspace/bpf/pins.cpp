@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "bpf/kernel.hpp"
@@ -136,32 +137,25 @@ Result<Pinned> open_pinned(const std::string& iface) {
                  fmt::format("attach it first: levee attach {} --rate PPS --burst PKTS", iface)};
   Pinned p;
   p.iface = iface;
-  struct Want {
-    Fd* fd;
-    const char* name;
-  };
-  std::vector<Want> wants{
-      Want{&p.link, LV_PIN_LINK},     Want{&p.state, LV_MAP_STATE},   Want{&p.policy, LV_MAP_POLICY},
-      Want{&p.percpu, LV_MAP_PERCPU}, Want{&p.shared, LV_MAP_SHARED}, Want{&p.bans, LV_MAP_BANS},
-      Want{&p.seen, LV_MAP_SEEN},     Want{&p.good, LV_MAP_GOOD},     Want{&p.local, LV_MAP_LOCAL}};
-  for (unsigned slot = 0; slot < 2; ++slot)
-    for (unsigned m = 0; m < 4; ++m) wants.push_back(Want{&p.lists[slot][m], kListPins[slot][m]});
-  for (unsigned m = 0; m < kCsMaps; ++m) wants.push_back(Want{&p.crowdsec[m], kCsPins[m]});
-  for (Want w : wants) {
-    auto fd = open_pin(fmt::format("{}/{}", dir, w.name));
-    if (!fd) {
-      // An attachment of an older levee lacks the maps of newer ones: say so, not "incomplete".
-      if (p.policy.valid() && abi_of(p.policy.get()) != LV_ABI_VERSION)
-        return Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
-                                 abi_of(p.policy.get()), LV_ABI_VERSION),
-                     0, fmt::format("detach and attach again: levee detach {}", iface)};
-      return Error{fmt::format("{} is incompletely pinned: {}", dir, fd.error().message()), 0,
-                   fmt::format("remove what is left with: levee detach {}", iface)};
+  std::optional<Error> missing;
+  for_each_pin(p, [&](Fd& into, const char* name, bool optional) {
+    if (missing) return;
+    auto fd = open_pin(fmt::format("{}/{}", dir, name));
+    if (fd) {
+      into = std::move(fd.value());
+      return;
     }
-    *w.fd = std::move(fd.value());
-  }
-  if (auto ev = open_pin(fmt::format("{}/{}", dir, LV_MAP_EVENTS)); ev) p.events = std::move(ev.value());
-  if (auto tc = open_pin(fmt::format("{}/{}", dir, kPinHandoff)); tc) p.handoff = std::move(tc.value());
+    if (optional) return;
+    // An attachment of an older levee lacks the maps of newer ones: say so, not "incomplete".
+    if (p.policy.valid() && abi_of(p.policy.get()) != LV_ABI_VERSION)
+      missing = Error{fmt::format("{} was attached by a levee with state layout {}, this one uses {}", iface,
+                                  abi_of(p.policy.get()), LV_ABI_VERSION),
+                      0, fmt::format("detach and attach again: levee detach {}", iface)};
+    else
+      missing = Error{fmt::format("{} is incompletely pinned: {}", dir, fd.error().message()), 0,
+                      fmt::format("remove what is left with: levee detach {}", iface)};
+  });
+  if (missing) return *missing;
   return p;
 }
 

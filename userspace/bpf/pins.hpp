@@ -87,6 +87,28 @@ inline constexpr const char* kCsPins[kCsMaps] = {LV_MAP_CS_HOST4, LV_MAP_CS_HOST
 inline constexpr const char* kListPins[2][4] = {{LV_MAP_LIST4_0, LV_MAP_LIST6_0, LV_MAP_HOST4_0, LV_MAP_HOST6_0},
                                                 {LV_MAP_LIST4_1, LV_MAP_LIST6_1, LV_MAP_HOST4_1, LV_MAP_HOST6_1}};
 
+// Every object an attachment pins, with its pin name (a map's is its name in the BPF
+// object), and whether an attachment may lack it (the tc program where the kernel
+// cannot proxy; the event ring of an older levee): the one list that attach and repin()
+// pin and open_pinned() opens. `f(fd, name, optional)`, fd a member of `p`.
+template <class P, class F>
+void for_each_pin(P& p, F&& f) {
+  f(p.link, LV_PIN_LINK, false);
+  f(p.state, LV_MAP_STATE, false);
+  f(p.policy, LV_MAP_POLICY, false);
+  f(p.percpu, LV_MAP_PERCPU, false);
+  f(p.shared, LV_MAP_SHARED, false);
+  f(p.bans, LV_MAP_BANS, false);
+  f(p.seen, LV_MAP_SEEN, false);
+  f(p.good, LV_MAP_GOOD, false);
+  f(p.local, LV_MAP_LOCAL, false);
+  for (unsigned slot = 0; slot < 2; ++slot)
+    for (unsigned m = 0; m < 4; ++m) f(p.lists[slot][m], kListPins[slot][m], false);
+  for (unsigned m = 0; m < kCsMaps; ++m) f(p.crowdsec[m], kCsPins[m], false);
+  f(p.events, LV_MAP_EVENTS, true);
+  f(p.handoff, kPinHandoff, true);
+}
+
 // Fails with a hint to attach first if the interface has no levee pins.
 Result<Pinned> open_pinned(const std::string& iface);
 
