@@ -909,6 +909,14 @@ struct lv_clock {
  */
 #define LV_CLOCK_AHEAD_NS (1ULL << 24)
 
+/* Is a stamp `age` units of 2^shift ns old (a reading minus the stamp, unsigned) in
+ * time: younger than `window`, or ahead of the reading by at most LV_CLOCK_AHEAD_NS
+ * (and the unit boundary the two may straddle)? */
+static inline int lv_stamp_in_time(__u32 age, __u32 window, __u32 shift)
+{
+	return age < window || 0u - age <= (__u32)(LV_CLOCK_AHEAD_NS >> shift) + 1;
+}
+
 /*
  * ---- lv_hot: the sources this CPU rejected last, a per-CPU array of LV_HOT_SLOTS --------
  *

@@ -85,17 +85,11 @@ LV_SYN_INLINE __u64 lv_syn_mark_take(__u64 cell, __u32 epoch, __u32 cap)
 	return (__u64)epoch << 32 | (count + 1);
 }
 
-/* How many ticks a stamp another CPU made may be ahead of this CPU's reading
- * (LV_CLOCK_AHEAD_NS, and one for the tick the two may straddle). */
-#define LV_SYN_AHEAD_TICKS ((__u32)(LV_CLOCK_AHEAD_NS >> LV_SYN_TICK_SHIFT) + 1)
-
-/* fresh and retry: is the cell `tag`'s, stamped within `ticks` before `now` (or
- * within LV_SYN_AHEAD_TICKS after it)? */
+/* fresh and retry: is the cell `tag`'s, stamped within `ticks` before `now` (or a
+ * little after it, by another CPU: lv_stamp_in_time())? */
 LV_SYN_INLINE int lv_syn_stamped(__u64 cell, __u64 tag, __u32 now, __u32 ticks)
 {
-	__u32 age = now - (__u32)cell;
-
-	return (cell & 0xffffffff00000000ULL) == tag && (age < ticks || 0u - age <= LV_SYN_AHEAD_TICKS);
+	return (cell & 0xffffffff00000000ULL) == tag && lv_stamp_in_time(now - (__u32)cell, ticks, LV_SYN_TICK_SHIFT);
 }
 
 #endif /* LEVEE_SYN_CELLS_H */

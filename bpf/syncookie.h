@@ -266,8 +266,7 @@ LV_INLINE int lv_cookie_ts_echoed(__u64 wide, __u32 tsecr, __u64 now_ns)
 {
 	__u32 age = (__u32)(now_ns >> LV_COOKIE_TS_SHIFT) - (tsecr - (__u32)(wide >> 32));
 
-	return age <= (2u << (LV_COOKIE_PERIOD_SHIFT - LV_COOKIE_TS_SHIFT)) ||
-	       0u - age <= (__u32)(LV_CLOCK_AHEAD_NS >> LV_COOKIE_TS_SHIFT) + 1;
+	return lv_stamp_in_time(age, (2u << (LV_COOKIE_PERIOD_SHIFT - LV_COOKIE_TS_SHIFT)) + 1, LV_COOKIE_TS_SHIFT);
 }
 
 /* The MSS of an option byte (its index into the kernel's table), for the family. */

@@ -26,10 +26,11 @@ TEST(SynCells, AStampIsGoodForItsTicksAndOnlyForItsTag) {
 // old, and a client's handshake in flight lost its fresh mark.
 TEST(SynCells, AStampALittleAheadOfTheReadingIsInTime) {
   const __u32 t = 1000;
+  const __u32 ahead = 2;  // LV_CLOCK_AHEAD_NS is a tick, and one for the boundary
   EXPECT_TRUE(lv_syn_stamped(stamped_at(t + 1), lv_syn_tag(kHash), t, LV_SYN_FRESH_TICKS));
-  EXPECT_TRUE(lv_syn_stamped(stamped_at(t + LV_SYN_AHEAD_TICKS), lv_syn_tag(kHash), t, LV_SYN_RETRY_TICKS));
-  EXPECT_FALSE(lv_syn_stamped(stamped_at(t + LV_SYN_AHEAD_TICKS + 1), lv_syn_tag(kHash), t, LV_SYN_FRESH_TICKS));
-  EXPECT_GE(static_cast<uint64_t>(LV_SYN_AHEAD_TICKS) << LV_SYN_TICK_SHIFT, LV_CLOCK_AHEAD_NS);
+  EXPECT_TRUE(lv_syn_stamped(stamped_at(t + ahead), lv_syn_tag(kHash), t, LV_SYN_RETRY_TICKS));
+  EXPECT_FALSE(lv_syn_stamped(stamped_at(t + ahead + 1), lv_syn_tag(kHash), t, LV_SYN_FRESH_TICKS));
+  EXPECT_GE(static_cast<uint64_t>(ahead) << LV_SYN_TICK_SHIFT, LV_CLOCK_AHEAD_NS);
 }
 
 }  // namespace
