@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <barrier>
 #include <random>
 #include <thread>
 #include <vector>
@@ -69,21 +70,44 @@ TEST(SeenFilter, ASourceOnProbationSetsTheProbationBitOfItsKeyAsASource) {
 
 TEST(SeenFilter, MarkingLosesNoBitSetConcurrently) {
   // The datapath ORs bits into the half being refilled; a plain store of a word would
-  // lose them. Two writers on the same words, every bit must survive.
-  std::vector<lv_seen_pair> half(LV_SEEN_WORDS);
-  std::vector<lv_key> ours, theirs;
-  for (uint32_t i = 0; i < 20000; ++i) (i % 2 ? theirs : ours).push_back(nth_key(i));
+  // lose them. The keys are chosen to fall in 4 words, so that the two writers meet on
+  // the same words; a barrier starts each round's writers together, and every bit must
+  // survive every round. (A plain read-modify-write in set_bits lost bits in 1,730 to
+  // 4,864 of the 20,000 rounds, 10 runs of 10; 20,000 marks spread over the whole half
+  // with no barrier passed with it, 5 runs of 5.)
+  constexpr uint32_t kWords = 4;
   const uint32_t seed = 7;
+  std::vector<lv_key> ours, theirs;
+  for (uint32_t i = 0; ours.size() + theirs.size() < 48; ++i) {
+    const lv_key k = nth_key(i);
+    if (lv_seen_hash(&k, seed) >> 6 < kWords) (ours.size() > theirs.size() ? theirs : ours).push_back(k);
+  }
+  std::vector<lv_seen_pair> half(LV_SEEN_WORDS);
+  constexpr int kRounds = 20000;
+  std::barrier sync(2);
   std::thread datapath([&] {
-    for (const lv_key& k : theirs) {
-      const uint32_t h = lv_seen_hash(&k, seed);
-      __atomic_fetch_or(&half[h >> 6].known, uint64_t{1} << (h & 63), __ATOMIC_RELAXED);
+    for (int r = 0; r < kRounds; ++r) {
+      sync.arrive_and_wait();
+      for (const lv_key& k : theirs) {
+        const uint32_t h = lv_seen_hash(&k, seed);
+        __atomic_fetch_or(&half[h >> 6].known, uint64_t{1} << (h & 63), __ATOMIC_RELAXED);
+      }
+      sync.arrive_and_wait();
     }
   });
-  for (const lv_key& k : ours) seen_mark(half.data(), k, seed);
+  int lost_rounds = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    for (uint32_t w = 0; w < kWords; ++w) half[w].known = 0;
+    sync.arrive_and_wait();
+    for (const lv_key& k : ours) seen_mark(half.data(), k, seed);
+    sync.arrive_and_wait();
+    bool all = true;
+    for (const auto* v : {&ours, &theirs})
+      for (const lv_key& k : *v) all = all && seen_test(half.data(), k, seed);
+    lost_rounds += all ? 0 : 1;
+  }
   datapath.join();
-  for (const auto* v : {&ours, &theirs})
-    for (const lv_key& k : *v) ASSERT_TRUE(seen_test(half.data(), k, seed));
+  EXPECT_EQ(lost_rounds, 0) << "of " << kRounds << " rounds";
 }
 
 TEST(GoodFilter, AMarkedSourceTestsGoodAndItsFirstBitIsItsSeenBit) {
