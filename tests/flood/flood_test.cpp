@@ -340,8 +340,14 @@ TEST_F(Flood, LiveTwoThreadsCountExactly) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   uint64_t got = rx_frames(0) - before;
   uint64_t dropped = r.j["dev_tx_dropped"].get<uint64_t>();
-  EXPECT_GE(got + dropped, 300000u);  // every frame sent arrived or was counted dropped by the veth
-  EXPECT_LE(got, 300000u + 50);
+  // Every frame sent arrived or was counted dropped by the veth, once: the receiver also
+  // counts the router's own few reports (MLD, IGMP).
+  EXPECT_GE(got + dropped, 300000u);
+  EXPECT_LE(got + dropped, 300000u + 50);
+  // ...and most arrived. The peer's ring drops some when the receiver falls behind (none
+  // in 10 of 12 runs here, 46% in the worst), never nearly all: a frame the veth cannot
+  // deliver (over its MTU, no XDP on the peer) is dropped every time.
+  EXPECT_GE(got, 300000u / 4) << dropped << " dropped by the veth";
 }
 
 TEST_F(Flood, PacketMethodPacedRate) {
