@@ -715,8 +715,8 @@ TEST_F(Autopilot, TheDaemonReleasesAndDeescalatesAfterTheFloods) {
 // 5 s is marked known-good; after a kill -9 and a new daemon (which adopts), a random
 // IPv4 flood engages the class and churns the map (the threshold alone admits 1,000
 // sources a second into 64 places). The known client loses < 1% of what reached the
-// interface; a client first seen during the flood (no known-good step) is reported
-// beside it.
+// interface, while a client first seen during the flood (no known-good step), the
+// control, loses most of what it sends.
 TEST_F(KnownGood, SurvivesARestartAndAChurnedMap) {
   TempDir dir;
   const std::string cfg = dir.write("levee.toml",
@@ -743,27 +743,20 @@ TEST_F(KnownGood, SurvivesARestartAndAChurnedMap) {
           .join();
   rx1.finish();
   double marked = -1;
-  const bool has_metric = eventually(
+  eventually(
       [&] {
         marked = first->sample("levee_known_good_marked_total");
-        return marked != 0;  // -1: not in the exposition
+        return marked >= 1;  // -1: not in the exposition, a failure too
       },
       3000);
   report("known_good_marked_metric", marked);
-  if (marked < 0) {
-    std::printf(
-        "[note] levee_known_good_marked_total is not in the exposition: the mark is not checked, "
-        "the client behaved for 5 s (known_good_after 2 s, walks every 1 s)\n");
-  } else {
-    EXPECT_TRUE(has_metric && marked >= 1)
-        << "levee_known_good_marked_total = " << marked << " after the client behaved for 5 s (known_good_after 2 s)";
-  }
+  EXPECT_GE(marked, 1) << "levee_known_good_marked_total after the client behaved for 5 s (known_good_after 2 s, "
+                          "walks every 1 s; -1: not in the exposition)";
   EXPECT_EQ(rx1.count(known), warm.sent) << "the client lost datagrams before any flood: " << rx1.summary();
-  // levee show says so too, where it shows the mark.
+  // levee show says so too.
   const json shown = show_class(sb().show(known), "default");
-  if (!shown.is_null() && shown.contains("known_good")) {
-    EXPECT_EQ(shown.at("known_good"), true) << "levee show after the client behaved for 5 s: " << shown.dump();
-  }
+  ASSERT_FALSE(shown.is_null()) << "levee show " << known << " has no default class";
+  EXPECT_EQ(shown.value("known_good", json()), true) << "levee show after the client behaved for 5 s: " << shown.dump();
 
   // 2. kill -9, and a new daemon adopts the filter (and its known-good sources).
   RunResult killed = first->kill9();
@@ -858,10 +851,17 @@ TEST_F(KnownGood, SurvivesARestartAndAChurnedMap) {
       << kl.sent << " datagrams that reached the interface lost (expected < 1%); " << kl.refused
       << " refused by the sender's kernel (capacity); known-good arrivals let in: " << good_admitted
       << "; the fresh client meanwhile: " << fl.describe();
-  // The control (reported, not asserted: how much a fresh source loses depends on the
-  // flood's speed against the threshold).
-  if (ratio(d(fl.lost), d(fl.sent)) <= ratio(d(kl.lost), d(kl.sent)))
-    std::printf("[note] the fresh client lost no more than the known-good one: %s\n", fl.describe().c_str());
+  // The control: a client first seen during the flood loses most of what it sends (97%
+  // here), so the known client's passage is the mark's doing, not a flood too weak to
+  // cost anyone anything.
+  EXPECT_GE(ratio(d(fl.lost), d(fl.sent)), 0.25)
+      << "the fresh client lost " << fl.describe() << ": the flood did not refuse an unknown source, so the known "
+      << "client's passage proves nothing";
+  // ...and only the known client came in as known-good: the flood's random sources were
+  // refused, not taken for known ones.
+  EXPECT_LE(good_admitted, static_cast<int64_t>(klog.sent))
+      << "known-good arrivals let in during the flood, more than the known client (" << known
+      << ") sent: the flood's sources passed as known-good";
 }
 
 // ---- 6. monitor mode ------------------------------------------------------------------------
