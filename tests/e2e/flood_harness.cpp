@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -450,6 +452,8 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
   std::optional<StatusPoller> poller;
   if (spec.status_ms) poller.emplace(sb, spec.status_ms);
 
+  std::optional<OfferedWatch> offered;
+  if (spec.tap) offered.emplace(sb.tx_ns(), sb.tx_if(), 20);
   Flood flood({.ns = sb.tx_ns(),
                .dev = sb.tx_if(),
                .dst = dst,
@@ -460,6 +464,7 @@ ScenarioResult run_scenario(Sandbox& sb, const ScenarioSpec& spec) {
                .threads = spec.flood_threads,
                .cpu = spec.flood_threads == 1 ? spec.wire_cpu : -1});
   r.flood = flood.wait();
+  if (offered) r.offered = offered->stop();
   if (poller) {
     r.samples = poller->stop();
     r.status_error = poller->error();
@@ -747,6 +752,66 @@ int64_t SourceTap::tap_drops() const {
   socklen_t len = sizeof st;
   if (getsockopt(rx_.fd(), SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) drops_ += st.tp_drops;
   return drops_.load();
+}
+
+// ---- OfferedWatch -------------------------------------------------------------------
+
+OfferedWatch::OfferedWatch(const std::string& ns, const std::string& ifname, unsigned interval_ms)
+    : nl_(socket_in(ns, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)), ifname_(ifname) {
+  timeval tv{1, 0};
+  setsockopt(nl_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  thread_ = std::thread([this, interval_ms] {
+    uint64_t next = now_ns();
+    while (!stop_) {
+      const uint64_t t = now_ns();
+      if (auto n = read_frames()) {
+        std::lock_guard l(mu_);
+        samples_.push_back({t, *n});
+      }
+      next += uint64_t{interval_ms} * 1'000'000ull;
+      while (!stop_ && now_ns() < next) usleep(1'000);
+    }
+  });
+}
+
+OfferedWatch::~OfferedWatch() { (void)stop(); }
+
+std::vector<OfferedWatch::Sample> OfferedWatch::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard l(mu_);
+  return samples_;
+}
+
+// RTM_GETLINK for the interface by name; its IFLA_STATS64's tx_packets.
+std::optional<uint64_t> OfferedWatch::read_frames() {
+  struct {
+    nlmsghdr h;
+    ifinfomsg i;
+    char attrs[64];
+  } req{};
+  req.h.nlmsg_type = RTM_GETLINK;
+  req.h.nlmsg_flags = NLM_F_REQUEST;
+  req.i.ifi_family = AF_UNSPEC;
+  auto* a = reinterpret_cast<rtattr*>(req.attrs);
+  a->rta_type = IFLA_IFNAME;
+  a->rta_len = static_cast<unsigned short>(RTA_LENGTH(ifname_.size() + 1));
+  std::memcpy(RTA_DATA(a), ifname_.c_str(), ifname_.size() + 1);
+  req.h.nlmsg_len = static_cast<uint32_t>(NLMSG_LENGTH(sizeof req.i) + RTA_ALIGN(a->rta_len));
+  if (send(nl_.get(), &req, req.h.nlmsg_len, 0) < 0) return std::nullopt;
+  alignas(nlmsghdr) char buf[16384];
+  const ssize_t got = recv(nl_.get(), buf, sizeof buf, 0);
+  if (got <= 0) return std::nullopt;
+  auto* h = reinterpret_cast<nlmsghdr*>(buf);
+  if (!NLMSG_OK(h, static_cast<uint32_t>(got)) || h->nlmsg_type != RTM_NEWLINK) return std::nullopt;
+  int len = static_cast<int>(IFLA_PAYLOAD(h));
+  for (auto* at = IFLA_RTA(static_cast<ifinfomsg*>(NLMSG_DATA(h))); RTA_OK(at, len); at = RTA_NEXT(at, len)) {
+    if (at->rta_type != IFLA_STATS64 || RTA_PAYLOAD(at) < sizeof(rtnl_link_stats64)) continue;
+    rtnl_link_stats64 st;
+    std::memcpy(&st, RTA_DATA(at), sizeof st);
+    return st.tx_packets;
+  }
+  return std::nullopt;
 }
 
 // ---- StatusPoller -------------------------------------------------------------------

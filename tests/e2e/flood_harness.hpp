@@ -252,6 +252,29 @@ class StatusPoller {
   std::thread thread_;
 };
 
+// The frames an interface has handed its veth peer (tx_packets, from the kernel's link
+// statistics over rtnetlink), read every `interval_ms` from a thread: what a flood
+// offered the filter and when, seen from the sender's side, not the filter's.
+class OfferedWatch {
+ public:
+  struct Sample {
+    uint64_t t = 0;       // CLOCK_MONOTONIC ns
+    uint64_t frames = 0;  // tx_packets
+  };
+  OfferedWatch(const std::string& ns, const std::string& ifname, unsigned interval_ms);
+  ~OfferedWatch();
+  std::vector<Sample> stop();
+
+ private:
+  std::optional<uint64_t> read_frames();
+  levee::Fd nl_;
+  std::string ifname_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<Sample> samples_;
+  std::thread thread_;
+};
+
 // ---- a flood scenario ---------------------------------------------------------------
 
 // An integer or a number from the environment, or dflt when unset.
@@ -331,8 +354,9 @@ struct ScenarioResult {
   int64_t syn_retrans = 0, retrans_segs = 0, listen_drops = 0;
   int wire_cpu = -1;
   uint64_t admitted = 0, flood_frames_passed = 0;
-  uint64_t flood_frames_after = 0;    // of them, those from spec.tap_after_s after the flood's start on
-  std::vector<uint64_t> admitted_at;  // when each flood source got through first
+  uint64_t flood_frames_after = 0;            // of them, those from spec.tap_after_s after the flood's start on
+  std::vector<uint64_t> admitted_at;          // when each flood source got through first
+  std::vector<OfferedWatch::Sample> offered;  // the sender's frames to the filter, every 20 ms (spec.tap)
   int64_t tap_drops = 0;
   ScenarioSnapshot before, after;  // just before the flood, and after everything
   std::vector<StatusPoller::Sample> samples;
