@@ -5,11 +5,11 @@
 #include "policy/config.hpp"
 #include "policy/compile.hpp"
 
-#include <chrono>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <chrono>
 
 #include <filesystem>
 #include <fstream>
@@ -447,7 +447,11 @@ TEST(Config, SixtyThreeClassesAndTheDefaultFit) {
 
 TEST(Config, NowDefaultsToTheClock) {
   // An hour from the wall clock's reading, taken between the two here.
-  const auto wall = [] { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count()); };
+  const auto wall = [] {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+  };
   const uint64_t before = wall();
   auto r = parse_config(kDefault + "[lists]\ndeny = [{ cidr = \"192.0.2.1\", expires = \"1h\" }]\n", kFile);
   const uint64_t after = wall();
