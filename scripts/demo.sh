@@ -22,7 +22,8 @@ B=$LEVEE_BUILD
 need_root
 if [ ! -x "$B/levee" ] || [ ! -x "$B/levee-flood" ] || [ ! -x "$B/levee-sink" ]; then
   ensure_packages "${LEVEE_PACKAGES[@]}"
-  build_levee
+  # Only what the demo runs: the tests are scripts/test.sh's to build.
+  build_levee levee levee-flood levee-sink
 fi
 ensure_bpffs
 
