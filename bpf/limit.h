@@ -65,13 +65,11 @@ __attribute__((noinline)) __u32 lv_levels(void)
 {
 	struct lv_state *net = NULL;
 	struct lv_ctx c = {};
-	struct lv_call *call;
-	__u64 hot_ready = 0;
+	struct lv_call *call = lv_unstage(&c);
 	__u32 r;
 
-	if (lv_unstage(&c))
+	if (!call)
 		return LV_R_MAP_FULL;
-	call = lv_call_of(&c);
 	if (call->probation) {
 		r = lv_newcomer_take(&c, call->t);
 		if (r != LV_R_CONFORMING) {
@@ -79,7 +77,7 @@ __attribute__((noinline)) __u32 lv_levels(void)
 			return r;
 		}
 	}
-	r = lv_levels_take(&c, call->t, &net, &hot_ready);
+	r = lv_levels_take(&c, call->t, &net, &call->hot_ready);
 	if (r == LV_R_CONFORMING) {
 		if (net)
 			net->passed += 1 | c.len << 32; /* (a network's drops are not counted in it) */
@@ -87,7 +85,6 @@ __attribute__((noinline)) __u32 lv_levels(void)
 	}
 	if (call->probation && lv_guard_engaged(&c))
 		__sync_fetch_and_add(&c.sh->newcomer_ready, -lv_guard_cost_now(&c));
-	call->hot_ready = hot_ready;
 	return r;
 }
 
@@ -95,20 +92,16 @@ __attribute__((noinline)) __u32 lv_levels(void)
  * passed it; refused, what lv_levels() charged is given back. */
 __attribute__((noinline)) __u32 lv_watching(void)
 {
-	struct lv_ctx c = {};
 	struct lv_call *call;
-	__u64 hot_ready = 0;
+	struct lv_ctx c = {};
 	__u32 r;
 
-	if (lv_unstage(&c))
+	call = lv_unstage(&c);
+	if (!call)
 		return LV_R_MAP_FULL;
-	call = lv_call_of(&c);
-	r = lv_watch(&c, call->t, call->sample, &hot_ready);
-	if (r == LV_R_CONFORMING)
-		return r;
-	if (call->charged)
+	r = lv_watch(&c, call->t, call->sample, &call->hot_ready);
+	if (r != LV_R_CONFORMING && call->charged)
 		lv_levels_refund(&c, call->probation);
-	call->hot_ready = hot_ready;
 	return r;
 }
 
@@ -117,28 +110,26 @@ __attribute__((noinline)) __u32 lv_watching(void)
 __attribute__((noinline)) __u32 lv_banning(void)
 {
 	struct lv_ctx c = {};
-	struct lv_call *call;
+	struct lv_call *call = lv_unstage(&c);
 	struct lv_state *st;
+	__u32 reason;
 
-	if (lv_unstage(&c))
+	if (!call)
 		return LV_R_MAP_FULL;
-	call = lv_call_of(&c);
+	reason = call->reason == LV_R_BYTES ? LV_R_BYTES : LV_R_RATE;
 	st = lv_state_of(&c, call->probation);
 	if (!st) /* evicted this very moment: refused all the same */
-		return call->reason == LV_R_BYTES ? LV_R_BYTES : LV_R_RATE;
-	return lv_ban(&c, st, call->reason == LV_R_BYTES ? LV_R_BYTES : LV_R_RATE, call->t);
+		return reason;
+	return lv_ban(&c, st, reason, call->t);
 }
 
 /* A packet whose source has no state under its key in its class: lv_new_source(). */
 __attribute__((noinline)) __u32 lv_arrival(void)
 {
 	struct lv_ctx c = {};
-	struct lv_call *call;
+	struct lv_call *call = lv_unstage(&c);
 
-	if (lv_unstage(&c))
-		return LV_R_MAP_FULL;
-	call = lv_call_of(&c);
-	return lv_new_source(&c, &call->t);
+	return call ? lv_new_source(&c, &call->t) : LV_R_MAP_FULL;
 }
 
 /* ---- every level ------------------------------------------------------------------- */

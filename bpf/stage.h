@@ -65,8 +65,9 @@ static __always_inline void lv_stage(struct lv_ctx *c)
 	q->len = c->len;
 }
 
-/* The context of a staged packet, in a global function. Returns 0 on success. */
-static __always_inline int lv_unstage(struct lv_ctx *c)
+/* The context of a staged packet, in a global function, and the call's arguments and
+ * results (struct lv_call); NULL when a map cannot be read (which cannot happen). */
+static __always_inline struct lv_call *lv_unstage(struct lv_ctx *c)
 {
 	const struct lv_req *q;
 	__u32 zero = 0;
@@ -74,7 +75,7 @@ static __always_inline int lv_unstage(struct lv_ctx *c)
 	c->pc = bpf_map_lookup_elem(&lv_percpu, &zero);
 	c->ctl = bpf_map_lookup_elem(&lv_policy, &zero);
 	if (!c->pc || !c->ctl) /* cannot happen: one-entry arrays */
-		return -1;
+		return NULL;
 	q = (const struct lv_req *)&c->pc->scratch.words[LV_SCRATCH_REQ];
 	c->slot = q->slot & 1;
 	c->pol = &c->ctl->slot[c->slot];
@@ -87,7 +88,7 @@ static __always_inline int lv_unstage(struct lv_ctx *c)
 	c->seen = q->seen;
 	lv_ctx_limits(c, q->ovr);
 	c->sh = bpf_map_lookup_elem(&lv_shared, &c->class_id);
-	return c->sh ? 0 : -1;
+	return c->sh ? lv_call_of(c) : NULL;
 }
 
 #endif /* LEVEE_STAGE_H */

@@ -224,7 +224,7 @@ __attribute__((noinline)) __u32 lv_syn_say(struct xdp_md *ctx)
 	struct lv_key net;
 	__u64 said;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || !lv_unstage(&c))
 		return LV_R_ANSWER_LIMIT;
 	a = &c.pol->answer;
 	cell = lv_answer_cell_of(c.pol, c.pkt, c.ctl->seen_seed);
@@ -783,7 +783,7 @@ __attribute__((noinline)) __u32 lv_syn_ack(struct xdp_md *ctx, __u32 known_good)
 	int ts;
 	void *ip;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || !lv_unstage(&c))
 		return 0;
 	w = lv_syn_scratch(c.pc);
 	in = &w->in;
@@ -826,7 +826,7 @@ __attribute__((noinline)) __u32 lv_syn_other(struct xdp_md *ctx)
 	void *ip;
 	int conn;
 
-	if (!ctx || lv_unstage(&c))
+	if (!ctx || !lv_unstage(&c))
 		return LV_R_UNVERIFIED;
 	w = lv_syn_scratch(c.pc);
 	if (lv_syn_find(ctx, c.pkt, w, &ip, &th))
