@@ -26,8 +26,8 @@
 
 #include "bpf/pins.hpp"
 #include "core/result.hpp"
-#include "daemon/daemon.hpp"
 #include "daemon/health.hpp"
+#include "daemon/options.hpp"
 #include "export/metrics.hpp"
 
 namespace levee::daemon {

@@ -25,28 +25,18 @@
 // kept in place: pinned again after bpffs, attached again after the interface),
 // maintenance.* (the walk), metrics_server.* (the endpoint), health.* (what the loop
 // records for it), event_lines.* (the events file, whole lines or counted drops),
-// log.hpp (the lines for the operator).
+// log.hpp (the lines for the operator). The steps take the daemon's options from
+// options.hpp, not from this file.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <utility>
 
 #include "core/result.hpp"
-#include "levee_abi.h"
+#include "daemon/options.hpp"
 
 namespace levee {
-
-struct DaemonOptions {
-  std::string iface;                                        // from the command line, or the config's [interface] name
-  std::string config;                                       // the policy file
-  std::optional<lv_attach_mode> mode;                       // --mode (attach only; the config's otherwise)
-  std::optional<std::pair<std::string, uint16_t>> metrics;  // host, port
-  std::string events_path;                                  // "": stdout
-  bool detach_on_exit = false;
-  uint64_t prune_every_ns = 30ull * 1'000'000'000;
-  uint64_t idle_ns = 10ull * 60 * 1'000'000'000;  // 0: the walk only counts
-};
 
 // Runs until SIGTERM/SIGINT (returns success) or a fatal error.
 Status run_daemon(const DaemonOptions& o);

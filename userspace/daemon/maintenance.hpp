@@ -10,8 +10,8 @@
 
 #include "bpf/known_good.hpp"
 #include "bpf/pins.hpp"
-#include "daemon/daemon.hpp"
 #include "daemon/known_good.hpp"
+#include "daemon/options.hpp"
 #include "export/metrics.hpp"
 
 namespace levee::daemon {

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "core/result.hpp"
-#include "daemon/daemon.hpp"
 #include "daemon/health.hpp"
+#include "daemon/options.hpp"
 #include "policy/policy.hpp"
 
 namespace levee::daemon {
