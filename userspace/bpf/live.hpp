@@ -13,29 +13,13 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "policy/class_change.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {
 
-// `levee set`: change one class's limits live, and/or the interface's monitor switch,
-// in one publish; per-source state is kept. The class is named, or the only one. Unset
-// fields keep their value. new_sources 0, bytes_rate 0 and ban 0 turn those off
-// (bytes_rate 0: the byte limit's rate and burst both; the command line says "off").
-struct LimitChange {
-  std::optional<std::string> class_name;
-  std::optional<uint64_t> rate, burst, bytes_rate, bytes_burst;
-  std::optional<unsigned> prefix4, prefix6;
-  std::optional<uint64_t> new_sources, new_sources_burst;  // new_sources: a budget (Admission::Budget)
-  std::optional<Admission> admission;                      // Auto or Off (a budget: new_sources)
-  std::optional<bool> escalate;
-  std::optional<uint64_t> ban_ns, ban_max_ns, forget_ns;
-  std::optional<bool> monitor;  // the interface's switch (LV_POL_MONITOR)
-  bool class_changes() const {
-    return rate || burst || bytes_rate || bytes_burst || prefix4 || prefix6 || new_sources || new_sources_burst ||
-           admission || escalate || ban_ns || ban_max_ns || forget_ns;
-  }
-  bool empty() const { return !class_changes() && !monitor; }
-};
+// `levee set`: change one class's limits live (LimitChange, policy/class_change.hpp),
+// and/or the interface's monitor switch, in one publish; per-source state is kept.
 struct SetResult {
   std::optional<ClassSpec> changed;     // the class as it is now, when one changed
   bool monitor = false;                 // the interface's switch, now
@@ -43,8 +27,6 @@ struct SetResult {
   size_t classes = 0;
 };
 Result<SetResult> set_limits(const std::string& iface, const LimitChange& change);
-// The class as `levee set` leaves it (before validation): what set_limits publishes.
-Result<ClassSpec> changed_class(const ClassSpec& before, const LimitChange& change);
 
 // `levee unban`: lift the bans of one address, in every class (or one) and the
 // every-class record, and let its sources conform again at once.
