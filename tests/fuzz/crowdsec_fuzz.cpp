@@ -14,9 +14,9 @@
 #include <string_view>
 
 #include "core/units.hpp"
+#include "daemon/crowdsec_held.hpp"
+#include "daemon/crowdsec_stream.hpp"
 #include "fuzz.hpp"
-#include "policy/crowdsec.hpp"
-#include "policy/crowdsec_held.hpp"
 
 namespace levee {
 namespace {

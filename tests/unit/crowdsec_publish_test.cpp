@@ -12,9 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "daemon/crowdsec_publish.hpp"
+#include "daemon/crowdsec_stream.hpp"
 #include "daemon/publisher.hpp"
 #include "policy/crowdsec.hpp"
-#include "policy/crowdsec_publish.hpp"
 #include "unit.hpp"
 
 namespace levee {

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <string>
 
+#include "daemon/crowdsec_held.hpp"
+#include "daemon/crowdsec_stream.hpp"
 #include "daemon/error_fold.hpp"
-#include "policy/crowdsec.hpp"
-#include "policy/crowdsec_held.hpp"
 #include "unit.hpp"
 
 namespace levee {

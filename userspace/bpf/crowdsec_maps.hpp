@@ -19,9 +19,15 @@
 #include "core/result.hpp"
 #include "levee_abi.h"
 #include "policy/cidr.hpp"
-#include "policy/crowdsec.hpp"
 
 namespace levee {
+
+// A decision as the filter's maps hold it: its network and its expiry (the program's
+// clock) and id.
+struct CsEntry {
+  Cidr net;
+  lv_cs_value value{};
+};
 
 // Which CsMap a network goes into: a host's hash or its family's trie.
 CsMap cs_map_of(const Cidr& net);

@@ -31,9 +31,9 @@
 
 #include "bpf/crowdsec_maps.hpp"
 #include "daemon/crowdsec_client.hpp"
+#include "daemon/crowdsec_held.hpp"
 #include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
-#include "policy/crowdsec_held.hpp"
 
 namespace levee::daemon {
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/result.hpp"
+#include "daemon/crowdsec_stream.hpp"
 #include "daemon/lapi_client.hpp"
 #include "policy/crowdsec.hpp"
 

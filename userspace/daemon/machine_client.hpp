@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/result.hpp"
+#include "daemon/crowdsec_publish.hpp"
 #include "daemon/lapi_client.hpp"
 #include "policy/crowdsec.hpp"
 

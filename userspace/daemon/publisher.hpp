@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "bpf/events.hpp"
+#include "daemon/crowdsec_publish.hpp"
 #include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
 #include "daemon/machine_client.hpp"

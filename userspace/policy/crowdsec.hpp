@@ -1,6 +1,7 @@
-// crowdsec.hpp - levee as a CrowdSec bouncer: the [crowdsec] settings, the key file, and
-// the Local API's decision stream (GET /v1/decisions/stream) parsed into what the
-// filter holds. Pure: no sockets, no maps (the daemon's bouncer does those).
+// crowdsec.hpp - the [crowdsec] settings: levee as a CrowdSec bouncer and machine, the
+// Local API's address, the key and password files. Settings only: the wire formats, the
+// held set and the publish queue are the daemon's (daemon/crowdsec_stream.hpp,
+// crowdsec_held.hpp, crowdsec_publish.hpp), which speaks to the Local API.
 //
 // The filter keys follow CrowdSec's own bouncers (crowdsec-firewall-bouncer and the
 // others): origins, scenarios_containing, scenarios_not_containing and
@@ -15,9 +16,6 @@
 #include <vector>
 
 #include "core/result.hpp"
-#include "levee_abi.h"
-#include "policy/cidr.hpp"
-#include "policy/crowdsec_publish.hpp"
 
 namespace levee {
 
@@ -30,8 +28,12 @@ inline constexpr uint64_t kMinCsTimeoutNs = 1'000'000'000;
 inline constexpr uint64_t kMaxCsTimeoutNs = 600'000'000'000;
 // The bouncer key file: a key is 32 characters or so; anything larger is not one.
 inline constexpr size_t kMaxCsKeyBytes = 4096;
-// A stream reply: a startup pull of 100k decisions is about 20 MB of JSON.
-inline constexpr size_t kMaxCsBodyBytes = 64u << 20;
+// levee as a machine: bans shorter than this are not worth a fleet-wide decision by
+// default (a source a minute's ban does not stop comes back and is banned longer).
+inline constexpr uint64_t kDefaultCsPublishMinBanNs = 60ull * 1'000'000'000;
+// While the Local API is away: 10,000 bans (about 2 MB) wait; more drop the oldest.
+inline constexpr size_t kDefaultCsPublishQueue = 10'000;
+inline constexpr size_t kMaxCsPublishQueue = 1'000'000;
 
 struct CrowdsecSpec {
   bool enabled = false;  // the file has [crowdsec]
@@ -69,35 +71,5 @@ Result<std::string> read_cs_key(const std::string& path);
 
 // The machine's password from its file, by the same rules as the key file.
 Result<std::string> read_cs_password(const std::string& path);
-
-// One decision of the stream.
-struct CsDecision {
-  uint64_t id = 0;
-  Cidr net;                 // scope Ip: a /32 or /128; Range: the network
-  int64_t duration_ns = 0;  // negative in "deleted"
-  std::string origin, scenario, type;
-};
-
-// A decision as the filter's maps hold it: its network and its expiry (the program's
-// clock) and id.
-struct CsEntry {
-  Cidr net;
-  lv_cs_value value{};
-};
-
-struct CsStream {
-  std::vector<CsDecision> added, deleted;
-  uint64_t skipped = 0;  // entries not understood (another scope, a bad value): counted, ignored
-};
-
-// The reply of /v1/decisions/stream: {"new": [...] | null, "deleted": [...] | null}.
-// A reply that is not such an object is an error; a bad entry is skipped and counted.
-Result<CsStream> parse_cs_stream(std::string_view body);
-
-// A Go duration ("3h59m59.64s", "-1.5s", "59m0.3s", "300ms"): ns, or nothing.
-std::optional<int64_t> parse_go_duration(std::string_view s);
-
-// Does the spec's filter take this decision (type, origin, scenario)?
-bool cs_wanted(const CrowdsecSpec& spec, const CsDecision& d);
 
 }  // namespace levee

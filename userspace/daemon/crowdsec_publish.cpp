@@ -1,6 +1,6 @@
 // crowdsec_publish.cpp - alerts, the login reply and the queue of levee as a CrowdSec
 // machine (crowdsec_publish.hpp).
-#include "policy/crowdsec_publish.hpp"
+#include "daemon/crowdsec_publish.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "policy/crowdsec_held.hpp"
+#include "daemon/crowdsec_held.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -21,12 +21,6 @@
 
 namespace levee {
 
-// Bans shorter than this are not worth a fleet-wide decision by default: a source a
-// minute's ban does not stop comes back and is banned longer.
-inline constexpr uint64_t kDefaultCsPublishMinBanNs = 60ull * 1'000'000'000;
-// While the Local API is away: 10,000 bans (about 2 MB) wait; more drop the oldest.
-inline constexpr size_t kDefaultCsPublishQueue = 10'000;
-inline constexpr size_t kMaxCsPublishQueue = 1'000'000;
 // The alert's scenario is "levee/<class>"; its decision's origin what CrowdSec gives the
 // decisions of its own machines' alerts, so bouncers filtering on origins take them.
 inline constexpr std::string_view kCsScenarioPrefix = "levee/";

@@ -20,8 +20,9 @@
 #include <span>
 #include <vector>
 
+#include "bpf/crowdsec_maps.hpp"
+#include "daemon/crowdsec_stream.hpp"
 #include "levee_abi.h"
-#include "policy/crowdsec.hpp"
 
 namespace levee {
 
