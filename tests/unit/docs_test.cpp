@@ -27,6 +27,7 @@ namespace {
 TEST(Docs, GeneratedSectionsAreWhatTheCodeGenerates) {
   const std::pair<const char*, std::vector<std::string>> docs[] = {
       {"CLI.md", {"reasons", "would_drop", "event_types"}},
+      {"ARCHITECTURE.md", {"maps"}},
   };
   for (const auto& [name, want] : docs) {
     const std::string text = lvdocs::read_doc(name);

@@ -1,6 +1,7 @@
 // levee-docgen - writes the parts of the docs that the code generates (reason and event
-// type tables, the would-drop list: export/reference.hpp) into the Markdown files given,
-// between their <!-- generated: NAME --> and <!-- end: NAME --> lines.
+// type tables, the would-drop list, the program's maps: export/reference.hpp) into the
+// Markdown files given, between their <!-- generated: NAME --> and <!-- end: NAME -->
+// lines.
 //
 //   levee-docgen FILE...           rewrite the generated sections of each file
 //   levee-docgen --check FILE...   change nothing; exit 1, naming each file that lags

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "bpf/map_table.hpp"
 #include "core/event_types.hpp"
 #include "core/reasons.hpp"
 
@@ -31,6 +32,21 @@ std::string event_types_table() {
   return out;
 }
 
+// The program's maps as its object declares them (bpf/map_table.hpp); entries, key and
+// value in the object's units (a ring buffer's entries are its bytes).
+std::string maps_table() {
+  auto maps = program_maps();
+  if (!maps) return "the program's maps could not be read: " + maps.error().message() + "\n";
+  std::string out = "| map | type | entries | key B | value B | flags |\n|---|---|--:|--:|--:|---|\n";
+  for (const MapFacts& m : *maps) {
+    std::string flags = m.mmapable ? "mmapable" : "";
+    if (m.no_prealloc) flags += std::string(flags.empty() ? "" : ", ") + "no prealloc";
+    out +=
+        fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", m.name, m.type, m.entries, m.key_size, m.value_size, flags);
+  }
+  return out;
+}
+
 // "NAME" of a line "<!-- generated: NAME (levee-docgen) -->", or "" for another line.
 std::string_view begin_name(std::string_view line) {
   if (line.substr(0, kBegin.size()) != kBegin) return {};
@@ -44,6 +60,7 @@ std::optional<std::string> generated_section(std::string_view name) {
   if (name == "reasons") return reasons_table();
   if (name == "would_drop") return would_drop_list();
   if (name == "event_types") return event_types_table();
+  if (name == "maps") return maps_table();
   return std::nullopt;
 }
 
