@@ -16,7 +16,7 @@ TIDY=${CLANG_TIDY:-clang-tidy-14}
 command -v "$TIDY" >/dev/null || { need_root; ensure_packages clang-tidy-14; }
 
 [ -f "$LEVEE_BUILD/compile_commands.json" ] || configure_levee
-# userspace/bpf includes levee_bpf.skel.h, which only the build generates.
+# userspace/datapath includes levee_bpf.skel.h, which only the build generates.
 cmake --build "$LEVEE_BUILD" --target levee_bpf_skel_gen >/dev/null || die "cannot generate the BPF skeleton"
 
 files=("$@")

@@ -19,8 +19,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/known_good.hpp"
 #include "datapath.hpp"
+#include "datapath/known_good.hpp"
 #include "guard.h"
 #include "packet.hpp"
 #include "policy/compile.hpp"

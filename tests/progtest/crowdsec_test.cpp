@@ -1,5 +1,5 @@
 // crowdsec_test.cpp - CrowdSec decisions in the kernel: the maps levee run's bouncer
-// writes (bpf/crowdsec_maps.hpp, through the real writer), the datapath's check after the
+// writes (datapath/crowdsec_maps.hpp, through the real writer), the datapath's check after the
 // operator's lists, each entry's expiry on the program's clock, monitor mode, and a
 // startup pull's worth of entries written in time.
 #include <linux/bpf.h>
@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/crowdsec_maps.hpp"
 #include "datapath.hpp"
+#include "datapath/crowdsec_maps.hpp"
 #include "frames.hpp"
 
 namespace levee::progtest {

@@ -17,8 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/pins.hpp"
-#include "bpf/policy_map.hpp"
+#include "datapath/pins.hpp"
+#include "datapath/policy_map.hpp"
 #include "levee_abi.h"
 #include "policy/compile.hpp"
 #include "policy/keys.hpp"
@@ -143,7 +143,7 @@ class PolicyMapping {
 
 // The controller's side of a policy change on a loaded Datapath: a whole Policy is
 // validated and compiled (policy/policy.hpp) and written through the real PolicyMap
-// (bpf/policy_map.hpp) mapped on the skeleton's lv_policy and four list tries:
+// (datapath/policy_map.hpp) mapped on the skeleton's lv_policy and four list tries:
 // install() is PolicyMap::init (both slots, all tries), publish() is PolicyMap::publish
 // (inactive slot and its tries rebuilt, grace period, one flip). Errors throw.
 class Controller {

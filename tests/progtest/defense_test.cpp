@@ -17,9 +17,9 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/events.hpp"
 #include "core/clock.hpp"
 #include "datapath.hpp"
+#include "datapath/events.hpp"
 #include "packet.hpp"
 #include "policy/compile.hpp"
 

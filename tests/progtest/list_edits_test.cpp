@@ -16,10 +16,10 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/list_entries.hpp"
-#include "bpf/lists.hpp"
-#include "bpf/policy_map.hpp"
 #include "datapath.hpp"
+#include "datapath/list_entries.hpp"
+#include "datapath/lists.hpp"
+#include "datapath/policy_map.hpp"
 #include "frames.hpp"
 #include "packet.hpp"
 #include "policy/lists.hpp"

@@ -29,10 +29,10 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/filters.hpp"
-#include "bpf/known_good.hpp"
-#include "bpf/local_routes.hpp"
 #include "datapath.hpp"
+#include "datapath/filters.hpp"
+#include "datapath/known_good.hpp"
+#include "datapath/local_routes.hpp"
 #include "frames.hpp"
 #include "host_netns.hpp"
 #include "packet.hpp"

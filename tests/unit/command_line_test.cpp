@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "bpf/live.hpp"
 #include "cli/app.hpp"
 #include "cli/lists.hpp"
 #include "core/quote.hpp"
 #include "core/version.hpp"
+#include "datapath/live.hpp"
 #include "policy/map_memory.hpp"
 #include "policy/validate.hpp"
 

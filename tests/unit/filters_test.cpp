@@ -1,5 +1,5 @@
 // filters_test.cpp - the known-source and known-good filters as the controller marks
-// them (bpf/filters.hpp): the datapath's word and bits, probation beside known, marks
+// them (datapath/filters.hpp): the datapath's word and bits, probation beside known, marks
 // that race with the datapath's, the cover of known-good by lv_seen, the known-good
 // filter's summary, and its false-positive rates at the sizes docs/CONFIG.md and
 // levee_abi.h quote.
@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bpf/filters.hpp"
+#include "datapath/filters.hpp"
 #include "levee_abi.h"
 #include "unit.hpp"
 

@@ -1,13 +1,13 @@
 // handoff_test.cpp - the pure rules of SYN authentication's proxy on the host: where
-// levee's tc filter may go among other tools' filters (bpf/tc_filter.hpp), the options
-// the SYN-ACKs leave out for the listener's sysctls (bpf/handoff.hpp), and the SYN cookie
-// keys kept from a detach to the next attach (bpf/cookie_file.hpp).
+// levee's tc filter may go among other tools' filters (datapath/tc_filter.hpp), the options
+// the SYN-ACKs leave out for the listener's sysctls (datapath/handoff.hpp), and the SYN cookie
+// keys kept from a detach to the next attach (datapath/cookie_file.hpp).
 #include <gtest/gtest.h>
 #include <linux/if_ether.h>
 
-#include "bpf/cookie_file.hpp"
-#include "bpf/handoff.hpp"
-#include "bpf/tc_filter.hpp"
+#include "datapath/cookie_file.hpp"
+#include "datapath/handoff.hpp"
+#include "datapath/tc_filter.hpp"
 #include "levee_abi.h"
 #include "syncookie.h"
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/list_entries.hpp"
-#include "bpf/policy_map.hpp"
+#include "datapath/list_entries.hpp"
+#include "datapath/policy_map.hpp"
 #include "policy/compile.hpp"
 #include "policy/policy.hpp"
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "bpf/maps.hpp"
-#include "bpf/prune.hpp"
+#include "datapath/maps.hpp"
+#include "datapath/prune.hpp"
 #include "limiter.h"
 #include "policy/class_ids.hpp"
 #include "policy/compile.hpp"

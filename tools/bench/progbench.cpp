@@ -21,8 +21,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "bpf/policy_map.hpp"
 #include "core/units.hpp"
+#include "datapath/policy_map.hpp"
 #include "host_netns.hpp"
 #include "levee_bpf.skel.h"
 #include "packet.hpp"

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <utility>
 
-#include "bpf/kernel.hpp"
 #include "core/quote.hpp"
 #include "core/version.hpp"
+#include "datapath/kernel.hpp"
 #include "levee_abi.h"
 
 namespace levee::cli {

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
-#include "bpf/attach.hpp"
 #include "cli/options.hpp"
 #include "core/units.hpp"
+#include "datapath/attach.hpp"
 #include "export/render_policy.hpp"
 #include "export/render_synauth.hpp"
 #include "policy/config.hpp"

@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bpf/attach.hpp"
 #include "cli/options.hpp"
+#include "datapath/attach.hpp"
 
 namespace levee::cli {
 

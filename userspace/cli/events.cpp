@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <string>
 
-#include "bpf/events.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
 #include "core/event_types.hpp"
 #include "core/signals.hpp"
+#include "datapath/events.hpp"
 #include "export/events.hpp"
 
 namespace levee::cli {

@@ -9,11 +9,11 @@
 #include <map>
 #include <tuple>
 
-#include "bpf/lists.hpp"
 #include "cli/blocklist.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
 #include "core/clock.hpp"
+#include "datapath/lists.hpp"
 #include "export/render_lists.hpp"
 #include "export/render_units.hpp"
 #include "policy/policy.hpp"

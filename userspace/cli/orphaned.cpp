@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "bpf/pins.hpp"
+#include "datapath/pins.hpp"
 
 namespace levee::cli {
 

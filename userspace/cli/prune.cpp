@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "bpf/prune.hpp"
 #include "cli/options.hpp"
 #include "core/quote.hpp"
 #include "core/units.hpp"
+#include "datapath/prune.hpp"
 #include "export/render_prune.hpp"
 
 namespace levee::cli {

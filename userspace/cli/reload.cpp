@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bpf/live.hpp"
 #include "cli/options.hpp"
+#include "datapath/live.hpp"
 #include "export/render_policy.hpp"
 #include "export/render_units.hpp"
 #include "policy/config.hpp"

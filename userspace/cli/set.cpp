@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <vector>
 
-#include "bpf/live.hpp"
 #include "cli/options.hpp"
 #include "core/quote.hpp"
+#include "datapath/live.hpp"
 #include "export/render_policy.hpp"
 
 namespace levee::cli {

@@ -4,11 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bpf/inspect.hpp"
-#include "bpf/live.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
 #include "core/clock.hpp"
+#include "datapath/inspect.hpp"
+#include "datapath/live.hpp"
 #include "export/render_show.hpp"
 
 namespace levee::cli {

@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <thread>
 
-#include "bpf/inspect.hpp"
-#include "bpf/kernel.hpp"
-#include "bpf/maps.hpp"
-#include "bpf/pins.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
+#include "datapath/inspect.hpp"
+#include "datapath/kernel.hpp"
+#include "datapath/maps.hpp"
+#include "datapath/pins.hpp"
 #include "export/render_stats.hpp"
 
 namespace levee::cli {

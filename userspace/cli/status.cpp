@@ -10,12 +10,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "bpf/inspect.hpp"
-#include "bpf/kernel.hpp"
-#include "bpf/pins.hpp"
 #include "core/clock.hpp"
 #include "core/input_file.hpp"
 #include "core/lock.hpp"
+#include "datapath/inspect.hpp"
+#include "datapath/kernel.hpp"
+#include "datapath/pins.hpp"
 #include "export/render_status.hpp"
 
 namespace levee::cli {

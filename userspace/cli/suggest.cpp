@@ -10,15 +10,15 @@
 #include <optional>
 #include <vector>
 
-#include "bpf/kernel.hpp"
-#include "bpf/maps.hpp"
-#include "bpf/pins.hpp"
-#include "bpf/policy_map.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
 #include "core/quote.hpp"
 #include "core/signals.hpp"
 #include "core/units.hpp"
+#include "datapath/kernel.hpp"
+#include "datapath/maps.hpp"
+#include "datapath/pins.hpp"
+#include "datapath/policy_map.hpp"
 #include "export/render_suggest.hpp"
 #include "export/suggest.hpp"
 #include "policy/class_ids.hpp"

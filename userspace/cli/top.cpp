@@ -14,16 +14,16 @@
 #include <cstring>
 #include <vector>
 
-#include "bpf/kernel.hpp"
-#include "bpf/maps.hpp"
-#include "bpf/pins.hpp"
-#include "bpf/policy_map.hpp"
-#include "bpf/prune.hpp"
 #include "cli/options.hpp"
 #include "cli/orphaned.hpp"
 #include "core/clock.hpp"
 #include "core/quote.hpp"
 #include "core/signals.hpp"
+#include "datapath/kernel.hpp"
+#include "datapath/maps.hpp"
+#include "datapath/pins.hpp"
+#include "datapath/policy_map.hpp"
+#include "datapath/prune.hpp"
 #include "export/top.hpp"
 #include "policy/policy.hpp"
 #include "rules.h"

@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
-#include "bpf/live.hpp"
 #include "cli/options.hpp"
+#include "datapath/live.hpp"
 #include "export/render_units.hpp"
 
 namespace levee::cli {

@@ -26,7 +26,7 @@ inline std::string bouncer_state_path(const std::string& iface) {
 }
 
 // The SYN cookies' keys a detach leaves for the next attach, /run/levee/<iface>.cookies
-// (bpf/cookie_file.hpp).
+// (datapath/cookie_file.hpp).
 inline std::string cookie_keys_path(const std::string& iface) {
   return std::string(kLockDir) + "/" + iface + ".cookies";
 }

@@ -4,11 +4,11 @@
 
 #include <utility>
 
-#include "bpf/attach.hpp"
-#include "bpf/kernel.hpp"
 #include "daemon/log.hpp"
 #include "daemon/metrics_server.hpp"
 #include "daemon/reload.hpp"
+#include "datapath/attach.hpp"
+#include "datapath/kernel.hpp"
 #include "policy/config.hpp"
 
 namespace levee::daemon {

@@ -24,10 +24,10 @@
 #include <string>
 #include <utility>
 
-#include "bpf/pins.hpp"
 #include "core/result.hpp"
 #include "daemon/health.hpp"
 #include "daemon/options.hpp"
+#include "datapath/pins.hpp"
 #include "export/metrics.hpp"
 
 namespace levee::daemon {

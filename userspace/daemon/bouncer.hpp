@@ -1,6 +1,6 @@
 // bouncer.hpp - levee run as a CrowdSec bouncer ([crowdsec]): a thread of its own pulls
 // the Local API's decision stream every `poll` and writes the changes into the filter's
-// CrowdSec maps (bpf/crowdsec_maps.hpp), never in the way of the datapath (which reads
+// CrowdSec maps (datapath/crowdsec_maps.hpp), never in the way of the datapath (which reads
 // the maps), the metrics server or a reload (which leave them alone).
 //
 // The first pull, and the first after any error, asks for every decision in force
@@ -29,11 +29,11 @@
 #include <string>
 #include <thread>
 
-#include "bpf/crowdsec_maps.hpp"
 #include "daemon/crowdsec_client.hpp"
 #include "daemon/crowdsec_held.hpp"
 #include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
+#include "datapath/crowdsec_maps.hpp"
 
 namespace levee::daemon {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "bpf/policy_map.hpp"
 #include "core/result.hpp"
+#include "datapath/policy_map.hpp"
 
 namespace levee::daemon {
 

@@ -20,8 +20,8 @@
 #include <span>
 #include <vector>
 
-#include "bpf/crowdsec_maps.hpp"
 #include "daemon/crowdsec_stream.hpp"
+#include "datapath/crowdsec_maps.hpp"
 #include "levee_abi.h"
 
 namespace levee {

@@ -12,14 +12,6 @@
 #include <optional>
 #include <type_traits>
 
-#include "bpf/attach.hpp"
-#include "bpf/events.hpp"
-#include "bpf/inspect.hpp"
-#include "bpf/kernel.hpp"
-#include "bpf/known_good.hpp"
-#include "bpf/live.hpp"
-#include "bpf/local_routes.hpp"
-#include "bpf/pins.hpp"
 #include "core/clock.hpp"
 #include "core/lock.hpp"
 #include "core/quote.hpp"
@@ -36,6 +28,14 @@
 #include "daemon/publisher.hpp"
 #include "daemon/reload.hpp"
 #include "daemon/syn_watch.hpp"
+#include "datapath/attach.hpp"
+#include "datapath/events.hpp"
+#include "datapath/inspect.hpp"
+#include "datapath/kernel.hpp"
+#include "datapath/known_good.hpp"
+#include "datapath/live.hpp"
+#include "datapath/local_routes.hpp"
+#include "datapath/pins.hpp"
 #include "export/events.hpp"
 #include "policy/config.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-#include "bpf/filters.hpp"
+#include "datapath/filters.hpp"
 #include "syn_cells.h"
 
 namespace levee::daemon {

@@ -1,4 +1,4 @@
-// known_good.hpp - which sources `levee run` marks known-good (bpf/known_good.hpp): those
+// known_good.hpp - which sources `levee run` marks known-good (datapath/known_good.hpp): those
 // that behaved before an attack, remembered beyond the LRU so that a flood of new
 // sources cannot lock them out once their state is evicted.
 //
@@ -30,7 +30,7 @@ namespace levee::daemon {
 
 // The known-good filter ages every known_good_for, and earlier once the half packets read
 // would let more than kGoodMaxFalsePositive of the sources never marked through (its
-// estimate: bpf/filters.hpp, good_fill()), but not within kGoodEarliestAgeing of the last
+// estimate: datapath/filters.hpp, good_fill()), but not within kGoodEarliestAgeing of the last
 // ageing: a mark then lasts at least that long whatever fills the filter, and a flood of
 // proven sources cannot make levee run clear it at every walk. At 1 % a half holds some
 // 600,000 random sources (19 % of its bits set; filters_test.cpp), where 4M would let 44 %

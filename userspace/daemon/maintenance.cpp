@@ -3,10 +3,10 @@
 #include <bit>
 #include <chrono>
 
-#include "bpf/maps.hpp"
-#include "bpf/prune.hpp"
 #include "core/clock.hpp"
 #include "daemon/log.hpp"
+#include "datapath/maps.hpp"
+#include "datapath/prune.hpp"
 #include "export/render_units.hpp"
 #include "guard.h"
 #include "policy/class_ids.hpp"

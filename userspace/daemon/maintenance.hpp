@@ -2,16 +2,16 @@
 // pruned (which also counts what it keeps and refreshes the known-source filter), or
 // with --idle off only counted. Its counts are the gauges a scrape could not afford.
 // The same walk judges which sources behaved and marks them known-good (known_good.hpp),
-// and hands the escalated networks it finds to the releases (bpf/releases.hpp).
+// and hands the escalated networks it finds to the releases (datapath/releases.hpp).
 #pragma once
 
 #include <functional>
 #include <optional>
 
-#include "bpf/known_good.hpp"
-#include "bpf/pins.hpp"
 #include "daemon/known_good.hpp"
 #include "daemon/options.hpp"
+#include "datapath/known_good.hpp"
+#include "datapath/pins.hpp"
 #include "export/metrics.hpp"
 
 namespace levee::daemon {

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include "bpf/inspect.hpp"
-#include "bpf/maps.hpp"
 #include "core/version.hpp"
 #include "daemon/block_signals.hpp"
 #include "daemon/http_guard.hpp"
+#include "datapath/inspect.hpp"
+#include "datapath/maps.hpp"
 
 namespace levee::daemon {
 

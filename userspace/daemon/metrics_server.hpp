@@ -11,9 +11,9 @@
 #include <string>
 #include <thread>
 
-#include "bpf/pins.hpp"
 #include "core/result.hpp"
 #include "daemon/health.hpp"
+#include "datapath/pins.hpp"
 #include "export/metrics.hpp"
 
 namespace levee::daemon {

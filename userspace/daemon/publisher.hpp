@@ -28,11 +28,11 @@
 #include <string>
 #include <thread>
 
-#include "bpf/events.hpp"
 #include "daemon/crowdsec_publish.hpp"
 #include "daemon/error_fold.hpp"
 #include "daemon/health.hpp"
 #include "daemon/machine_client.hpp"
+#include "datapath/events.hpp"
 #include "policy/crowdsec.hpp"
 
 namespace levee::daemon {

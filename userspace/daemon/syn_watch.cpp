@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "bpf/handoff.hpp"
-#include "bpf/kernel.hpp"
 #include "core/clock.hpp"
 #include "daemon/log.hpp"
+#include "datapath/handoff.hpp"
+#include "datapath/kernel.hpp"
 
 namespace levee::daemon {
 

@@ -20,10 +20,10 @@
 #include <optional>
 #include <string>
 
-#include "bpf/events.hpp"
-#include "bpf/pins.hpp"
-#include "bpf/policy_map.hpp"
 #include "daemon/health.hpp"
+#include "datapath/events.hpp"
+#include "datapath/pins.hpp"
+#include "datapath/policy_map.hpp"
 
 namespace levee::daemon {
 

@@ -1,4 +1,4 @@
-// events.hpp - the event log rendered: an EventRecord (bpf/events.hpp, where the
+// events.hpp - the event log rendered: an EventRecord (datapath/events.hpp, where the
 // reader decodes them) as one line of text or one JSON object, for `levee events` and
 // the events file of `levee run`.
 #pragma once
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bpf/events.hpp"
+#include "datapath/events.hpp"
 
 namespace levee {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "bpf/inspect.hpp"
-#include "bpf/maps.hpp"
+#include "datapath/inspect.hpp"
+#include "datapath/maps.hpp"
 
 namespace levee {
 
@@ -44,7 +44,7 @@ struct WalkCounts {
 // The known-good filter as levee run last measured it (the half packets read).
 struct GoodFilterHealth {
   double fill = 0;             // share of its bits set
-  double false_positive = 0;   // estimated (bpf/filters.hpp, good_fill())
+  double false_positive = 0;   // estimated (datapath/filters.hpp, good_fill())
   uint64_t ageings = 0;        // by this levee run: every known_good_for, or early
   uint64_t early_ageings = 0;  // of those, early: the false positives over 1 %
 };

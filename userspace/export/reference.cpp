@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "bpf/map_table.hpp"
 #include "core/event_types.hpp"
 #include "core/reasons.hpp"
+#include "datapath/map_table.hpp"
 
 namespace levee {
 namespace {
@@ -32,7 +32,7 @@ std::string event_types_table() {
   return out;
 }
 
-// The program's maps as its object declares them (bpf/map_table.hpp); entries, key and
+// The program's maps as its object declares them (datapath/map_table.hpp); entries, key and
 // value in the object's units (a ring buffer's entries are its bytes).
 std::string maps_table() {
   auto maps = program_maps();

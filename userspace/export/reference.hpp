@@ -23,7 +23,7 @@ namespace levee {
 //   reasons      the table of drop and pass reasons: name, verdict, meaning (core/reasons.hpp)
 //   would_drop   the reasons monitor mode counts as would-be drops, as a list of names
 //   event_types  the table of event types and what each says happened (core/event_types.hpp)
-//   maps         the program's maps: type, entries, key and value sizes (bpf/map_table.hpp)
+//   maps         the program's maps: type, entries, key and value sizes (datapath/map_table.hpp)
 std::optional<std::string> generated_section(std::string_view name);
 
 // `text` (the file `file`) with each generated section replaced by what the code

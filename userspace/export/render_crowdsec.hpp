@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bpf/inspect.hpp"
+#include "datapath/inspect.hpp"
 
 namespace levee {
 

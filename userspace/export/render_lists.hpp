@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bpf/lists.hpp"
+#include "datapath/lists.hpp"
 
 namespace levee {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bpf/prune.hpp"
+#include "datapath/prune.hpp"
 
 namespace levee {
 

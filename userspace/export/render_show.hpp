@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "bpf/inspect.hpp"
+#include "datapath/inspect.hpp"
 
 namespace levee {
 

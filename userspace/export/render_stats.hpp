@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "bpf/maps.hpp"
+#include "datapath/maps.hpp"
 
 namespace levee {
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "bpf/maps.hpp"
 #include "core/units.hpp"
+#include "datapath/maps.hpp"
 #include "export/render_crowdsec.hpp"
 #include "export/render_policy.hpp"
 #include "export/render_synauth.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bpf/inspect.hpp"
+#include "datapath/inspect.hpp"
 #include "policy/policy.hpp"
 
 namespace levee {

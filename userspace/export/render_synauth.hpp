@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bpf/attach.hpp"
-#include "bpf/inspect.hpp"
+#include "datapath/attach.hpp"
+#include "datapath/inspect.hpp"
 
 namespace levee {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "bpf/maps.hpp"
+#include "datapath/maps.hpp"
 #include "levee_abi.h"
 
 namespace levee {

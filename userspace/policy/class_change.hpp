@@ -1,5 +1,5 @@
 // class_change.hpp - an edit of one class's limits, as `levee set` gives it, and the
-// class it leaves: pure policy, before validation and before any map (bpf/live.cpp
+// class it leaves: pure policy, before validation and before any map (datapath/live.cpp
 // publishes it).
 #pragma once
 
