@@ -17,7 +17,7 @@ endif()
 
 set(LEVEE_BPF_CFLAGS -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror
     -Wno-unused-parameter -Wno-missing-field-initializers
-    -I${PROJECT_SOURCE_DIR}/bpf -I/usr/include/${LEVEE_MULTIARCH})
+    -I${PROJECT_SOURCE_DIR}/bpf -I${PROJECT_SOURCE_DIR}/bpf/shared -I/usr/include/${LEVEE_MULTIARCH})
 
 function(levee_bpf_skeleton name)
   cmake_parse_arguments(ARG "" "SOURCE" "" ${ARGN})

@@ -50,7 +50,9 @@ function(levee_fuzzer name)
   add_executable(${target} ${ARG_SOURCES})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/fuzz")
   target_link_options(${target} PRIVATE -fsanitize=fuzzer)
-  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/bpf")
+  # The fuzzers may read the datapath's own headers (parse.h, compiled as C): tests, not
+  # the controller.
+  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/bpf" "${PROJECT_SOURCE_DIR}/bpf/shared")
   if(ARG_LAYER)
     levee_use_layer(${target} ${ARG_LAYER})
   endif()

@@ -11,6 +11,10 @@
 #       TARGET (a test, a tool, the binary) links levee_NAME and compiles against its
 #       include root.
 #
+# Of the datapath, only bpf/shared/ (levee_abi.h and the rules compiled into both sides)
+# is on a layer's include path: the program's own headers (maps.h, parse.h, ...) do not
+# compile in the controller.
+#
 # Includes are spelled from userspace/ ("core/result.hpp", "policy/config.hpp"). Each
 # layer compiles against an include root of its own, a directory in the build tree that
 # holds links to its own folder and those of the layers below it, and nothing else: an
@@ -29,7 +33,7 @@ function(levee_layer name)
   endforeach()
 
   add_library(levee_${name} STATIC ${ARG_SOURCES})
-  target_include_directories(levee_${name} PRIVATE "${root}" "${PROJECT_SOURCE_DIR}/bpf")
+  target_include_directories(levee_${name} PRIVATE "${root}" "${PROJECT_SOURCE_DIR}/bpf/shared")
   list(LENGTH below n)
   if(n GREATER 0)
     list(GET below -1 prev)
@@ -50,7 +54,7 @@ function(levee_use_layer target name)
   endif()
   target_link_libraries(${target} PRIVATE levee_${name})
   target_include_directories(${target} PRIVATE "$<TARGET_PROPERTY:levee_${name},LEVEE_INCLUDE_ROOT>"
-                                               "${PROJECT_SOURCE_DIR}/bpf")
+                                               "${PROJECT_SOURCE_DIR}/bpf/shared")
 endfunction()
 
 # One translation unit per header of a layer, that includes it and nothing else.
@@ -65,7 +69,7 @@ function(levee_check_headers name root)
     list(APPEND units "${unit}")
   endforeach()
   add_library(levee_${name}_headers OBJECT ${units})
-  target_include_directories(levee_${name}_headers PRIVATE "${root}" "${PROJECT_SOURCE_DIR}/bpf")
+  target_include_directories(levee_${name}_headers PRIVATE "${root}" "${PROJECT_SOURCE_DIR}/bpf/shared")
   target_link_libraries(levee_${name}_headers PRIVATE levee_${name})
   get_target_property(private_libs levee_${name} LINK_LIBRARIES)
   target_link_libraries(levee_${name}_headers PRIVATE ${private_libs})

@@ -214,7 +214,7 @@ class FrameTap {
   Receiver rx_;  // last: its thread ends before the members it writes go
 };
 
-// A reference GCRA, written out here independently of bpf/limiter.h, replayed over a
+// A reference GCRA, written out here independently of bpf/shared/limiter.h, replayed over a
 // sender's actual send times: which sends pass. Earliest-eligible-time form: a packet
 // passes when t >= ready, then ready = max(ready + T, t - tau + T); a live change at
 // t_change switches (T, tau) and keeps ready. T = ceil(1e9 / rate), tau = (burst-1)*T.

@@ -1,4 +1,4 @@
-// limiter_test.cpp - bpf/limiter.h (the GCRA the XDP program runs) on an injected clock.
+// limiter_test.cpp - bpf/shared/limiter.h (the GCRA the XDP program runs) on an injected clock.
 #include <cstdint>
 #include <limits>
 #include <random>

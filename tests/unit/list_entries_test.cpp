@@ -1,5 +1,5 @@
 // The list entry that decides for one address, as `levee show` reports it: found and
-// judged as the datapath does (bpf/rules.h), over lists as compile() makes them. An
+// judged as the datapath does (bpf/shared/rules.h), over lists as compile() makes them. An
 // expired entry falls back to the entries covering it in the order the datapath takes
 // them, never to whichever covering entry happens not to expire.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // show_output_test.cpp - what `levee show` prints about a source, text and JSON: its
-// state in each class read through bpf/limiter.h (tokens, the wait), the list entry
+// state in each class read through bpf/shared/limiter.h (tokens, the wait), the list entry
 // deciding for it, its network's state, its bans, and the autopilot's view of it (on
 // probation, known-good, its watched network).
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@ namespace {
 constexpr uint64_t kNow = 1'795'316'400ull * kSec;
 constexpr uint64_t kNowMono = 5'000 * kSec;
 
-// A class state as levee show reads it: wait and tokens come from bpf/limiter.h.
+// A class state as levee show reads it: wait and tokens come from bpf/shared/limiter.h.
 ShowResult show_one(uint64_t ready, uint64_t ready_bytes, bool with_bytes) {
   ShowResult r;
   r.address = "198.51.100.77";

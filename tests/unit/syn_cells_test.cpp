@@ -1,4 +1,4 @@
-// syn_cells_test.cpp - bpf/syn_cells.h (what SYN authentication remembers between
+// syn_cells_test.cpp - bpf/shared/syn_cells.h (what SYN authentication remembers between
 // packets): the stamps of fresh marks and retry passes, read against a clock.
 #include <cstdint>
 

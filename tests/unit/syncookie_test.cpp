@@ -1,4 +1,4 @@
-// syncookie_test.cpp - bpf/syncookie.h (the SYN cookie the XDP program makes and checks):
+// syncookie_test.cpp - bpf/shared/syncookie.h (the SYN cookie the XDP program makes and checks):
 // SipHash-2-4 against its published vectors, and the cookie's lifetime and binding.
 #include <cstdint>
 

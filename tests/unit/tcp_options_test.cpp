@@ -1,4 +1,4 @@
-// tcp_options_test.cpp - bpf/tcp_options.h: what levee reads of a SYN's options, what
+// tcp_options_test.cpp - bpf/shared/tcp_options.h: what levee reads of a SYN's options, what
 // the cookie keeps of them and the options its SYN-ACK offers back.
 #include <arpa/inet.h>
 

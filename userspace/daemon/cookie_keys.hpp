@@ -1,4 +1,4 @@
-// cookie_keys.hpp - `levee run` rotates the SYN cookies' key (bpf/syncookie.h): once per
+// cookie_keys.hpp - `levee run` rotates the SYN cookies' key (bpf/shared/syncookie.h): once per
 // key epoch (68.7 s) it draws a fresh key into the slot of the epoch to come, inside the
 // window in which no live cookie uses that slot. A filter without a daemon keeps the two
 // keys drawn at attach.

@@ -80,7 +80,7 @@ class GoodJudge {
 
 // levee run's own marks, bounded per network as the datapath bounds its proven sources':
 // the network is the policy's answer prefix (lv_answer.mask4, mask6), the bound
-// lv_answer.marks_per_network, the rule lv_syn_mark_take() (bpf/syn_cells.h). Counted in
+// lv_answer.marks_per_network, the rule lv_syn_mark_take() (bpf/shared/syn_cells.h). Counted in
 // a table of its own (the datapath's lv_syn is not pinned), which starts over when the
 // filter ages (lv_control.good_epoch moves). A source the walks mark again and again
 // while it behaves counts once per ageing.

@@ -1,6 +1,6 @@
 // cookie_file.hpp - the SYN cookies' keys kept from a detach to the attach after it.
 //
-// A cookie is good for 8.6 to 17.2 s after levee answered its SYN (bpf/syncookie.h). A
+// A cookie is good for 8.6 to 17.2 s after levee answered its SYN (bpf/shared/syncookie.h). A
 // detach and a new attach within that time (a restart of levee run with
 // --detach-on-exit, an upgrade, an operator's detach + attach) would draw new keys, and
 // every client between its SYN and its ACK would hang until it sent its SYN again. So a

@@ -6,7 +6,7 @@
 // them (list_rows, status, show) work on one sequence of CIDRs instead, and go back to
 // tries once, with one value per prefix and the fallbacks of expiring entries computed.
 // The deciding entry is found and judged as the datapath does (bpf/lists.h,
-// bpf/rules.h): what `levee show` reports.
+// bpf/shared/rules.h): what `levee show` reports.
 #pragma once
 
 #include <cstdint>

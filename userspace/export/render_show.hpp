@@ -1,7 +1,7 @@
 // render_show.hpp - `levee show`: what levee knows of one address (its list entry, and
 // in each class its state, on probation too, its network's, its bans, its known-good
 // mark and its network as the autopilot watches it), and what the limiter would do with
-// its next packet, computed with bpf/limiter.h, as text or JSON.
+// its next packet, computed with bpf/shared/limiter.h, as text or JSON.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 //
 // The reading (a batch walk of lv_state, ban and list lookups for the rows shown) is in
 // cli/top.cpp; this is the arithmetic and the output, without the kernel: scores, the
-// partial sort, rates between two walks, the limiter's view of a row (bpf/limiter.h),
+// partial sort, rates between two walks, the limiter's view of a row (bpf/shared/limiter.h),
 // text and JSON.
 #pragma once
 

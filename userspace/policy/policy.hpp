@@ -178,7 +178,7 @@ bool has_syn_auth(const Policy& p);
 // answer_cap is all of them together, divided among the CPUs: far above what a host
 // answers, so that it is never what locks clients out of a flood of random sources.
 // known_good_per_network bounds the known-good marks one of those networks makes in an
-// ageing of the known-good filter (lv_answer.marks_per_network, bpf/syn_cells.h), so that
+// ageing of the known-good filter (lv_answer.marks_per_network, bpf/shared/syn_cells.h), so that
 // one /48's 65,536 /64s cannot fill the filter that remembers everyone: 256 is more
 // clients than one /24 or /48 usually brings one server in a day. 0: no bound.
 inline constexpr uint32_t kDefaultKnownGoodPerNetwork = 256;
