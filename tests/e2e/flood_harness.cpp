@@ -754,31 +754,43 @@ int64_t SourceTap::tap_drops() const {
   return drops_.load();
 }
 
-// ---- OfferedWatch -------------------------------------------------------------------
+// ---- Periodic, OfferedWatch -----------------------------------------------------------
 
-OfferedWatch::OfferedWatch(const std::string& ns, const std::string& ifname, unsigned interval_ms)
-    : nl_(socket_in(ns, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)), ifname_(ifname) {
-  timeval tv{1, 0};
-  setsockopt(nl_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  thread_ = std::thread([this, interval_ms] {
+Periodic::Periodic(unsigned interval_ms, std::function<void()> tick) {
+  thread_ = std::thread([this, interval_ms, tick = std::move(tick)] {
     uint64_t next = now_ns();
     while (!stop_) {
-      const uint64_t t = now_ns();
-      if (auto n = read_frames()) {
-        std::lock_guard l(mu_);
-        samples_.push_back({t, *n});
-      }
+      tick();
       next += uint64_t{interval_ms} * 1'000'000ull;
       while (!stop_ && now_ns() < next) usleep(1'000);
     }
   });
 }
 
-OfferedWatch::~OfferedWatch() { (void)stop(); }
-
-std::vector<OfferedWatch::Sample> OfferedWatch::stop() {
+void Periodic::stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+}
+
+// A route netlink socket in `ns`, whose replies are waited for a second at most.
+static levee::Fd rtnetlink_in(const std::string& ns) {
+  levee::Fd fd = socket_in(ns, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  const timeval tv{1, 0};
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+OfferedWatch::OfferedWatch(const std::string& ns, const std::string& ifname, unsigned interval_ms)
+    : nl_(rtnetlink_in(ns)), ifname_(ifname), periodic_(interval_ms, [this] {
+        const uint64_t t = now_ns();
+        if (auto n = read_frames()) {
+          std::lock_guard l(mu_);
+          samples_.push_back({t, *n});
+        }
+      }) {}
+
+std::vector<OfferedWatch::Sample> OfferedWatch::stop() {
+  periodic_.stop();
   std::lock_guard l(mu_);
   return samples_;
 }
@@ -816,35 +828,26 @@ std::optional<uint64_t> OfferedWatch::read_frames() {
 
 // ---- StatusPoller -------------------------------------------------------------------
 
-StatusPoller::StatusPoller(const Sandbox& sb, unsigned interval_ms) : sb_(sb) {
-  thread_ = std::thread([this, interval_ms] {
-    uint64_t next = now_ns();
-    while (!stop_) {
-      Sample s;
-      s.t0 = now_ns();
-      try {
-        auto j = sb_.status();
-        if (!j.is_null() && j.contains("sources") && j["sources"].is_number()) s.sources = j["sources"].get<int64_t>();
-      } catch (const std::exception& e) {
-        std::lock_guard l(mu_);
-        if (error_.empty()) error_ = e.what();
-      }
-      s.t1 = now_ns();
-      {
-        std::lock_guard l(mu_);
-        samples_.push_back(s);
-      }
-      next += uint64_t{interval_ms} * 1'000'000ull;
-      while (!stop_ && now_ns() < next) usleep(10'000);
-    }
-  });
+StatusPoller::StatusPoller(const Sandbox& sb, unsigned interval_ms)
+    : sb_(sb), periodic_(interval_ms, [this] { sample(); }) {}
+
+void StatusPoller::sample() {
+  Sample s;
+  s.t0 = now_ns();
+  try {
+    auto j = sb_.status();
+    if (!j.is_null() && j.contains("sources") && j["sources"].is_number()) s.sources = j["sources"].get<int64_t>();
+  } catch (const std::exception& e) {
+    std::lock_guard l(mu_);
+    if (error_.empty()) error_ = e.what();
+  }
+  s.t1 = now_ns();
+  std::lock_guard l(mu_);
+  samples_.push_back(s);
 }
 
-StatusPoller::~StatusPoller() { (void)stop(); }
-
 std::vector<StatusPoller::Sample> StatusPoller::stop() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  periodic_.stop();
   std::lock_guard l(mu_);
   return samples_;
 }

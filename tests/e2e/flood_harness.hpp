@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -230,6 +231,20 @@ class SourceTap {
 
 // ---- levee status, sampled ----------------------------------------------------------
 
+// `tick` every `interval_ms` on a thread of its own, from construction until stop() (or
+// destruction): what StatusPoller and OfferedWatch sample with. Declared last in its
+// owner, so that it stops before what `tick` touches goes.
+class Periodic {
+ public:
+  Periodic(unsigned interval_ms, std::function<void()> tick);
+  ~Periodic() { stop(); }
+  void stop();
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 // Polls `levee status --json` every interval on its own thread: the interface's
 // "sources" (tracked) with the time of each sample.
 class StatusPoller {
@@ -239,17 +254,16 @@ class StatusPoller {
     int64_t sources = -1;     // -1: no "sources" field / the command failed
   };
   StatusPoller(const Sandbox& sb, unsigned interval_ms);
-  ~StatusPoller();
   std::vector<Sample> stop();
   std::string error() const;
 
  private:
+  void sample();
   const Sandbox& sb_;
-  std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
   std::vector<Sample> samples_;
   std::string error_;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 // The frames an interface has handed its veth peer (tx_packets, from the kernel's link
@@ -262,17 +276,15 @@ class OfferedWatch {
     uint64_t frames = 0;  // tx_packets
   };
   OfferedWatch(const std::string& ns, const std::string& ifname, unsigned interval_ms);
-  ~OfferedWatch();
   std::vector<Sample> stop();
 
  private:
   std::optional<uint64_t> read_frames();
   levee::Fd nl_;
   std::string ifname_;
-  std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<Sample> samples_;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 // ---- a flood scenario ---------------------------------------------------------------
