@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * levee.bpf.c - the XDP entry: parse -> classify -> lists -> limits -> one counted exit.
+ * levee.bpf.c - the XDP entry, in this order:
+ *
+ *   parse -> classify -> this CPU's last rejected source -> the operator's lists ->
+ *   the fleet's CrowdSec decisions -> a ban from another class -> lv_limit(): SYN
+ *   authentication's gate for TCP of an unproven source (synauth.h), then the
+ *   admission of new sources, the source's own limits, its network and class levels,
+ *   bans -> one counted exit.
+ *
+ * and the tc program of SYN authentication's proxy mode (handoff.h), which hands a
+ * proven connection to its listener.
  *
  * Per packet: two one-entry array lookups (counters, policy; both inlined by the
  * verifier), the parse, one byte of the class table, the list trie when the policy has
