@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "limiter.h"
 #include "guard.h"
 #include "cas.h"

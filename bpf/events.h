@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "cas.h"
 #include "context.h"
 #include "maps.h"

@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "syn_cells.h"
 
 /*

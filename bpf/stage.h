@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "context.h"
 #include "maps.h"
 

@@ -23,6 +23,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "maps.h"
 #include "syncookie.h"
 #include "tcp_options.h"

@@ -71,6 +71,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "cas.h"
 #include "context.h"
 #include "events.h"

@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "levee_abi.h"
+#include "tunables.h"
 #include "limiter.h"
 #include "guard.h"
 #include "rules.h"

@@ -1,7 +1,7 @@
 // filters.hpp - the datapath's two filters of source keys, mapped into the controller:
 // lv_seen (which sources may have state, or be on probation) and lv_good (which are
 // known-good). Both hash a source's key with lv_seen_hash64() under the attachment's
-// seed; their layouts are in levee_abi.h.
+// seed; their layouts are in bpf/shared/filters.h.
 //
 // The datapath sets bits with atomic ORs; the controller clears only a half packets do
 // not read (after a grace period) and ORs, never stores, so a bit set at the same
@@ -39,7 +39,7 @@ bool seen_test(const lv_seen_pair* half, const lv_key& k, uint32_t seed);
 void seen_cover(lv_seen_pair* half, const __u64* good_half);
 
 // One half of lv_good: its LV_SEEN_WORDS words and its summary's LV_GOOD_SUM_WORDS
-// (levee_abi.h: a summary bit is set after the bits it covers, and cleared before them).
+// (bpf/shared/filters.h: a summary bit is set after the bits it covers, and cleared before them).
 struct GoodHalf {
   __u64* words;
   __u64* summary;

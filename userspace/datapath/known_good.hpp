@@ -3,7 +3,7 @@
 //
 // A known-good source is let past an engaged admission budget without spending it
 // (bpf/arrival.h), so that a flood of new sources cannot lock out a client whose state
-// the LRU evicted. The filter is a blocked Bloom filter (levee_abi.h, lv_good_bits())
+// the LRU evicted. The filter is a blocked Bloom filter (bpf/shared/filters.h, lv_good_bits())
 // in two halves: a mark goes to both; ageing makes packets read the other half and then
 // clears the one they left, so a mark lasts between one and two ageing periods unless it
 // is made again. lv_seen must cover lv_good (the datapath refuses on lv_seen alone), so
