@@ -102,7 +102,7 @@ int LiveSender::call(uint32_t repeat, unsigned batch) {
   LIBBPF_OPTS(bpf_test_run_opts, opts);
   opts.data_in = impl_->frame.data();
   opts.data_size_in = static_cast<__u32>(impl_->frame.size());
-  opts.repeat = repeat;
+  opts.repeat = static_cast<int>(repeat);
   opts.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
   opts.batch_size = batch;
   int err = bpf_prog_test_run_opts(impl_->prog_fd, &opts);

@@ -55,6 +55,56 @@ T attr_as(const void* data, size_t len) {
   return v;
 }
 
+// One attribute of an RTM_NEWLINK answer into li.
+void read_link_attr(LinkInfo& li, unsigned type, const void* d, size_t len) {
+  switch (type) {
+    case IFLA_IFNAME:
+      li.name.assign(static_cast<const char*>(d), strnlen(static_cast<const char*>(d), len));
+      break;
+    case IFLA_ADDRESS:
+      if (len == 6) {
+        pkt::Mac m;
+        std::memcpy(m.data(), d, 6);
+        li.mac = m;
+      }
+      break;
+    case IFLA_MTU:
+      li.mtu = attr_as<uint32_t>(d, len);
+      break;
+    case IFLA_NUM_TX_QUEUES:
+      li.num_tx_queues = attr_as<uint32_t>(d, len);
+      break;
+    case IFLA_NUM_RX_QUEUES:
+      li.num_rx_queues = attr_as<uint32_t>(d, len);
+      break;
+    case IFLA_LINK:
+      li.link = attr_as<int32_t>(d, len);
+      break;
+    case IFLA_LINK_NETNSID:
+      li.link_netnsid = attr_as<int32_t>(d, len);
+      break;
+    case IFLA_STATS64: {
+      auto s = attr_as<rtnl_link_stats64>(d, len);
+      li.stats.tx_packets = s.tx_packets;
+      li.stats.tx_dropped = s.tx_dropped;
+      li.stats.rx_packets = s.rx_packets;
+      break;
+    }
+    case IFLA_XDP:
+      for_each_attr(d, len, [&](unsigned t, const void* x, size_t l) {
+        if (t == IFLA_XDP_ATTACHED) li.xdp_attached = attr_as<uint8_t>(x, l);
+      });
+      break;
+    case IFLA_LINKINFO:
+      for_each_attr(d, len, [&](unsigned t, const void* x, size_t l) {
+        if (t == IFLA_INFO_KIND) li.kind.assign(static_cast<const char*>(x), strnlen(static_cast<const char*>(x), l));
+      });
+      break;
+    default:
+      break;
+  }
+}
+
 }  // namespace
 
 void enter_netns(const std::string& name_or_path) {
@@ -92,7 +142,7 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
 
   timeval tv{2, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::vector<uint8_t> buf(64 * 1024);
+  std::vector<uint8_t> buf(size_t{64} * 1024);
   ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
   if (n <= 0) return std::nullopt;
 
@@ -103,58 +153,17 @@ std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid) {
     LinkInfo li;
     li.ifindex = info->ifi_index;
     li.flags = info->ifi_flags;
-    for_each_attr(IFLA_RTA(info), IFLA_PAYLOAD(h), [&](unsigned type, const void* d, size_t len) {
-      switch (type) {
-        case IFLA_IFNAME:
-          li.name.assign(static_cast<const char*>(d), strnlen(static_cast<const char*>(d), len));
-          break;
-        case IFLA_ADDRESS:
-          if (len == 6) {
-            pkt::Mac m;
-            std::memcpy(m.data(), d, 6);
-            li.mac = m;
-          }
-          break;
-        case IFLA_MTU:
-          li.mtu = attr_as<uint32_t>(d, len);
-          break;
-        case IFLA_NUM_TX_QUEUES:
-          li.num_tx_queues = attr_as<uint32_t>(d, len);
-          break;
-        case IFLA_NUM_RX_QUEUES:
-          li.num_rx_queues = attr_as<uint32_t>(d, len);
-          break;
-        case IFLA_LINK:
-          li.link = attr_as<int32_t>(d, len);
-          break;
-        case IFLA_LINK_NETNSID:
-          li.link_netnsid = attr_as<int32_t>(d, len);
-          break;
-        case IFLA_STATS64: {
-          auto s = attr_as<rtnl_link_stats64>(d, len);
-          li.stats.tx_packets = s.tx_packets;
-          li.stats.tx_dropped = s.tx_dropped;
-          li.stats.rx_packets = s.rx_packets;
-          break;
-        }
-        case IFLA_XDP:
-          for_each_attr(d, len, [&](unsigned t, const void* x, size_t l) {
-            if (t == IFLA_XDP_ATTACHED) li.xdp_attached = attr_as<uint8_t>(x, l);
-          });
-          break;
-        case IFLA_LINKINFO:
-          for_each_attr(d, len, [&](unsigned t, const void* x, size_t l) {
-            if (t == IFLA_INFO_KIND)
-              li.kind.assign(static_cast<const char*>(x), strnlen(static_cast<const char*>(x), l));
-          });
-          break;
-        default:
-          break;
-      }
-    });
+    for_each_attr(IFLA_RTA(info), IFLA_PAYLOAD(h),
+                  [&](unsigned type, const void* d, size_t len) { read_link_attr(li, type, d, len); });
     return li;
   }
   return std::nullopt;
+}
+
+std::optional<LinkStats> stats_of(int ifindex) {
+  auto li = get_link(ifindex);
+  if (!li) return std::nullopt;
+  return li->stats;
 }
 
 std::optional<std::pair<unsigned, unsigned>> active_queues(const std::string& dev) {

@@ -40,6 +40,9 @@ void enter_netns(const std::string& name_or_path);
 // Returns nullopt if the kernel says there is no such link (or refuses).
 std::optional<LinkInfo> get_link(int ifindex, std::optional<int> target_nsid = std::nullopt);
 
+// The counters of one interface (get_link's stats); nullopt when it cannot be read.
+std::optional<LinkStats> stats_of(int ifindex);
+
 // Queues in use (ETHTOOL_GCHANNELS; rtnetlink reports only the allocated ones):
 // {rx, tx}, nullopt if the driver does not say.
 std::optional<std::pair<unsigned, unsigned>> active_queues(const std::string& dev);

@@ -69,6 +69,8 @@ struct Sender {
     }
   }
   ~Sender() { ::close(fd); }
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
 
   // Send n (<= b) new frames; returns how many went out (less only on stop or error).
   uint64_t send(unsigned n) {

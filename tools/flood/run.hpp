@@ -28,6 +28,14 @@ struct ThreadResult {
   std::string error;                 // empty: fine
 };
 
+// What the senders did, summed.
+struct Outcome {
+  uint64_t packets = 0, slipped = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  std::vector<uint64_t> per_thread;
+  std::vector<std::string> errors;
+};
+
 // Set by the main thread on SIGINT/SIGTERM; senders stop at their next check.
 extern std::atomic<bool> g_stop;
 
