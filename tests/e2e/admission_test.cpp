@@ -11,7 +11,9 @@
 //
 // The 30 s floods run at the generator's full speed (live frames, one thread by default:
 // the second core is left to the client, nginx and wrk; LVT_FLOOD_THREADS=2 for both).
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <thread>
 
 #include "e2e.hpp"
@@ -69,23 +71,16 @@ Admissions admissions(const std::vector<uint64_t>& at, const std::vector<Offered
     prev = t;
   }
   // Between the first and last sample of a run of equal counts, nothing was offered:
-  // the shortest the stall can have been.
-  auto stall = [&](uint64_t from, uint64_t to) {
-    const double g = to > from ? secs(to - from) : 0.0;
+  // the shortest the stall can have been (within one 20 ms sample of the longest).
+  std::vector<OfferedWatch::Sample> in;
+  std::copy_if(offered.begin(), offered.end(), std::back_inserter(in),
+               [&](const OfferedWatch::Sample& s) { return s.t >= t_start && s.t <= t_end; });
+  for (size_t run = 0, i = 1; run < in.size(); run = i++) {
+    while (i < in.size() && in[i].frames == in[run].frames) ++i;
+    const double g = secs(in[i - 1].t - in[run].t);
     a.longest_stall_s = std::max(a.longest_stall_s, g);
     if (g > cover) a.stalled_s += g - cover;
-  };
-  size_t run = 0;
-  for (size_t i = 1; i < offered.size(); ++i) {
-    if (offered[i].t < t_start || offered[i].t > t_end) continue;
-    if (offered[i].frames != offered[i - 1].frames) {
-      if (i - 1 > run) stall(std::max(offered[run].t, t_start), offered[i - 1].t);
-      run = i;
-    } else if (offered[run].t < t_start) {
-      run = i - 1;
-    }
   }
-  if (!offered.empty() && offered.size() - 1 > run) stall(std::max(offered[run].t, t_start), offered.back().t);
   a.expected = b.at(secs(t_end - t_start)) - b.rate * a.stalled_s;
   return a;
 }
