@@ -1,0 +1,202 @@
+// syn_check.cpp - the SYN path's differential bench (syn_check.hpp), and the list of
+// where levee answers otherwise than it must.
+#include "syn_check.hpp"
+
+#include <linux/bpf.h>
+
+#include <algorithm>
+#include <ctime>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "datapath/local_routes.hpp"
+#include "syncookie.h"
+
+namespace levee::progtest {
+
+using model::SynRule;
+
+namespace {
+constexpr Outcome kAnswered{XDP_TX, LV_R_CHALLENGED};
+}
+
+const std::vector<SynKnown> kKnownDisagreements = {
+    // RFC 1122 3.2.1.2: a host silently discards a datagram whose header checksum is
+    // wrong; levee reads no IPv4 header checksum and answers.
+    {SynRule::Ipv4HeaderChecksum, kAnswered, "drop (malformed)"},
+    // A fragment of a datagram not yet whole (IPv4 MF; an IPv6 fragment header with M)
+    // is no segment yet: the stack answers only the reassembled datagram (RFC 791, RFC
+    // 8200 4.5), whose checksum covers the whole. levee answers the first fragment.
+    {SynRule::Fragment, kAnswered, "drop (malformed)"},
+    // RFC 8200 4.1: a hop-by-hop header anywhere but first makes the stack discard the
+    // packet (Linux: a parameter problem); levee walks over it and answers.
+    {SynRule::HopByHopNotFirst, kAnswered, "drop (malformed)"},
+    // A SYN from one of the host's own addresses is a martian source (RFC 1812 5.3.7;
+    // Linux drops it, and would answer itself, never on the wire). levee answers on the
+    // wire, to the host's own address.
+    {SynRule::SourceIsHost, kAnswered, "drop (martian)"},
+    // A link-local source or destination: bpf_fib_lookup returns NOT_FWDED for any
+    // link-local address before it looks at forwarding, and syn_where.h takes NOT_FWDED
+    // for "the host's own", so lv_local is never asked. A SYN to a link-local address
+    // the host does not own, or from fe80::/10 to any address, is answered (to a port
+    // without a listener: no_listener; with a bad checksum: malformed).
+    {SynRule::NotOursLinkLocal, kAnswered, "drop (martian)"},
+    {SynRule::NotOursLinkLocal, Outcome{XDP_DROP, LV_R_NO_LISTENER}, "drop (martian)"},
+    {SynRule::NotOursLinkLocal, Outcome{XDP_DROP, LV_R_MALFORMED}, "drop (martian)"},
+};
+
+std::string SynTally::report() const {
+  std::string s = fmt::format(
+      "{} frames: {} compared ({} SYN-ACKs byte by byte, {} to a TCP header past byte 118, the deepest at {}), {} "
+      "known disagreements, {} undecided",
+      frames, compared, answers, deep, deepest, known, undecided);
+  for (const auto& [rule, n] : by_rule) s += fmt::format("\n  {:>26}: {}", model::rule_name(rule), n);
+  for (const auto& [what, n] : known_by) s += fmt::format("\n  known: {}: {}", what, n);
+  for (const auto& [what, n] : failed_by) s += fmt::format("\n  FAILED: {}: {}", what, n);
+  return s;
+}
+
+namespace {
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * LV_NSEC_PER_SEC + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string hex(std::span<const uint8_t> b) {
+  std::string s;
+  for (uint8_t x : b) s += fmt::format("{:02x}", x);
+  return s;
+}
+
+}  // namespace
+
+SynBench::SynBench() {
+  net_.emplace(std::vector<std::string>{"198.19.0.1", "2001:db8:ffff::1"});
+  net_->listen(world_.listen_port);
+  dp_.emplace();
+  ctl_.emplace(*dp_);
+  install(SynAuth::Cookie);
+  auto local = local_routes();
+  if (!local || !sync_local(dp_->local_fd(), *local))
+    throw std::runtime_error("cannot write the namespace's local addresses into lv_local");
+  ctl_->map().set_local_known();
+  lv_control c = dp_->control();
+  c.cookie_key[0][0] = 0x0123456789abcdefULL;
+  c.cookie_key[0][1] = 0xfedcba9876543210ULL;
+  c.cookie_key[1][0] = 0x1357924680acebdfULL;
+  c.cookie_key[1][1] = 0x2468013579bdfaceULL;
+  c.mss4 = setting_.mss4;
+  c.mss6 = setting_.mss6;
+  dp_->write_control(c);
+  before_ = dp_->counters();
+}
+
+SynBench::~SynBench() = default;
+
+void SynBench::install(SynAuth mode) {
+  Policy p;
+  ClassSpec syn = class_spec("syn", on({Proto::Tcp}, {{world_.listen_port, world_.closed_port}}), {100, 10});
+  syn.syn_auth = mode;
+  p.classes = {syn, class_spec("rest", Match{}, {100, 10})};
+  ctl_->publish(p);
+  dp_->edit_policy([](lv_policy& pol) {
+    pol.answer.per_network.cost = 0;
+    pol.answer.cap_per_cpu.cost = 0;
+    for (lv_class& c : pol.classes) {
+      c.pkt.cost = c.bytes.cost = 0;
+      c.flags &= LV_CLASS_SYN_AUTH | LV_CLASS_SYN_RESET;
+    }
+  });
+}
+
+void SynBench::set_control(bool handoff, uint32_t tcp_off) {
+  lv_control c = dp_->control();
+  c.handoff = handoff ? 1 : 0;
+  c.tcp_off = tcp_off;
+  dp_->write_control(c);
+}
+
+model::CookieOracle SynBench::oracle() const {
+  model::CookieOracle o;
+  o.wide = [c = dp_->control()](const lv_cookie_in& in, uint32_t cookie) -> std::optional<uint64_t> {
+    __u64 wide = 0;
+    if (!lv_cookie_check_wide(&in, cookie, now_ns(), c.cookie_key, nullptr, &wide)) return std::nullopt;
+    return wide;
+  };
+  o.tsval = [](uint64_t wide, uint32_t tsval) { return lv_cookie_ts_echoed(wide, tsval, now_ns()) != 0; };
+  return o;
+}
+
+// The frame through the program: its verdict and the one reason counted (else
+// LV_REASON_MAX), from the counters' difference.
+Outcome SynBench::observe(const model::Frame& f, RunResult& r) {
+  r = dp_->run_out(f);
+  const Counters after = dp_->counters();
+  Outcome got{r.retval, LV_REASON_MAX};
+  int moved = 0;
+  for (uint32_t i = 0; i < LV_REASON_MAX; ++i)
+    if (after[i].packets != before_[i].packets && moved++ == 0) got.reason = i;
+  before_ = after;
+  if (r.err || moved != 1) got.reason = LV_REASON_MAX;
+  if (got.reason == LV_R_VERIFIED || got.reason == LV_R_PROXIED) {
+    dp_->reset_state();  // a retry pass or a mark: the next frames must find none
+    before_ = dp_->counters();
+  }
+  return got;
+}
+
+std::string SynBench::check(const model::Frame& f, const model::SynExpect& want, const model::CookieOracle& o,
+                            SynTally& t) {
+  ++t.frames;
+  RunResult r;
+  const Outcome got = observe(f, r);
+  if (!want.decided) {
+    ++t.undecided;
+    return "";
+  }
+  ++t.by_rule[want.rule];
+  const Outcome must{want.verdict, want.reason};
+  for (const SynKnown& k : kKnownDisagreements) {
+    if (k.rule == want.rule && got == k.levee && !(got == must)) {
+      ++t.known_by[fmt::format("{}: levee {}, must {}", model::rule_name(k.rule), reason_name(got.reason), k.must)];
+      ++t.known;
+      return "";
+    }
+  }
+  std::string why;
+  if (!(got == must))
+    why = fmt::format("levee {}/{}, must {}/{}", got.verdict, reason_name(got.reason), must.verdict,
+                      reason_name(must.reason));
+  else if (want.answer)
+    why = model::synack_differs(*want.answer, r.out, o);
+  if (!why.empty()) {
+    ++t.failures;
+    ++t.failed_by[fmt::format("{}: levee {}", model::rule_name(want.rule), reason_name(got.reason))];
+    return fmt::format("rule {}: {}\n  frame {}{}", model::rule_name(want.rule), why, hex(f),
+                       r.retval == XDP_TX ? "\n  sent  " + hex(r.out) : "");
+  }
+  ++t.compared;
+  if (want.answer) {
+    ++t.answers;
+    t.deep += want.answer->syn_l4 > 118 ? 1 : 0;
+    t.deepest = std::max<uint64_t>(t.deepest, want.answer->syn_l4);
+  }
+  return "";
+}
+
+SynTally SynBench::run(uint64_t seed, uint64_t n, const model::SynSetting& s, std::vector<std::string>* failed) {
+  model::Draw d(seed);
+  const model::CookieOracle o = oracle();
+  SynTally t;
+  for (uint64_t i = 0; i < n; ++i) {
+    const model::Frame f = model::hostile_syn(d, world_);
+    std::string why = check(f, model::syn_expect(f, world_, s, o), o, t);
+    if (!why.empty() && failed && failed->size() < 10) failed->push_back(std::move(why));
+  }
+  return t;
+}
+
+}  // namespace levee::progtest
