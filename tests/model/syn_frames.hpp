@@ -175,43 +175,38 @@ inline std::array<uint8_t, 16> client6(Draw& d) {
           0,    0,    0,    0,    static_cast<uint8_t>(n >> 8),  static_cast<uint8_t>(n | 1)};
 }
 
-// TCP options: well-formed ones in any order and number, with now and then an unknown
-// kind, a bad length (0, 1, past the end) or an EOL with bytes after it.
+// One TCP option: a well-formed one (an MSS now and then 0, which a stack ignores), or
+// an unknown kind, a bad length (0, 1, past the end), an EOL with bytes after it.
+inline std::vector<uint8_t> tcp_option(Draw& d) {
+  const uint8_t x = d.byte(), y = d.percent(15) ? 0 : d.byte();
+  switch (d.below(9)) {
+    case 0:
+      return {2, 4, y ? x : uint8_t{0}, y};  // MSS
+    case 1:
+      return {1, 3, 3, static_cast<uint8_t>(d.below(17))};  // NOP, window scale
+    case 2:
+      return {4, 2};  // SACK permitted
+    case 3:
+      return {1, 1, 8, 10, x, y, d.byte(), d.byte(), 0, 0, 0, x};  // timestamps
+    case 4:
+      return {1};  // NOP
+    case 5:
+      return {0};  // EOL
+    case 6:
+      return {x, static_cast<uint8_t>(d.below(3))};  // a length 0 to 2
+    case 7:
+      return {static_cast<uint8_t>(2 + d.below(7)), static_cast<uint8_t>(d.below(44))};
+    default:
+      return {2, 4, 0x05, 0xb4, 1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0};  // Linux's
+  }
+}
+
+// A SYN's options: up to 6, at most 40 bytes.
 inline std::vector<uint8_t> tcp_options(Draw& d) {
   std::vector<uint8_t> o;
-  const uint32_t n = d.below(7);
-  for (uint32_t i = 0; i < n && o.size() < 40; ++i) {
-    switch (d.below(9)) {
-      case 0:
-        o.insert(o.end(), {2, 4, d.byte(), d.byte()});
-        break;  // MSS
-      case 1:
-        o.insert(o.end(), {1, 3, 3, static_cast<uint8_t>(d.below(17))});
-        break;  // NOP, window scale
-      case 2:
-        o.insert(o.end(), {4, 2});
-        break;   // SACK permitted
-      case 3: {  // timestamps
-        o.insert(o.end(), {1, 1, 8, 10});
-        for (int k = 0; k < 8; ++k) o.push_back(d.byte());
-        break;
-      }
-      case 4:
-        o.push_back(1);
-        break;  // NOP
-      case 5:
-        o.push_back(0);
-        break;  // EOL
-      case 6:
-        o.insert(o.end(), {d.byte(), static_cast<uint8_t>(d.below(3))});
-        break;  // a length 0 to 2
-      case 7:
-        o.insert(o.end(), {static_cast<uint8_t>(2 + d.below(7)), static_cast<uint8_t>(d.below(44))});
-        break;
-      default:
-        o.insert(o.end(), {2, 4, 0x05, 0xb4, 1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0});
-        break;
-    }
+  for (uint32_t i = 0, n = d.below(7); i < n && o.size() < 40; ++i) {
+    const std::vector<uint8_t> one = tcp_option(d);
+    o.insert(o.end(), one.begin(), one.end());
   }
   if (o.size() > 40) o.resize(40);
   return o;

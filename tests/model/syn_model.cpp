@@ -106,6 +106,7 @@ struct Offered {
   int wscale = -1;   // -1: none
   bool sack = false, ts = false;
   uint32_t tsval = 0;
+  bool zero_mss_after = false;  // an MSS of 0 after another MSS: the other stands
 };
 
 Offered offered(std::span<const uint8_t> o) {
@@ -119,7 +120,10 @@ Offered offered(std::span<const uint8_t> o) {
     }
     if (i + 1 >= o.size() || o[i + 1] < 2 || i + o[i + 1] > o.size()) break;
     const size_t len = o[i + 1];
-    if (kind == 2 && len == 4 && rd16(o, i + 2)) r.mss = rd16(o, i + 2);
+    if (kind == 2 && len == 4) {
+      r.zero_mss_after |= r.mss && !rd16(o, i + 2);
+      r.mss = rd16(o, i + 2) ? rd16(o, i + 2) : r.mss;
+    }
     if (kind == 3 && len == 3) r.wscale = std::min<int>(o[i + 2], 14);
     if (kind == 4 && len == 2) r.sack = true;
     if (kind == 8 && len == 10) {
@@ -229,9 +233,11 @@ SynExpect answer(std::span<const uint8_t> f, const Headers& h, const SynSetting&
   plan.l4 = h.l3 + (h.v6 ? 40 : 20);
   plan.syn_l4 = h.l4;
   std::vector<uint8_t> opts;
+  bool zero_mss_after = false;
   if (s.proxy) {
     const size_t doff = (f[h.l4 + 12] >> 4) * size_t{4};
     const Offered c = offered(f.subspan(h.l4 + 20, doff - 20));
+    zero_mss_after = c.zero_mss_after;
     plan.in.isn = rd32(f, h.l4 + 4);
     plan.opts = cookie_opts(c, h.v6, s.tcp_off);
     plan.in.opts = plan.opts;
@@ -244,10 +250,14 @@ SynExpect answer(std::span<const uint8_t> f, const Headers& h, const SynSetting&
   }
   plan.bytes = synack_bytes(f, h, opts);
   if (s.proxy) put32(plan.bytes, plan.l4 + 8, rd32(f, h.l4 + 4) + 1);
-  SynExpect e = verdict(XDP_TX, LV_R_CHALLENGED, SynRule::Answered);
+  SynExpect e = verdict(XDP_TX, LV_R_CHALLENGED, zero_mss_after ? SynRule::AnsweredAfterZeroMss : SynRule::Answered);
   e.answer = std::move(plan);
   return e;
 }
+
+// A TCP frame of the class: what the gate must make of it.
+SynExpect tcp_expect(std::span<const uint8_t> f, const Headers& h, const Parsed& p, const SynWorld& w,
+                     const SynSetting& s, const CookieOracle& o);
 
 }  // namespace
 
@@ -270,7 +280,8 @@ const char* rule_name(SynRule r) {
                                            "hop-by-hop not first",
                                            "source is the host's",
                                            "no room",
-                                           "answered"};
+                                           "answered",
+                                           "answered, a zero MSS after another"};
   static_assert(std::size(kNames) == static_cast<size_t>(SynRule::kCount));
   return kNames[static_cast<size_t>(r)];
 }
@@ -283,6 +294,15 @@ SynExpect syn_expect(std::span<const uint8_t> f, const SynWorld& w, const SynSet
   if (!in_class || (p.kind != LV_L4_TCP_SYN && p.kind != LV_L4_TCP))
     return verdict(XDP_PASS, LV_R_CONFORMING, SynRule::OutsideGate);  // a class without limits, in the test
   const Headers h = headers(f, p);
+  SynExpect e = tcp_expect(f, h, p, w, s, o);
+  e.l4 = h.l4;
+  return e;
+}
+
+namespace {
+
+SynExpect tcp_expect(std::span<const uint8_t> f, const Headers& h, const Parsed& p, const SynWorld& w,
+                     const SynSetting& s, const CookieOracle& o) {
   if (p.kind == LV_L4_TCP) return not_syn(f, h, s, o);
   const uint8_t flags = f[h.l4 + 13];
   const size_t doff = (f[h.l4 + 12] >> 4) * size_t{4}, seg = h.ip_end - h.l4;
@@ -300,6 +320,8 @@ SynExpect syn_expect(std::span<const uint8_t> f, const SynWorld& w, const SynSet
     return drop(*fault == SynRule::SourceIsHost ? LV_R_MARTIAN : LV_R_MALFORMED, *fault);
   return answer(f, h, s);
 }
+
+}  // namespace
 
 std::string synack_differs(const SynAckPlan& plan, std::span<const uint8_t> out, const CookieOracle& o) {
   if (out.size() != plan.bytes.size()) return fmt::format("a frame of {} bytes, not {}", out.size(), plan.bytes.size());

@@ -78,6 +78,7 @@ enum class SynRule : uint8_t {
   SourceIsHost,
   NoRoom,
   Answered,
+  AnsweredAfterZeroMss,
   kCount
 };
 const char* rule_name(SynRule r);
@@ -98,6 +99,7 @@ struct SynExpect {
   uint32_t reason = 0;   // LV_R_*
   SynRule rule = SynRule::Parse;
   bool decided = true;  // false: a guessed cookie (2^-23), whose fate depends on state
+  size_t l4 = 0;        // where the TCP header is (0: the parse refused the frame)
   std::optional<SynAckPlan> answer;
 };
 

@@ -80,6 +80,9 @@ TEST_F(SynHostile, EveryFrameIsAnsweredAsTheModelSays) {
     EXPECT_GE(t.compared, t.frames * 85 / 100) << "a floor on the frames compared";
     EXPECT_GE(t.answers, t.frames / 20) << "SYN-ACKs compared byte by byte";
     EXPECT_GE(t.deep, t.answers / 50) << "answers to a TCP header past byte 118";
+    EXPECT_TRUE(t.flags.all()) << "every flag byte";
+    EXPECT_TRUE(t.doffs.all()) << "every data offset";
+    EXPECT_TRUE(t.ns.all()) << "NS set and clear";
   }
   EXPECT_GE(compared, 3 * n * 85 / 100);
   std::printf("SynHostile: %lu frames compared, %lu of them SYN-ACKs byte by byte\n",
