@@ -318,6 +318,98 @@ inline Frame linux_syn(const SynWorld& w, bool v6, uint32_t n, uint16_t sport, u
   return f;
 }
 
+namespace gen {
+
+// The IPv6 header (its payload length left 0) and a chain of extension headers.
+inline void ip6_header(Frame& f, Draw& d, const SynWorld& w) {
+  const size_t l3 = f.size();
+  const std::array<uint8_t, 16> client = client6(d);
+  const std::array<uint8_t, 16> src = addr6(d, client, w.local6), dst = addr6(d, w.local6, src);
+  push32(f, 0x60000000);
+  push16(f, 0);
+  f.push_back(0);
+  f.push_back(64);
+  f.insert(f.end(), src.begin(), src.end());
+  f.insert(f.end(), dst.begin(), dst.end());
+  f[l3 + 6] = ext_chain(f, d);
+}
+
+// The IPv4 header (its total length and checksum left 0): IHL 5 to 15 (NOP options) or
+// under 5, DF, or a fragment (MF, an offset).
+inline void ip4_header(Frame& f, Draw& d, const SynWorld& w) {
+  const std::array<uint8_t, 4> client = client4(d);
+  const std::array<uint8_t, 4> src = addr4(d, client, w.local4), dst = addr4(d, w.local4, src);
+  const uint32_t ihl = d.percent(80) ? 5 : d.percent(95) ? 5 + d.below(11) : d.below(5);
+  f.push_back(static_cast<uint8_t>(0x40 | ihl));
+  f.push_back(0);
+  push16(f, 0);
+  push16(f, static_cast<uint16_t>(d.next()));
+  push16(f, d.percent(90) ? 0x4000 : d.percent(50) ? 0x2000 : static_cast<uint16_t>(d.below(0x2000) | 1));
+  f.push_back(64);
+  f.push_back(6);
+  push16(f, 0);
+  f.insert(f.end(), src.begin(), src.end());
+  f.insert(f.end(), dst.begin(), dst.end());
+  for (uint32_t i = 5; i < ihl; ++i) f.insert(f.end(), {1, 1, 1, static_cast<uint8_t>(i + 1 < ihl ? 1 : 0)});
+}
+
+// The TCP header (its checksum left 0), its options, and now and then data: any flag
+// byte, NS, any data offset.
+inline void tcp_header(Frame& f, Draw& d, const SynWorld& w) {
+  const size_t l4 = f.size();
+  const uint16_t ports[] = {w.listen_port, w.listen_port, w.listen_port, w.closed_port, w.other_port};
+  push16(f, static_cast<uint16_t>(1024 + d.below(64000)));
+  push16(f, ports[d.below(5)]);
+  push32(f, d.next());
+  push32(f, d.percent(70) ? 0 : d.next());
+  const std::vector<uint8_t> opts = tcp_options(d);
+  const uint32_t proper = static_cast<uint32_t>(5 + (opts.size() + 3) / 4);
+  const uint32_t doff = d.percent(75) ? proper : d.below(16);
+  f.push_back(static_cast<uint8_t>(doff << 4 | (d.percent(10) ? 1 : 0)));  // NS
+  const uint32_t flag_pick = d.below(100);
+  f.push_back(flag_pick < 50 ? 0x02 : flag_pick < 55 ? 0xc2 : d.byte());  // SYN, SYN with ECE and CWR, any
+  push16(f, static_cast<uint16_t>(d.next()));
+  push16(f, 0);
+  push16(f, d.percent(90) ? 0 : static_cast<uint16_t>(d.next()));
+  f.insert(f.end(), opts.begin(), opts.end());
+  f.resize(l4 + 20 + (opts.size() + 3) / 4 * 4, 0);
+  if (d.percent(8)) f.insert(f.end(), 1 + d.below(300), 0x5a);  // data: TCP Fast Open
+}
+
+// The IP length: the datagram's end mostly the frame's; sometimes shorter (Ethernet
+// padding after it) or claiming more than the frame holds. Returns that end.
+inline size_t ip_length(Frame& f, Draw& d, size_t l3, bool v6) {
+  size_t ip_end = f.size();
+  if (d.percent(6)) f.insert(f.end(), 1 + d.below(40), 0);
+  if (d.percent(4)) ip_end = l3 + d.below(static_cast<uint32_t>(f.size() - l3 + 24));
+  if (v6)
+    put16(f, l3 + 4, static_cast<uint16_t>(ip_end > l3 + 40 ? ip_end - l3 - 40 : 0));
+  else
+    put16(f, l3 + 2, static_cast<uint16_t>(ip_end - l3));
+  return ip_end;
+}
+
+// Checksums: right, wrong, or (TCP) the pseudo-header's sum alone, as a local stack
+// leaves it to the device.
+inline void checksums(Frame& f, Draw& d, size_t l3, size_t l4, size_t ip_end, bool v6) {
+  const size_t seg = ip_end > l4 && ip_end <= f.size() ? ip_end - l4 : 0;
+  uint32_t pseudo = 6 + static_cast<uint32_t>(seg);
+  for (size_t i = v6 ? l3 + 8 : l3 + 12; i < l3 + (v6 ? 40 : 20); i += 2)
+    pseudo += static_cast<uint32_t>(f[i] << 8 | f[i + 1]);
+  const uint32_t how = d.below(100);
+  if (seg >= 20)
+    put16(f, l4 + 16,
+          how < 88   ? checksum(&f[l4], seg, pseudo)
+          : how < 94 ? static_cast<uint16_t>(d.next())
+                     : static_cast<uint16_t>(~checksum(nullptr, 0, pseudo)));
+  if (v6) return;
+  const size_t ihl = (f[l3] & 15) * size_t{4};
+  if (ihl <= f.size() - l3) put16(f, l3 + 10, checksum(&f[l3], ihl));
+  if (d.percent(4)) f[l3 + 10] ^= static_cast<uint8_t>(1 + d.below(255));
+}
+
+}  // namespace gen
+
 // A hostile frame for the SYN path of a host in `w`.
 inline Frame hostile_syn(Draw& d, const SynWorld& w) {
   using namespace gen;
@@ -332,78 +424,13 @@ inline Frame hostile_syn(Draw& d, const SynWorld& w) {
   const bool v6 = d.percent(50);
   push16(f, v6 ? 0x86dd : 0x0800);
   const size_t l3 = f.size();
-  size_t l4 = 0;
-  if (v6) {
-    const std::array<uint8_t, 16> client = client6(d);
-    const std::array<uint8_t, 16> src = addr6(d, client, w.local6), dst = addr6(d, w.local6, src);
-    push32(f, 0x60000000);
-    push16(f, 0);  // payload length, below
-    f.push_back(0);
-    f.push_back(64);
-    f.insert(f.end(), src.begin(), src.end());
-    f.insert(f.end(), dst.begin(), dst.end());
-    f[l3 + 6] = ext_chain(f, d);
-  } else {
-    const std::array<uint8_t, 4> client = client4(d);
-    const std::array<uint8_t, 4> src = addr4(d, client, w.local4), dst = addr4(d, w.local4, src);
-    const uint32_t ihl = d.percent(80) ? 5 : d.percent(95) ? 5 + d.below(11) : d.below(5);
-    f.push_back(static_cast<uint8_t>(0x40 | ihl));
-    f.push_back(0);
-    push16(f, 0);  // total length, below
-    push16(f, static_cast<uint16_t>(d.next()));
-    push16(f, d.percent(90) ? 0x4000 : d.percent(50) ? 0x2000 : static_cast<uint16_t>(d.below(0x2000) | 1));
-    f.push_back(64);
-    f.push_back(6);
-    push16(f, 0);
-    f.insert(f.end(), src.begin(), src.end());
-    f.insert(f.end(), dst.begin(), dst.end());
-    for (uint32_t i = 5; i < ihl; ++i) f.insert(f.end(), {1, 1, 1, static_cast<uint8_t>(i + 1 < ihl ? 1 : 0)});
-  }
-  l4 = f.size();
-  // The TCP header.
-  const uint16_t ports[] = {w.listen_port, w.listen_port, w.listen_port, w.closed_port, w.other_port};
-  push16(f, static_cast<uint16_t>(1024 + d.below(64000)));
-  push16(f, ports[d.below(5)]);
-  push32(f, d.next());
-  push32(f, d.percent(70) ? 0 : d.next());
-  const std::vector<uint8_t> opts = tcp_options(d);
-  const uint32_t proper = static_cast<uint32_t>(5 + (opts.size() + 3) / 4);
-  const uint32_t doff = d.percent(75) ? proper : d.below(16);
-  f.push_back(static_cast<uint8_t>(doff << 4 | (d.percent(10) ? 1 : 0)));  // NS
-  const uint32_t flag_pick = d.below(100);
-  f.push_back(flag_pick < 50 ? 0x02 : flag_pick < 55 ? 0xc2 : d.byte());  // SYN, SYN with ECE and CWR, any
-  push16(f, static_cast<uint16_t>(d.next()));
-  push16(f, 0);  // checksum, below
-  push16(f, d.percent(90) ? 0 : static_cast<uint16_t>(d.next()));
-  f.insert(f.end(), opts.begin(), opts.end());
-  f.resize(l4 + 20 + (opts.size() + 3) / 4 * 4, 0);
-  if (d.percent(8)) f.insert(f.end(), 1 + d.below(300), 0x5a);  // data: TCP Fast Open
-  // Lengths: the IP datagram's end mostly the frame's; sometimes shorter (Ethernet
-  // padding after it) or claiming more than the frame holds.
-  size_t ip_end = f.size();
-  if (d.percent(6)) f.insert(f.end(), 1 + d.below(40), 0);
-  if (d.percent(4)) ip_end = l3 + d.below(static_cast<uint32_t>(f.size() - l3 + 24));
   if (v6)
-    put16(f, l3 + 4, static_cast<uint16_t>(ip_end > l3 + 40 ? ip_end - l3 - 40 : 0));
+    ip6_header(f, d, w);
   else
-    put16(f, l3 + 2, static_cast<uint16_t>(ip_end - l3));
-  // Checksums: right, wrong, or (TCP) the pseudo-header's sum alone as a local stack
-  // leaves it to the device.
-  const size_t seg = ip_end > l4 && ip_end <= f.size() ? ip_end - l4 : 0;
-  uint32_t pseudo = 6 + static_cast<uint32_t>(seg);
-  const size_t a0 = v6 ? l3 + 8 : l3 + 12, a1 = v6 ? l3 + 40 : l3 + 20;
-  for (size_t i = a0; i < a1; i += 2) pseudo += static_cast<uint32_t>(f[i] << 8 | f[i + 1]);
-  const uint32_t how = d.below(100);
-  if (seg >= 20)
-    put16(f, l4 + 16,
-          how < 88   ? checksum(&f[l4], seg, pseudo)
-          : how < 94 ? static_cast<uint16_t>(d.next())
-                     : static_cast<uint16_t>(~checksum(nullptr, 0, pseudo)));
-  if (!v6) {
-    const size_t ihl = (f[l3] & 15) * size_t{4};
-    if (ihl <= f.size() - l3) put16(f, l3 + 10, checksum(&f[l3], ihl));
-    if (d.percent(4)) f[l3 + 10] ^= static_cast<uint8_t>(1 + d.below(255));
-  }
+    ip4_header(f, d, w);
+  const size_t l4 = f.size();
+  tcp_header(f, d, w);
+  checksums(f, d, l3, l4, ip_length(f, d, l3, v6), v6);
   if (d.percent(4)) f.resize(f.size() - d.below(static_cast<uint32_t>(f.size() - 13)));  // cut anywhere
   return f;
 }
