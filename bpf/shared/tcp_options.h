@@ -103,7 +103,10 @@ LV_INLINE int lv_tcp_opt_step(struct lv_tcp_opts *p)
 	if (size < 2 || i + size > p->len)
 		return 1;
 	if (kind == LV_TCPOPT_MSS && size == 4) {
-		p->mss = (__u16)(lv_tcp_opt_byte(p, i + 2) << 8 | lv_tcp_opt_byte(p, i + 3));
+		__u16 mss = (__u16)(lv_tcp_opt_byte(p, i + 2) << 8 | lv_tcp_opt_byte(p, i + 3));
+
+		if (mss) /* Linux ignores an MSS of 0 (tcp_parse_options): an earlier one stands */
+			p->mss = mss;
 	} else if (kind == LV_TCPOPT_WINDOW && size == 3) {
 		p->wscale = lv_tcp_opt_byte(p, i + 2);
 		if (p->wscale > LV_TCP_MAX_WSCALE) /* RFC 7323 2.3: use 14 */

@@ -55,6 +55,15 @@ TEST(TcpOptions, AMalformedListEndsTheWalkAndKeepsWhatCameBefore) {
   EXPECT_EQ(walk(std::vector<uint8_t>(40, 1)).mss, 0) << "40 NOPs";
 }
 
+// As Linux reads them (tcp_parse_options): a later MSS replaces an earlier one, but an
+// MSS of 0 is ignored, so the one before it stands.
+TEST(TcpOptions, AnMssOfZeroLeavesTheEarlierOne) {
+  EXPECT_EQ(walk({2, 4, 0x05, 0xb4, 2, 4, 0, 0}).mss, 1460);
+  EXPECT_EQ(walk({2, 4, 0, 0, 2, 4, 0x05, 0xb4}).mss, 1460);
+  EXPECT_EQ(walk({2, 4, 0x05, 0xb4, 2, 4, 0x02, 0x18}).mss, 536) << "a later non-zero one replaces it";
+  EXPECT_EQ(walk({2, 4, 0, 0}).mss, 0) << "none";
+}
+
 // Every byte string ends the walk within its length, reading nothing past it.
 TEST(TcpOptions, EveryShortListEnds) {
   for (uint32_t a = 0; a < 256; ++a)
