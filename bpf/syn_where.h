@@ -16,7 +16,9 @@
  *
  * The kernel's route lookup (bpf_fib_lookup) answers only on an interface that forwards;
  * on one that does not (most servers) the host's own addresses are what the controller
- * wrote into lv_local (levee run follows them). Known limit, where the interface
+ * wrote into lv_local (levee run follows them). Where it says "not forwarded" (a local
+ * route, or any link-local address, which it does not look up), lv_local decides too:
+ * a SYN from fe80::/10 to an address of nobody's is not the host's to answer. Known limit, where the interface
  * forwards: the route lookup does not tell the host's own addresses from its subnets'
  * directed broadcast addresses (both are "local" to it). A SYN to a directed broadcast
  * address that comes to levee's unicast MAC is then answered as one to the host; the
@@ -120,11 +122,11 @@ static __always_inline __u8 lv_where_route(struct xdp_md *ctx, const struct lv_c
 		__builtin_memcpy(p->ipv6_dst, &((const struct ipv6hdr *)ip)->daddr, sizeof(p->ipv6_dst));
 	}
 	rc = bpf_fib_lookup(ctx, p, sizeof(*p), 0);
-	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
+	/* NOT_FWDED is a local route, but also any link-local source or destination (the
+	 * lookup stops there, before the routes): lv_local decides both. */
+	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED || rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return lv_host_owns(ctl, (struct lv_local_key *)p, d0, d1, d2, d3) ? LV_WHERE_LISTENER
 										   : LV_WHERE_NOT_OURS;
-	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
-		return LV_WHERE_LISTENER;
 	/* Forwarded out of another interface: a host behind this one. Back out of the one it
 	 * came in by, it is no host levee protects, only a packet sent to the wrong MAC. */
 	if ((rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) &&
@@ -186,6 +188,11 @@ static __always_inline __u8 lv_syn_where(struct xdp_md *ctx, struct lv_percpu *p
 	verdict = lv_where_route(ctx, ctl, scratch, family, ip, d0, d1, d2, d3);
 	if (verdict == LV_WHERE_LISTENER)
 		verdict = lv_where_listener(ctx, scratch, family, ip, dport);
+	/* From a link-local source the route lookup stops before the routes: its word is
+	 * the source's, not the destination's, and is not kept for other sources. */
+	if (family == LV_AF_INET6 &&
+	    (((const struct ipv6hdr *)ip)->saddr.in6_u.u6_addr32[0] & bpf_htonl(0xffc00000)) == bpf_htonl(0xfe800000))
+		return verdict;
 	w->daddr[0] = d0;
 	w->daddr[1] = d1;
 	w->daddr[2] = d2;
