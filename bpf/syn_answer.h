@@ -82,6 +82,45 @@ static __always_inline int lv_syn_csum_ok(const void *ip, __u8 family, const str
 }
 
 /*
+ * What the stack would make of the datagram around a proper SYN: 0, or LV_R_MALFORMED
+ * for an IPv4 header whose checksum is wrong (RFC 1122 3.2.1.2) or the first fragment
+ * of a datagram not yet whole (MF: the stack answers only the reassembled one), and
+ * LV_R_MARTIAN for a source that is one of the host's own addresses (RFC 1812 5.3.7:
+ * the answer would go on the wire to the host itself). Known limit: an IPv6 first
+ * fragment (M set) is answered; the walk to find its fragment header is the parser's.
+ */
+#define LV_IP_MF 0x2000 /* IPv4 "more fragments" */
+
+static __always_inline __u32 lv_syn_datagram(struct xdp_md *ctx, const struct lv_syn_ctx *s, const void *ip)
+{
+	const __u32 *src = s->q->pkt.addr;
+
+	if (s->q->pkt.family == LV_AF_INET) {
+		const struct iphdr *iph = ip;
+		const __u32 *w = ip;
+		void *end = (void *)(long)ctx->data_end;
+		__u64 sum = 0;
+		int i;
+
+		/* The header, options included (the parser checked they are in the frame),
+		 * word by word: ihl is at most 15 words. */
+#pragma unroll
+		for (i = 0; i < 15; i++) {
+			if (i >= iph->ihl)
+				break;
+			if ((void *)(w + i + 1) > end)
+				return LV_R_MALFORMED;
+			sum += lv_csum32(w[i]);
+		}
+		if (lv_csum_fold(sum) != 0 || (iph->frag_off & bpf_htons(LV_IP_MF)))
+			return LV_R_MALFORMED;
+	}
+	if (s->ctl->local_known && lv_host_owns(s->ctl, lv_where_scratch(s->pc), src[0], src[1], src[2], src[3]))
+		return LV_R_MARTIAN;
+	return 0;
+}
+
+/*
  * The SYN levee would answer, judged: 0 if it is proper (the flags, the data offset and
  * the checksum a stack takes), from and to addresses a stack answers, and its
  * destination is one to answer (`*where`, syn_where.h); else the reason it is not.
@@ -114,7 +153,7 @@ static __always_inline __u32 lv_syn_judge(struct xdp_md *ctx, const struct lv_sy
 	o = lv_opts_scratch(s->pc);
 	if (lv_syn_opts_load(ctx, o, l4, th->doff * 4) || !lv_syn_csum_ok(ip, pkt->family, th, o, tcp_len))
 		return LV_R_MALFORMED;
-	return 0;
+	return lv_syn_datagram(ctx, s, ip);
 }
 
 /*

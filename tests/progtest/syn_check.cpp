@@ -23,35 +23,15 @@ constexpr Outcome kAnswered{XDP_TX, LV_R_CHALLENGED};
 }
 
 const std::vector<SynKnown> kKnownDisagreements = {
-    // RFC 1122 3.2.1.2: a host silently discards a datagram whose header checksum is
-    // wrong; levee reads no IPv4 header checksum and answers.
-    {SynRule::Ipv4HeaderChecksum, kAnswered, "drop (malformed)"},
-    // A fragment of a datagram not yet whole (IPv4 MF; an IPv6 fragment header with M)
-    // is no segment yet: the stack answers only the reassembled datagram (RFC 791, RFC
-    // 8200 4.5), whose checksum covers the whole. levee answers the first fragment.
+    // A fragment of a datagram not yet whole (an IPv6 fragment header with M; IPv4's MF
+    // is checked) is no segment yet: the stack answers only the reassembled datagram
+    // (RFC 8200 4.5), whose checksum covers the whole. levee answers the first fragment.
     {SynRule::Fragment, kAnswered, "drop (malformed)"},
+    {SynRule::Fragment, Outcome{XDP_DROP, LV_R_MARTIAN}, "drop (malformed)"},  // from the host's own address
     // RFC 8200 4.1: a hop-by-hop header anywhere but first makes the stack discard the
     // packet (Linux: a parameter problem); levee walks over it and answers.
     {SynRule::HopByHopNotFirst, kAnswered, "drop (malformed)"},
-    // A SYN from one of the host's own addresses is a martian source (RFC 1812 5.3.7;
-    // Linux drops it, and would answer itself, never on the wire). levee answers on the
-    // wire, to the host's own address.
-    {SynRule::SourceIsHost, kAnswered, "drop (martian)"},
-    // A link-local source or destination: bpf_fib_lookup returns NOT_FWDED for any
-    // link-local address before it looks at forwarding, and syn_where.h takes NOT_FWDED
-    // for "the host's own", so lv_local is never asked. A SYN to a link-local address
-    // the host does not own, or from fe80::/10 to any address, is answered (to a port
-    // without a listener: no_listener; with a bad checksum: malformed). And each CPU
-    // keeps that word on the destination for LV_SYN_WHERE_NS: the next SYNs to the
-    // address and port, from any source, are answered too.
-    {SynRule::NotOursLinkLocal, kAnswered, "drop (martian)"},
-    {SynRule::NotOursLinkLocal, Outcome{XDP_DROP, LV_R_NO_LISTENER}, "drop (martian)"},
-    {SynRule::NotOursLinkLocal, Outcome{XDP_DROP, LV_R_MALFORMED}, "drop (martian)"},
-    // An MSS option of 0 after another MSS option: Linux ignores an MSS of 0
-    // (tcp_parse_options), so the first stands; levee's reading (tcp_options.h) takes
-    // the 0 for "none", and its proxy cookie keeps 536 (the table's first) for the
-    // connection, not the client's MSS. Must: the cookie's MSS index of the first MSS.
-    {SynRule::AnsweredAfterZeroMss, kAnswered, "the cookie keeps the earlier MSS", true},
+    {SynRule::HopByHopNotFirst, Outcome{XDP_DROP, LV_R_MARTIAN}, "drop (malformed)"},  // likewise
 };
 
 const SynKnown* known(model::SynRule rule, const Outcome& levee, bool bytes) {
