@@ -51,12 +51,14 @@ struct lv_vlan_hdr {
 
 /* What the datapath needs of a packet: who sent it, and what kind of traffic it is. */
 struct lv_packet {
-	__u32 addr[4]; /* source, IPv4-mapped for IPv4, network byte order */
-	__u8 family;   /* enum lv_family */
-	__u8 kind;     /* enum lv_l4_kind */
-	__u16 dport;   /* destination port, host order, for kinds < LV_L4_PORTED */
-	__u16 sport;   /* source port, likewise */
-	__u16 l4_tail; /* bytes from the transport header to the frame's end, likewise */
+	__u32 addr[4];       /* source, IPv4-mapped for IPv4, network byte order */
+	__u8 family;         /* enum lv_family */
+	__u8 kind : 4;       /* enum lv_l4_kind */
+	__u8 more_frags : 1; /* a fragment with more to come (IPv4 MF, IPv6 M): no whole segment
+			      * (a bit beside kind: the packet is on the stack, which is full) */
+	__u16 dport;         /* destination port, host order, for kinds < LV_L4_PORTED */
+	__u16 sport;         /* source port, likewise */
+	__u16 l4_tail;       /* bytes from the transport header to the frame's end, likewise */
 };
 
 #define LV_MAX_VLAN_TAGS 2
@@ -199,6 +201,7 @@ static __always_inline int lv_parse_ipv4(struct lv_cursor *c, struct lv_packet *
 	pkt->addr[1] = 0;
 	pkt->addr[2] = bpf_htonl(0xffff);
 	pkt->addr[3] = iph->saddr;
+	pkt->more_frags = (bpf_ntohs(iph->frag_off) & 0x2000) != 0;
 	return lv_parse_l4(c, iph->protocol, tot_len - hdr_len, (bpf_ntohs(iph->frag_off) & 0x1fff) != 0, pkt);
 }
 
@@ -253,6 +256,7 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 		return -LV_R_MALFORMED;
 
 	pkt->family = LV_AF_INET6;
+	pkt->more_frags = 0;
 	__builtin_memcpy(pkt->addr, &ip6->saddr, sizeof(pkt->addr));
 	nh = ip6->nexthdr;
 
@@ -262,6 +266,10 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 		struct lv_ip6_frag *fh;
 		__u32 len;
 
+		/* RFC 8200 4.1: hop-by-hop options only right after the IPv6 header; the
+		 * stack discards a packet with them anywhere else (a parameter problem). */
+		if (i > 0 && nh == IPPROTO_HOPOPTS)
+			return -LV_R_MALFORMED;
 		if (lv_ipv6_ext(nh)) {
 			oh = lv_pull(c, sizeof(*oh));
 			if (!oh)
@@ -276,6 +284,7 @@ static __always_inline int lv_parse_ipv6(struct lv_cursor *c, struct lv_packet *
 			if (!fh || avail < sizeof(*fh))
 				return -LV_R_MALFORMED;
 			avail -= sizeof(*fh);
+			pkt->more_frags |= bpf_ntohs(fh->frag_off) & 1; /* any of them: a second is bogus */
 			if (bpf_ntohs(fh->frag_off) & ~7)
 				return lv_parse_l4(c, fh->nexthdr, avail, 1, pkt);
 			nh = fh->nexthdr;

@@ -84,13 +84,10 @@ static __always_inline int lv_syn_csum_ok(const void *ip, __u8 family, const str
 /*
  * What the stack would make of the datagram around a proper SYN: 0, or LV_R_MALFORMED
  * for an IPv4 header whose checksum is wrong (RFC 1122 3.2.1.2) or the first fragment
- * of a datagram not yet whole (MF: the stack answers only the reassembled one), and
- * LV_R_MARTIAN for a source that is one of the host's own addresses (RFC 1812 5.3.7:
- * the answer would go on the wire to the host itself). Known limit: an IPv6 first
- * fragment (M set) is answered; the walk to find its fragment header is the parser's.
+ * of a datagram not yet whole (IPv4 MF, IPv6 M: the stack answers only the reassembled
+ * one), and LV_R_MARTIAN for a source that is one of the host's own addresses (RFC 1812
+ * 5.3.7: the answer would go on the wire to the host itself).
  */
-#define LV_IP_MF 0x2000 /* IPv4 "more fragments" */
-
 static __always_inline __u32 lv_syn_datagram(struct xdp_md *ctx, const struct lv_syn_ctx *s, const void *ip)
 {
 	const __u32 *src = s->q->pkt.addr;
@@ -112,9 +109,11 @@ static __always_inline __u32 lv_syn_datagram(struct xdp_md *ctx, const struct lv
 				return LV_R_MALFORMED;
 			sum += lv_csum32(w[i]);
 		}
-		if (lv_csum_fold(sum) != 0 || (iph->frag_off & bpf_htons(LV_IP_MF)))
+		if (lv_csum_fold(sum) != 0)
 			return LV_R_MALFORMED;
 	}
+	if (s->q->pkt.more_frags)
+		return LV_R_MALFORMED;
 	if (s->ctl->local_known && lv_host_owns(s->ctl, lv_where_scratch(s->pc), src[0], src[1], src[2], src[3]))
 		return LV_R_MARTIAN;
 	return 0;

@@ -13,7 +13,8 @@ extern "C" {
 struct lv_packet {
   uint32_t addr[4];
   uint8_t family;
-  uint8_t kind;
+  uint8_t kind : 4;  // bit-fields as parse.h has them, from the low bit
+  uint8_t more_frags : 1;
   uint16_t dport;
   uint16_t sport;
   uint16_t l4_tail;
@@ -30,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool same = got == want.reason;
   if (same && got == LV_R_CONFORMING)
     same = pkt.family == want.family && pkt.kind == want.kind && pkt.dport == want.dport && pkt.sport == want.sport &&
-           pkt.l4_tail == want.l4_tail && std::memcmp(pkt.addr, want.addr.data(), 16) == 0;
+           pkt.l4_tail == want.l4_tail && (pkt.more_frags != 0) == want.more_frags &&
+           std::memcmp(pkt.addr, want.addr.data(), 16) == 0;
   if (!same) {
     std::fprintf(stderr,
                  "parse.h: reason %u family %u kind %u dport %u sport %u l4_tail %u\nmodel:   reason %u family %u kind "

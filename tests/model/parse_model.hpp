@@ -25,6 +25,7 @@ struct Parsed {
   uint16_t sport = 0;              // its source port, likewise
   uint16_t l4_tail = 0;            // bytes from that header to the frame's end, likewise
   std::array<uint8_t, 16> addr{};  // source; IPv4 as ::ffff:a.b.c.d
+  bool more_frags = false;         // a fragment with more to come (IPv4 MF, IPv6 M)
   bool operator==(const Parsed&) const = default;
 };
 
@@ -92,6 +93,7 @@ inline Parsed ipv4(std::span<const uint8_t> ip) {
   p.addr[11] = 0xff;
   for (size_t i = 0; i < 4; ++i) p.addr[12 + i] = ip[12 + i];
   const bool later_fragment = (be16(ip, 6) & 0x1fff) != 0;
+  p.more_frags = (be16(ip, 6) & 0x2000) != 0;
   return transport(p, ip.subspan(header), total - header, ip[9], later_fragment);
 }
 
@@ -123,10 +125,13 @@ inline Parsed ipv6(std::span<const uint8_t> ip) {
     const bool ext = ipv6_extension(nh);
     if (!ext && nh != kFragment) return transport(p, ip.subspan(off), avail, nh, false);
     if (walked == kMaxExtHeaders) return fail(LV_R_EXT_DEPTH);
+    // RFC 8200 4.1: hop-by-hop options only right after the IPv6 header.
+    if (nh == 0 && walked > 0) return fail(LV_R_MALFORMED);
     if (nh == kFragment) {
       if (ip.size() - off < 8 || avail < 8) return fail(LV_R_MALFORMED);
       const uint8_t next = ip[off];
       const bool later_fragment = (be16(ip, off + 2) >> 3) != 0;
+      p.more_frags = p.more_frags || (be16(ip, off + 2) & 1) != 0;  // any of them
       off += 8;
       avail -= 8;
       if (later_fragment) return transport(p, ip.subspan(off), avail, next, true);
