@@ -10,7 +10,8 @@
 # build-fuzz/fuzz/crashes/NAME/crash-*; reproduce it with
 #   build-fuzz/fuzz/levee_fuzz_NAME build-fuzz/fuzz/crashes/NAME/crash-...
 #
-# No root needed, except to install clang-14 and libfuzzer-14-dev when they are missing.
+# Root is needed: the synpath harness runs the XDP program (BPF_PROG_TEST_RUN), and
+# clang-14 and libfuzzer-14-dev are installed when they are missing.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
