@@ -10,7 +10,8 @@
  * whatever follows it, so IPv4 options, IPv6 extension headers, fragments and VLAN tags
  * only change which class a packet falls in, never whether it is limited. What levee
  * cannot parse (a third VLAN tag, more than LV_MAX_EXT_HDRS IPv6 extension headers) is
- * dropped and counted, not passed.
+ * dropped and counted, not passed; so is what the stack would discard unread (a
+ * hop-by-hop header anywhere but first).
  */
 #ifndef LEVEE_PARSE_H
 #define LEVEE_PARSE_H
