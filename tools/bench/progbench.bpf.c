@@ -109,19 +109,27 @@ int bench_levee_newsrc(struct xdp_md *ctx)
 
 /* The next source into an IPv4 header, and a TCP checksum after it kept right (RFC 1624:
  * the pseudo-header holds the source), as SYN authentication checks it. */
+/* A checksum at `check` after a 32-bit word it covers went from `old` to `now`
+ * (RFC 1624's incremental update). */
+static __always_inline void bench_csum_replace(__u16 *check, __u32 old, __u32 now)
+{
+	__u32 sum = (__u16) ~*check + (__u16) ~(old & 0xffff) + (__u16) ~(old >> 16) + (now & 0xffff) + (now >> 16);
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	*check = (__u16)~sum;
+}
+
 static __always_inline void bench_new_source(struct iphdr *iph, void *data, void *end)
 {
 	__u32 old = iph->saddr, now = bpf_htonl(bench_next_src++);
 	__u16 *check = data + sizeof(struct ethhdr) + sizeof(struct iphdr) + 16;
-	__u32 sum;
 
 	iph->saddr = now;
+	bench_csum_replace(&iph->check, old, now); /* a SYN with a wrong header sum is not answered */
 	if (iph->protocol != IPPROTO_TCP || (void *)(check + 1) > end)
 		return;
-	sum = (__u16) ~*check + (__u16) ~(old & 0xffff) + (__u16) ~(old >> 16) + (now & 0xffff) + (now >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	*check = (__u16)~sum;
+	bench_csum_replace(check, old, now);
 }
 
 /* levee with a new IPv4 source on every packet, the frame made again from bench_frame
