@@ -26,6 +26,7 @@
 #include "maps.h"
 #include "seen.h"
 #include "state.h"
+#include "watch.h"
 
 /* Does the map refuse new sources (when_full = "refuse") and hold as many as it takes? */
 static __always_inline int lv_refuses_new(struct lv_ctx *c)
@@ -61,12 +62,6 @@ static __always_inline int lv_guard_is_calm(struct lv_ctx *c)
 static __always_inline int lv_guard_engaged(struct lv_ctx *c)
 {
 	return LV_READ_ONCE(c->sh->engaged_ns) != 0;
-}
-
-/* This CPU's memory of the class (struct lv_pilot). */
-static __always_inline struct lv_pilot *lv_pilot_of(struct lv_ctx *c)
-{
-	return &c->pc->pilot[c->class_id & (LV_MAX_CLASSES - 1)];
 }
 
 /* Something abnormal: an arrival over the threshold, or a source on probation over
@@ -344,6 +339,12 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, __u64 *t)
 		r = lv_levels_over(c);
 		if (r != LV_R_CONFORMING)
 			return r;
+	}
+	if (cls->flags & LV_CLASS_ESCALATE) {
+		struct lv_watch *w = lv_watch_escalated_net(c);
+
+		if (w && !lv_good_known(c))
+			return lv_watch_refuse(c, w);
 	}
 	if (lv_refuses_new(c))
 		return LV_R_MAP_FULL;

@@ -123,6 +123,16 @@ __attribute__((noinline)) __u32 lv_banning(void)
 	return lv_ban(&c, st, reason, call->t);
 }
 
+/* A sampled arrival the class refused, charged to its network's watch (watch.h). */
+__attribute__((noinline)) __u32 lv_watching_refused(void)
+{
+	struct lv_ctx c = {};
+
+	if (lv_unstage(&c))
+		lv_watch_refused(&c, c.now);
+	return 0;
+}
+
 /* A packet whose source has no state under its key in its class: lv_new_source(). */
 __attribute__((noinline)) __u32 lv_arrival(void)
 {
@@ -147,9 +157,9 @@ static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_p
 	__u32 r;
 
 	if (cls->flags & LV_CLASS_ESCALATE) {
-		__u64 mask = (1ULL << (cls->autop.sample_shift & 15)) - 1;
-
-		sample = !(++c->pc->watch_tick & mask);
+		/* A known-good source (one that proved itself, or behaved before) is not
+		 * counted against its network: a flash crowd of them is no flood. */
+		sample = lv_watch_sampled(c) && !lv_good_known(c);
 		watch = sample || !lv_gcra_conforms(pilot->escalated_until_ns, t);
 	}
 	if (!levels && !watch)
@@ -244,6 +254,28 @@ static __always_inline __u32 lv_limit_state(struct lv_ctx *c, struct lv_state *s
 	return lv_reject(c, st, hot_ready, r, r);
 }
 
+/* An arrival refused as new (admission, newcomer) in a class that watches networks:
+ * one in 2^sample_shift is charged to its network. Returns `r`. */
+static __always_inline __u32 lv_refused_arrival(struct lv_ctx *c, __u32 r)
+{
+	if ((r == LV_R_ADMISSION || r == LV_R_NEWCOMER) && (c->cls->flags & LV_CLASS_ESCALATE) && lv_watch_sampled(c)) {
+		lv_stage(c);
+		lv_watching_refused();
+		lv_pilot_of(c)->escalated_until_ns = LV_READ_ONCE(c->sh->escalated_until_ns);
+	}
+	return r;
+}
+
+/* A source never seen, of a network escalated (as this CPU knows): refused before
+ * anything it could spend, without the lookup that would miss (watch.h). */
+static __always_inline __u32 lv_refuse_escalated(struct lv_ctx *c)
+{
+	if (!(c->cls->flags & LV_CLASS_ESCALATE) || lv_gcra_conforms(lv_pilot_of(c)->escalated_until_ns, c->now) ||
+	    lv_seen_check(c))
+		return 0;
+	return lv_watch_refuses_unseen(c);
+}
+
 /*
  * Every level of limits for one packet of a limited class: its source, or its arrival,
  * then the levels above it.
@@ -269,9 +301,12 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 
 	/* A spoofed flood past the admission budget: refused on the filter, without the
 	 * lookup that would miss (struct lv_seen_pair). */
-	r = lv_refuse_unseen(c);
+	r = lv_refuse_escalated(c);
 	if (r)
 		return r;
+	r = lv_refuse_unseen(c);
+	if (r)
+		return lv_refused_arrival(c, r);
 	/* A source this CPU rejected lately (one of a botnet round robin), without the
 	 * LRU lookup. */
 	r = lv_hot_rejects(c, lv_hot_slot(&c->key));
@@ -283,7 +318,7 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 		lv_stage(c);
 		r = lv_arrival();
 		if (r < LV_ARRIVED_FOUND)
-			return r;
+			return lv_refused_arrival(c, r);
 		on_probation = !!(r & LV_ARRIVED_PROBATION);
 		fresh = !!(r & LV_ARRIVED_CREATED);
 		/* Its key on probation is the packet's with a flag: set for the lookup only,

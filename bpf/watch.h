@@ -19,8 +19,16 @@
 #include "cas.h"
 #include "context.h"
 #include "events.h"
+#include "good.h"
+#include "hot.h"
 #include "maps.h"
 #include "state.h"
+
+/* This CPU's memory of the class (struct lv_pilot). */
+static __always_inline struct lv_pilot *lv_pilot_of(struct lv_ctx *c)
+{
+	return &c->pc->pilot[c->class_id & (LV_MAX_CLASSES - 1)];
+}
 
 static __always_inline void lv_watch_key(const struct lv_ctx *c, struct lv_key *k)
 {
@@ -86,6 +94,112 @@ static __always_inline void lv_watch_create(struct lv_ctx *c, const struct lv_ke
 
 	if (bpf_map_update_elem(&lv_state, k, &init, BPF_NOEXIST) == 0)
 		lv_count_created(c);
+}
+
+/* Is this packet the sample of its CPU's last 2^sample_shift of the class's watched
+ * packets (passed ones, and arrivals refused as new)? Counts it. */
+static __always_inline int lv_watch_sampled(struct lv_ctx *c)
+{
+	__u64 mask = (1ULL << (c->cls->autop.sample_shift & 15)) - 1;
+
+	return !(++c->pc->watch_tick & mask);
+}
+
+/* This CPU's memo entry for the network of key `k` (struct lv_watch_memo). */
+static __always_inline struct lv_watch_memo *lv_watch_memo_of(struct lv_ctx *c, const struct lv_key *k)
+{
+	__u32 x = k->addr[0] ^ k->addr[1] ^ k->addr[2] ^ k->addr[3];
+
+	x ^= x >> 16;
+	x ^= x >> 8;
+	return &c->pc->watch_memo[x & (LV_WATCH_MEMOS - 1)];
+}
+
+/* The state of the packet's network if it is escalated now (one of the class's
+ * networks is, and the packet's is: a lookup), else NULL. Its key stays in this CPU's
+ * watch_probe (off the stack, which the main program has no room left on). */
+static __always_inline struct lv_watch *lv_watch_escalated_net(struct lv_ctx *c)
+{
+	struct lv_key *k = &c->pc->watch_probe;
+	struct lv_watch *w;
+
+	if (lv_gcra_conforms(LV_READ_ONCE(c->sh->escalated_until_ns), c->now))
+		return NULL;
+	lv_watch_key(c, k);
+	w = bpf_map_lookup_elem(&lv_state, k);
+	return w && lv_watch_escalated(w, c->now, c->cls->autop.release_ns) ? w : NULL;
+}
+
+/* A packet of the escalated network `w` (key in watch_probe) refused as new: the
+ * network stays escalated, this CPU's pilot and memo learn of it, and the drop and what
+ * the memo refused since its last look go to the network's display count. */
+static __always_inline __u32 lv_watch_refuse(struct lv_ctx *c, struct lv_watch *w)
+{
+	const struct lv_key *k = &c->pc->watch_probe;
+	struct lv_watch_memo *m = lv_watch_memo_of(c, k);
+	__u64 until;
+
+	lv_watch_over(c, w, c->now);
+	until = LV_READ_ONCE(c->sh->escalated_until_ns);
+	if (lv_pilot_of(c)->escalated_until_ns != until)
+		lv_pilot_of(c)->escalated_until_ns = until;
+	w->dropped += (1 | c->len << 32) + (lv_key_eq(&m->key, k) ? m->pending : 0);
+	m->key = *k;
+	m->pending = 0;
+	m->look_ns = c->now + LV_GUARD_NOTE_NS;
+	return LV_R_ESCALATED; /* (no hot entry: such floods are of many sources) */
+}
+
+/*
+ * New sources of an escalated network are refused (LV_R_ESCALATED) before the class's
+ * admission, on the cached clock, unless known-good: such a flood spends none of the
+ * budget that new sources of other networks share, and is no abnormal arrival of the
+ * class; the network's sources with state keep its limit, and its new TCP clients get
+ * in by proving themselves (SYN authentication). Two places ask: lv_limit() for a
+ * source lv_seen has never seen (so not known-good either: lv_seen covers lv_good,
+ * struct lv_seen_pair), answered by this CPU's memo for up to LV_GUARD_NOTE_NS, and
+ * lv_new_source() for any other arrival. Known limit: a new source of an escalated
+ * network that cannot prove itself (UDP) waits until the network is calm again.
+ */
+static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)
+{
+	struct lv_key *k = &c->pc->watch_probe;
+	struct lv_watch_memo *m;
+	struct lv_watch *w;
+
+	lv_watch_key(c, k);
+	m = lv_watch_memo_of(c, k);
+	if (!lv_gcra_conforms(m->look_ns, c->now) && lv_key_eq(&m->key, k)) {
+		m->pending += 1 | c->len << 32;
+		return LV_R_ESCALATED;
+	}
+	w = lv_watch_escalated_net(c);
+	return w ? lv_watch_refuse(c, w) : 0;
+}
+
+/*
+ * A sample of the arrivals the class refused (admission, newcomer), charged to their
+ * network if it is watched already: a network whose new sources flood is escalated
+ * though little of it passes. It never makes a network's state (a random flood over
+ * many networks would fill the map with them): a network is watched from its first
+ * passed sample on.
+ */
+static __always_inline void lv_watch_refused(struct lv_ctx *c, __u64 t)
+{
+	const struct lv_auto *a = &c->cls->autop;
+	__u64 scale = 1ULL << (a->sample_shift & 15);
+	struct lv_watch *w;
+	struct lv_key k;
+
+	lv_watch_key(c, &k);
+	w = bpf_map_lookup_elem(&lv_state, &k);
+	if (!w || lv_watch_escalated(w, t, a->release_ns))
+		return;
+	if (w->escalated_ns)
+		lv_watch_release(c, w, &k, t);
+	if (lv_gcra_take(&w->ready_ns, LV_READ_ONCE(w->ready_ns), t, a->watch.cost * scale, a->watch.tau_ns,
+			 LV_R_ESCALATED) != LV_R_CONFORMING)
+		lv_watch_escalate(c, w, &k, t);
 }
 
 /*

@@ -143,6 +143,21 @@ struct lv_pilot {
 };
 
 /*
+ * What this CPU remembers of the networks it refused lately as escalated (watch.h,
+ * lv_watch_refuses_unseen()): a random flood from one network costs one look at its state a
+ * millisecond, not one a packet. Entry by a fold of the network's address; its drops
+ * wait in `pending` (lo32 packets, hi32 bytes) for that look to add them to the
+ * network's display count.
+ */
+#define LV_WATCH_MEMOS 4
+struct lv_watch_memo {
+	struct lv_key key; /* the network's key (LV_KEY_WATCH) */
+	__u32 pad;
+	__u64 look_ns; /* until then the network counts as escalated without a look */
+	__u64 pending;
+};
+
+/*
  * SipHash's state after the first two blocks of an IPv6 SYN cookie, its destination
  * address, under one key (syncookie.h, lv_cookie_start6()): the same for every SYN to
  * one of the host's addresses, so each CPU keeps its last one and a SYN costs 12 of
@@ -185,13 +200,19 @@ struct lv_percpu {
 	struct lv_class_counters by_class[LV_MAX_CLASSES];
 	struct lv_lease lease[LV_MAX_CLASSES];
 	struct lv_pilot pilot[LV_MAX_CLASSES];
+	struct lv_watch_memo watch_memo[LV_WATCH_MEMOS];
+	struct lv_key watch_probe; /* the network key lv_watch_escalated_net() looks up: off the stack, which
+				    * the main program has no room left on */
+	__u32 pad2;
 	struct lv_scratch scratch;
 };
 
 #ifndef __bpf__
 LV_STATIC_ASSERT(sizeof(struct lv_hot) == 64, "lv_hot layout");
+LV_STATIC_ASSERT(sizeof(struct lv_watch_memo) == 40, "lv_watch_memo layout");
 LV_STATIC_ASSERT(sizeof(struct lv_syn_where) == 32, "lv_syn_where layout");
-LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 160 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES + 448,
+LV_STATIC_ASSERT(sizeof(struct lv_percpu) == 160 + 8 * LV_HO_MAX + 32 * LV_REASON_MAX + 80 * LV_MAX_CLASSES +
+						     40 * LV_WATCH_MEMOS + 24 + 448,
 		 "lv_percpu layout");
 #endif
 

@@ -418,6 +418,115 @@ TEST_F(Autopilot, ABotnetThatArrivesOnProbationIsEscalatedAllTheSame) {
   EXPECT_EQ(guard().escalations, 1u);
 }
 
+// 198.18.0.0/16 (host4(0..255, ...)) escalated a moment ago; its limit has room.
+void escalate(Datapath& dp, const lv_class& c) {
+  const uint64_t now = monotonic_ns();
+  lv_watch w{};
+  w.escalated_ns = now;
+  w.last_over_ns = now;
+  dp.put_state(watch_key4(host4(0, 1), c), std::bit_cast<lv_state>(w));
+  lv_shared sh = dp.shared(0);
+  sh.escalated_until_ns = now + c.autop.release_ns;
+  dp.put_shared(0, sh);
+}
+
+// An escalated network's new sources are refused before admission: they spend none of
+// the class's budget and are no abnormal arrivals, so a new source of another network
+// is admitted as it would be without that flood.
+TEST_F(Autopilot, AnEscalatedNetworksNewSourcesSpendNoneOfTheAdmissionBudget) {
+  Auto a;
+  a.floor = 1;  // one arrival's worth of budget: a second normal arrival would be abnormal
+  lv_class c = watching(auto_class(a, 1000, 1000), 1, 100);
+  use(c);
+  escalate(dp(), c);
+  const lv_shared before = guard();
+
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(dp().send(udp4(host4(i / 250, i % 250 + 1))), kEscalated) << i;
+  const lv_shared after = guard();
+  EXPECT_EQ(after.admit_ready, before.admit_ready) << "the escalated network spent the budget";
+  EXPECT_EQ(after.arrivals, before.arrivals);
+  EXPECT_EQ(after.last_over_ns, 0u) << "its arrivals are no abnormal arrivals of the class";
+  EXPECT_EQ(dp().state_count(), 1u) << "no state for them, on probation or not (only the watch's)";
+  // The network's display count has them, but those this CPU's memo refused since its
+  // last look at the network (once a millisecond), which wait in the memo.
+  uint64_t pending = 0;
+  for (const lv_percpu& pc : dp().percpu())
+    for (const lv_watch_memo& m : pc.watch_memo) pending += LV_COUNT_PACKETS(m.pending);
+  EXPECT_EQ(LV_COUNT_PACKETS(watch_of(dp(), watch_key4(host4(0, 1), c)).dropped) + pending, 200u);
+
+  // A new source of another network is a normal arrival: state as a source.
+  EXPECT_EQ(dp().send(udp4("198.19.5.5")), kConforming);
+  EXPECT_TRUE(dp().state(key4("198.19.5.5", c))) << "admitted as a source, not on probation";
+  EXPECT_EQ(dp().counters()[LV_R_ESCALATED].packets, 200u);
+}
+
+TEST_F(Autopilot, AKnownGoodSourceOfAnEscalatedNetworkIsAdmitted) {
+  lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
+  use(c);
+  Controller ctl(dp());
+  const Pinned pins = dp().pinned("lvt");
+  auto good = KnownGood::open(pins, ctl.map());
+  ASSERT_TRUE(good) << good.error().message();
+  good->mark(key4(host4(0, 9), c));
+  escalate(dp(), c);
+  EXPECT_EQ(dp().send(udp4(host4(0, 10))), kEscalated) << "its neighbour is refused";
+  EXPECT_EQ(dp().send(udp4(host4(0, 9))), kConforming);
+  EXPECT_TRUE(dp().state(key4(host4(0, 9), c)));
+}
+
+// A network whose new sources flood an engaged class has little passed to sample; its
+// refused arrivals are sampled too, so it is escalated all the same (and then refused
+// before admission, leaving the budget to other networks).
+TEST_F(Autopilot, ANetworkWhoseNewSourcesAreRefusedIsEscalatedByThem) {
+  Auto a;
+  a.sustain_ns = 0;
+  lv_class c = watching(auto_class(a, 1000, 1000), 1, 100);
+  use(c);
+  dp().put_percpu(lv_percpu{});
+  for (int i = 0; i < 16; ++i) dp().send(udp4(host4(0, 1)));  // a passed sample: the /16 is watched
+  ASSERT_NE(dp().state(watch_key4(host4(0, 1), c)), std::nullopt);
+  int refused = 0;
+  for (int i = 0; i < 400; ++i) refused += dp().send(udp4(host4(1 + i / 200, i % 200 + 2))) == kAdmission;
+  EXPECT_GT(refused, 0) << "the premise: the class refuses them as new";
+  EXPECT_NE(watch_of(dp(), watch_key4(host4(0, 1), c)).escalated_ns, 0u);
+  EXPECT_EQ(guard().escalations, 1u);
+  // Once the budget has room again, the network's arrivals are refused as escalated
+  // without spending it, and another network's new source takes it.
+  edit_guard([](lv_shared& g) { g.admit_ready = 0; });
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(dp().send(udp4(host4(3, i + 1))), kEscalated) << i;
+  EXPECT_EQ(dp().send(udp4("198.19.5.5")), kConforming);
+  EXPECT_TRUE(dp().state(on_probation(key4("198.19.5.5", c)))) << "the class is still engaged: on probation";
+}
+
+// A random flood over many networks makes none of them watched by its refused arrivals.
+TEST_F(Autopilot, RefusedArrivalsMakeNoNetworkWatched) {
+  Auto a;
+  a.sustain_ns = 0;
+  lv_class c = watching(auto_class(a, 1000, 1000), 1, 100);
+  use(c);
+  dp().send(udp4(host4(0, 1)));
+  const size_t states = dp().state_count();
+  for (int i = 0; i < 400; ++i) EXPECT_EQ(dp().send(udp4("198.19." + std::to_string(i % 250) + ".1")), kAdmission);
+  EXPECT_EQ(dp().state_count(), states);
+}
+
+// Known-good sources are not counted against their network: a crowd of them is no flood.
+TEST_F(Autopilot, KnownGoodSourcesAreNotCountedAgainstTheirNetwork) {
+  lv_class c = watching(make_class(1000, 1000), 1, 100);
+  use(c);
+  Controller ctl(dp());
+  const Pinned pins = dp().pinned("lvt");
+  auto good = KnownGood::open(pins, ctl.map());
+  ASSERT_TRUE(good) << good.error().message();
+  for (int i = 0; i < 8; ++i) good->mark(key4(host4(i, 1), c));
+  for (int i = 0; i < 400; ++i) EXPECT_EQ(dp().send(udp4(host4(i % 8, 1))), kConforming) << i;
+  EXPECT_EQ(guard().escalations, 0u);
+  EXPECT_FALSE(dp().state(watch_key4(host4(0, 1), c))) << "not even watched";
+  // The control: the same traffic from sources not known-good is escalated.
+  for (int i = 0; i < 400; ++i) dp().send(udp4(host4(i % 8, 2)));
+  EXPECT_EQ(guard().escalations, 1u);
+}
+
 TEST_F(Autopilot, ARandomIpv6FloodOverManySitesEscalatesNone) {
   // A new /48 (the IPv6 watch's network) for every source: one sample each at most.
   lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
