@@ -16,6 +16,9 @@ volatile __u64 bench_sink;
 __u8 bench_frame[BENCH_FRAME_LEN];
 /* Next source address of bench_levee_newsrc and bench_levee_remade (host order). */
 __u32 bench_next_src = 0xc6120000; /* 198.18.0.0 */
+/* bench_levee_newsrc's sources: (next & mask) | base, all of one network if asked. */
+__u32 bench_src_mask = 0xffffffff;
+__u32 bench_src_base = 0;
 /* bench_levee_rr: sources round robin, bench_rr_count of them from 198.18.64.0. */
 __u32 bench_rr_next = 0;
 __u32 bench_rr_count = 10000;
@@ -103,7 +106,7 @@ int bench_levee_newsrc(struct xdp_md *ctx)
 
 	if ((void *)(iph + 1) > end)
 		return XDP_ABORTED;
-	iph->saddr = bpf_htonl(bench_next_src++);
+	iph->saddr = bpf_htonl((bench_next_src++ & bench_src_mask) | bench_src_base);
 	return levee_main(ctx);
 }
 

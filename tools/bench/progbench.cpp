@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "datapath/maps.hpp"
 #include "datapath/policy_map.hpp"
 #include "host_netns.hpp"
 #include "levee_bpf.skel.h"
@@ -283,7 +284,7 @@ void run_all(Bench& b) {
   // is filled with the autopilot off; `extra` then says what the class does.
   auto newsrc_case = [&](const std::string& name, const std::string& what, uint32_t entries, uint64_t prefill,
                          uint64_t repeat, const std::function<void(lv_class&)>& extra = autopilot_off,
-                         uint32_t verdict = XDP_PASS) {
+                         uint32_t verdict = XDP_PASS, uint32_t base = 0) {
     if (!b.wants(name)) return;
     SkelPtr<progbench> sk{progbench__open(), progbench__destroy};
     if (!sk.s) throw std::runtime_error("open progbench object");
@@ -293,7 +294,11 @@ void run_all(Bench& b) {
     int fd = bpf_program__fd(sk.s->progs.bench_levee_newsrc);
     if (prefill) test_run(fd, frame, prefill, XDP_PASS);
     if (extra) set_policy(bpf_map__fd(sk.s->maps.lv_policy), Limits{100, 100, 32, 64}, extra);
-    if (verdict != XDP_PASS) test_run(fd, frame, 5000, verdict);  // spend what the budget has
+    if (base) sk.s->bss->bench_src_base = base, sk.s->data->bench_src_mask = 0x3fff;  // 16k sources of a /18
+    if (verdict != XDP_PASS) test_run(fd, frame, base ? 50000 : 5000, verdict);       // spend the budget (escalate)
+    auto n = levee::read_counters(bpf_map__fd(sk.s->maps.lv_percpu));
+    if (base && (!n || !n->by_reason[LV_R_ESCALATED].packets)) throw std::runtime_error(name + ": nothing escalated");
+    if (base) sk.s->bss->bench_src_base = base - 0x2000, sk.s->data->bench_src_mask = 0x1fff;  // never seen, same /16
     b.add(name, what, repeat, [&] { return test_run(fd, frame, repeat, verdict); });
   };
   // Inserts without eviction: the map holds every source of all runs.
@@ -324,6 +329,13 @@ void run_all(Bench& b) {
       fmt::format("new source every packet, the autopilot engaged, {}-entry map holding 100k sources",
                   levee::format_count(o.full_entries)),
       o.full_entries, 100'000, o.repeat, [](lv_class& c) { c.autop.sustain_ns = 0; }, XDP_DROP);
+  // That flood from one /16, the autopilot's defaults: 198.19.192.0/18 escalates its network
+  // while the class's sustain runs; then 198.19.160.0/19, never seen, refused before admission.
+  newsrc_case(
+      "levee_new_source_escalated",
+      fmt::format("new source every packet of one escalated /16, {}-entry map holding 100k sources",
+                  levee::format_count(o.full_entries)),
+      o.full_entries, 100'000, o.repeat, [](lv_class&) {}, XDP_DROP, 0xc613c000);
 
   // SYN authentication against a SYN flood from random sources: each SYN answered in
   // place with a cookie SYN-ACK, or, over the answer rate of its network, dropped
