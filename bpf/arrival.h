@@ -330,6 +330,13 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, __u64 *t)
 	int how = LV_ARRIVE_CHARGED;
 	__u32 r;
 
+	/* A new source, or one on probation, of an escalated network waits (watch.h). */
+	if (cls->flags & LV_CLASS_ESCALATE) {
+		struct lv_watch *w = lv_watch_escalated_net(c);
+
+		if (w && !lv_good_known(c))
+			return lv_watch_refuse(c, w);
+	}
 	if (lv_auto_admits(cls) && (lv_seen_check(c) & LV_SEEN_PROBATION)) {
 		r = lv_probation_find(c);
 		if (r)
@@ -339,12 +346,6 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, __u64 *t)
 		r = lv_levels_over(c);
 		if (r != LV_R_CONFORMING)
 			return r;
-	}
-	if (cls->flags & LV_CLASS_ESCALATE) {
-		struct lv_watch *w = lv_watch_escalated_net(c);
-
-		if (w && !lv_good_known(c))
-			return lv_watch_refuse(c, w);
 	}
 	if (lv_refuses_new(c))
 		return LV_R_MAP_FULL;

@@ -266,12 +266,13 @@ static __always_inline __u32 lv_refused_arrival(struct lv_ctx *c, __u32 r)
 	return r;
 }
 
-/* A source never seen, of a network escalated (as this CPU knows): refused before
- * anything it could spend, without the lookup that would miss (watch.h). */
+/* A source without state as a source (never seen, or on probation), of a network
+ * escalated (as this CPU knows): refused before anything it could spend, without the
+ * lookups (watch.h). */
 static __always_inline __u32 lv_refuse_escalated(struct lv_ctx *c)
 {
 	if (!(c->cls->flags & LV_CLASS_ESCALATE) || lv_gcra_conforms(lv_pilot_of(c)->escalated_until_ns, c->now) ||
-	    lv_seen_check(c))
+	    (lv_seen_check(c) & LV_SEEN_KNOWN))
 		return 0;
 	return lv_watch_refuses_unseen(c);
 }

@@ -151,14 +151,15 @@ static __always_inline __u32 lv_watch_refuse(struct lv_ctx *c, struct lv_watch *
 }
 
 /*
- * New sources of an escalated network are refused (LV_R_ESCALATED) before the class's
- * admission, on the cached clock, unless known-good: such a flood spends none of the
- * budget that new sources of other networks share, and is no abnormal arrival of the
- * class; the network's sources with state keep its limit, and its new TCP clients get
- * in by proving themselves (SYN authentication). Two places ask: lv_limit() for a
- * source lv_seen has never seen (so not known-good either: lv_seen covers lv_good,
- * struct lv_seen_pair), answered by this CPU's memo for up to LV_GUARD_NOTE_NS, and
- * lv_new_source() for any other arrival. Known limit: a new source of an escalated
+ * New sources of an escalated network, and its sources on probation, are refused
+ * (LV_R_ESCALATED) before the class's admission, on the cached clock, unless
+ * known-good: such a flood spends none of the budget that new sources of other
+ * networks share, is no abnormal arrival of the class, and what it got on probation
+ * before the escalation passes no more; the network's sources with state keep its
+ * limit, and its new TCP clients get in by proving themselves (SYN authentication).
+ * Two places ask: lv_limit() for a source lv_seen does not know (so not known-good
+ * either: lv_seen covers lv_good, struct lv_seen_pair), answered by this CPU's memo for
+ * up to LV_GUARD_NOTE_NS, and lv_new_source() for any other arrival. Known limit: a new source of an escalated
  * network that cannot prove itself (UDP) waits until the network is calm again.
  */
 static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)

@@ -2,11 +2,11 @@
 // source (`--rate 500 --burst 100`) against the floods a per-source limit cannot stop,
 // with the autopilot's defaults (docs/CONFIG.md, "Autopilot"):
 //
-// - Autopilot: random-source floods at the generator's full speed (IPv4 from a /16, IPv6
-//   from a /33) engage the class within a second, after which < 1% of the flood gets
-//   through, while a paced UDP client and nginx + wrk known before the flood are
-//   unharmed; the class released and the network de-escalated by the daemon `release`
-//   after the floods; monitor mode engages but drops nothing.
+// - Autopilot: random-source floods at the generator's full speed (IPv4 from a /16,
+//   escalated as a network; IPv6 from a /33, which engages the class) are held within a
+//   second, after which < 1% of the flood gets through, while a paced UDP client and nginx + wrk known before the flood
+//   are unharmed; the class released and the network de-escalated by the daemon `release` after the floods; monitor
+//   mode engages but drops nothing.
 // - FlashCrowd: 5,000 new legitimate sources arriving at 500/s, 10 pps each: no
 //   admission or newcomer drop, no engagement, every source that came before its
 //   network was escalated tracked.
@@ -357,6 +357,26 @@ CrowdLog send_crowd(const CrowdSpec& s, uint64_t t0) {
 // its third second on < 1% of what it sends gets through; the paced client and nginx +
 // wrk, known before it, lose < 1% (the client: of what reached the interface) and
 // >= 99% of requests succeed.
+// The class engaged within 1 s of the flood's measured start, once, at the floor.
+void expect_engaged_once(const std::string& tag, const std::vector<Event>& engaged, const ScenarioResult& r,
+                         EventWatch& watch) {
+  ASSERT_FALSE(engaged.empty()) << "no engaged event during the flood; " << events_text(engaged)
+                                << "\nlevee events: " << watch.result().describe();
+  const Event& e = engaged.front();
+  report(tag + "_engaged_after_s", after(e, r.flood.t_start));
+  report(tag + "_engaged_threshold", e.j.value("threshold", -1.0));
+  report(tag + "_engaged_events", d(engaged.size()));
+  EXPECT_GE(after(e, r.flood.t_start), -0.02) << "engaged before the flood began: " << e.j.dump();
+  EXPECT_LE(after(e, r.flood.t_start), 1.0)
+      << "engaged " << num(after(e, r.flood.t_start))
+      << " s after the flood's measured start, expected within 1 s: " << e.j.dump();
+  EXPECT_EQ(e.j.value("class", ""), "default") << e.j.dump();
+  EXPECT_TRUE(e.j.at("address").is_null()) << e.j.dump();
+  EXPECT_EQ(e.j.value("monitor", true), false) << e.j.dump();
+  EXPECT_EQ(e.j.value("threshold", -1.0), kFloor) << "the threshold should be the floor: " << e.j.dump();
+  EXPECT_EQ(engaged.size(), 1u) << "engaged more than once in one flood: " << events_text(engaged);
+}
+
 TEST_P(Autopilot, RandomFloodIsRefusedByDefaultAndKnownClientsPass) {
   const Family& fam = family();
   attach(kLimit);
@@ -392,23 +412,20 @@ TEST_P(Autopilot, RandomFloodIsRefusedByDefaultAndKnownClientsPass) {
   report(tag + "_stats_dropped_newcomer", d(stat_reason_delta(r.before.stats, r.after.stats, "dropped", "newcomer")));
   report(tag + "_stats_dropped_escalated", d(stat_reason_delta(r.before.stats, r.after.stats, "dropped", "escalated")));
 
-  // (a) The class engages within 1 s of the flood's measured start, once.
-  const std::vector<Event> engaged = only(events, "engaged");
-  ASSERT_FALSE(engaged.empty()) << "no engaged event during the flood; " << events_text(events)
-                                << "\nlevee events: " << watch.result().describe();
-  const Event& e = engaged.front();
-  report(tag + "_engaged_after_s", after(e, r.flood.t_start));
-  report(tag + "_engaged_threshold", e.j.value("threshold", -1.0));
-  report(tag + "_engaged_events", d(engaged.size()));
-  EXPECT_GE(after(e, r.flood.t_start), -0.02) << "engaged before the flood began: " << e.j.dump();
-  EXPECT_LE(after(e, r.flood.t_start), 1.0)
-      << "engaged " << num(after(e, r.flood.t_start))
-      << " s after the flood's measured start, expected within 1 s: " << e.j.dump();
-  EXPECT_EQ(e.j.value("class", ""), "default") << e.j.dump();
-  EXPECT_TRUE(e.j.at("address").is_null()) << e.j.dump();
-  EXPECT_EQ(e.j.value("monitor", true), false) << e.j.dump();
-  EXPECT_EQ(e.j.value("threshold", -1.0), kFloor) << "the threshold should be the floor: " << e.j.dump();
-  EXPECT_EQ(engaged.size(), 1u) << "engaged more than once in one flood: " << events_text(events);
+  // (a) IPv4 (a /16): its network is escalated within 1 s of the flood's measured
+  // start, and the class need not engage: the /16's new sources wait, the budget stays
+  // for others. IPv6 (a /33 spreads over many /48s, none escalated): the class engages
+  // within 1 s, once.
+  if (!fam.v6()) {
+    const std::vector<Event> esc = only(events, "escalated", kFlood4);
+    ASSERT_FALSE(esc.empty()) << "no escalated event for " << kFlood4 << "; " << events_text(events);
+    report(tag + "_escalated_after_s", after(esc.front(), r.flood.t_start));
+    EXPECT_GE(after(esc.front(), r.flood.t_start), -0.02) << esc.front().j.dump();
+    EXPECT_LE(after(esc.front(), r.flood.t_start), 1.0) << esc.front().j.dump();
+    report(tag + "_engaged_events", d(only(events, "engaged").size()));
+  } else {
+    expect_engaged_once(tag, only(events, "engaged"), r, watch);
+  }
 
   // (b) From the flood's third second on, < 1% of what it sent gets through.
   const double window = secs(r.flood.t_end - r.flood.t_start) - spec.tap_after_s;
@@ -537,8 +554,9 @@ TEST_F(FlashCrowd, FiveThousandNewSourcesAtFiveHundredASecondAreAdmittedUntilEsc
 
 // 900 addresses of 198.19.0.0/16 round robin at 90,000 pps (100 pps each, a fifth of
 // their own limit), 15 s, beside a paced client of 198.18.0.0/16: the /16 is escalated
-// within a few seconds, and from then on passes its network's limit (32,000 pps, burst
-// 6,400) and no less than 95% of it (limited, not starved); the client loses nothing.
+// within a few seconds, and from then on passes at most its network's limit (32,000
+// pps, burst 6,400): only its addresses that arrived within the class's threshold, not
+// those on probation; the client loses nothing.
 TEST_F(Escalation, SlashSixteenFloodIsHeldToItsNetworksLimit) {
   attach(kLimit);
   const int cpu = wire_cpu();
@@ -598,8 +616,8 @@ TEST_F(Escalation, SlashSixteenFloodIsHeldToItsNetworksLimit) {
   EXPECT_EQ(only(events, "escalated").size(), esc.size()) << "another network escalated: " << events_text(events);
   EXPECT_TRUE(only(events, "engaged").empty()) << "900 known sources are no arrivals: " << events_text(events);
 
-  // From the escalation to the flood's end the /16 passes its network's limit: at most
-  // 32,000 pps x t + 6,400 (+5%), at least 95% of that.
+  // From the escalation to the flood's end the /16 passes at most its network's limit:
+  // 32,000 pps x t + 6,400 (+5%).
   const double t = secs(f.t_end > e.t ? f.t_end - e.t : 0);
   const uint64_t through = tap.frames_after(e.t);
   const double limit = kNetRate * t + kNetBurst;
@@ -610,9 +628,9 @@ TEST_F(Escalation, SlashSixteenFloodIsHeldToItsNetworksLimit) {
       << "the /16 passed " << through << " frames in the " << num(t) << " s from its escalation to the flood's end; "
       << "its limit is " << num(kNetRate) << " pps x " << num(t) << " s + " << num(kNetBurst) << " = " << num(limit)
       << " (+5%); sent " << f.describe();
-  EXPECT_GE(d(through), limit * (1 - kTol))
-      << "the /16 passed " << through << " frames in the " << num(t) << " s from its escalation to the flood's end; "
-      << "expected its limit " << num(limit) << " (-5%): limited, not starved; " << stat_reasons_text(s1, "dropped");
+  // (Not starved either way: its sources that arrived within the class's threshold pass
+  // under its limit; the rest, on probation, wait while it is escalated.)
+  report("net16_share_through_escalated_pct", 100.0 * d(through) / std::max(f.pps * t, 1.0));
 
   // The client outside the /16 loses nothing (of what reached the interface).
   const SeqLoss loss = seq_loss(log, rx.indexes(client), f.t_start, std::min(f.t_end, log.t_last));

@@ -460,6 +460,21 @@ TEST_F(Autopilot, AnEscalatedNetworksNewSourcesSpendNoneOfTheAdmissionBudget) {
   EXPECT_EQ(dp().counters()[LV_R_ESCALATED].packets, 200u);
 }
 
+// What a flood got on probation before its network was escalated passes no more.
+TEST_F(Autopilot, ASourceOnProbationOfAnEscalatedNetworkIsRefused) {
+  lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
+  use(c);
+  EXPECT_EQ(dp().send(udp4(host4(0, 1))), kConforming);  // the one normal arrival
+  EXPECT_EQ(dp().send(udp4(host4(0, 2))), kConforming);
+  ASSERT_TRUE(dp().state(on_probation(key4(host4(0, 2), c)))) << "the premise: on probation";
+  escalate(dp(), c);
+  for (int i = 0; i < 2; ++i) {  // the first finds the class's escalation, the second this CPU's memory of it
+    EXPECT_EQ(dp().send(udp4(host4(0, 2))), kEscalated) << i;
+    EXPECT_EQ(dp().send(udp4(host4(0, 1))), kConforming) << i << ": a source (not on probation) keeps its limit";
+  }
+  EXPECT_EQ(LV_COUNT_PACKETS(dp().state(on_probation(key4(host4(0, 2), c)))->passed), 1u);
+}
+
 TEST_F(Autopilot, AKnownGoodSourceOfAnEscalatedNetworkIsAdmitted) {
   lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
   use(c);
