@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -36,13 +35,11 @@ std::vector<AnyEntry> flatten_lists(const Lists& l) {
 }
 
 Lists rebuild_lists(const std::vector<AnyEntry>& entries) {
-  std::map<ListKey, lv_list_value> merged;
-  for (const AnyEntry& e : entries) {
-    auto [it, fresh] = merged.emplace(list_key(e.cidr), e.value);
-    if (!fresh && list_precedence(e.value.kind) >= list_precedence(it->second.kind)) it->second = e.value;
-  }
+  std::vector<std::pair<Cidr, lv_list_value>> values;
+  values.reserve(entries.size());
+  for (const AnyEntry& e : entries) values.emplace_back(e.cidr, e.value);
   Lists out;
-  to_tries(merged, out.v4, out.v6);
+  merge_lists(values, true, out.v4, out.v6);
   return out;
 }
 

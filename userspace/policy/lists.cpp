@@ -1,6 +1,8 @@
 #include "policy/lists.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <tuple>
 
 namespace levee {
@@ -21,6 +23,14 @@ PrefixKey prefix_of(const lv_lpm6& k) {
 
 ListKey list_key(const Cidr& c) { return {c.family, PrefixKey{c.len, c.addr}}; }
 
+SortKey sort_key(const Cidr& c) {
+  SortKey k;
+  k.family_len = uint32_t{c.family} << 8 | c.len;
+  for (size_t i = 0; i < 8; ++i) k.hi = k.hi << 8 | c.addr[i];
+  for (size_t i = 8; i < 16; ++i) k.lo = k.lo << 8 | c.addr[i];
+  return k;
+}
+
 int list_precedence(uint8_t kind) {
   switch (kind) {
     case LV_LIST_ALLOW:
@@ -36,19 +46,36 @@ int list_precedence(uint8_t kind) {
 
 template <typename Key>
 void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
-  std::map<PrefixKey, const lv_list_value*> by_prefix;
-  for (const auto& [k, v] : entries) by_prefix[prefix_of(k)] = &v;
+  // Most entries never expire: a list without an expiring one has nothing to compute
+  // but the fields cleared.
+  if (std::none_of(entries.begin(), entries.end(), [](const auto& e) { return e.second.expires_ns != 0; })) {
+    for (auto& [k, v] : entries)
+      v.after_kind = LV_LIST_NONE, v.after_override = 0, v.after_expires_ns = 0, v.then_kind = LV_LIST_NONE,
+      v.then_override = 0;
+    return;
+  }
+  // Networks only: a host covers nothing shorter than itself. Sorted, for binary search.
+  std::vector<std::pair<PrefixKey, const lv_list_value*>> by_prefix;
+  for (const auto& [k, v] : entries)
+    if (k.prefixlen < sizeof(k.addr) * 8) by_prefix.emplace_back(prefix_of(k), &v);
+  std::stable_sort(by_prefix.begin(), by_prefix.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Of one prefix, the last given (as the map this replaces kept).
+  auto find = [&](const PrefixKey& pk) -> const lv_list_value* {
+    auto it = std::upper_bound(by_prefix.begin(), by_prefix.end(), pk,
+                               [](const PrefixKey& a, const auto& b) { return a < b.first; });
+    return it != by_prefix.begin() && std::prev(it)->first == pk ? std::prev(it)->second : nullptr;
+  };
   // The nearest entry covering `pk` (strictly shorter) that is still in force after
   // `after_ns` (never expires, or expires later), or nullptr; its length in *len.
   auto covering = [&](const PrefixKey& pk, unsigned from_len, uint64_t after_ns,
                       unsigned* len) -> const lv_list_value* {
     for (unsigned l = from_len; l-- > 0;) {
-      auto it = by_prefix.find({l, mask_prefix(pk.second, l)});
-      if (it == by_prefix.end()) continue;
-      const uint64_t e = it->second->expires_ns;
+      const lv_list_value* found = find({l, mask_prefix(pk.second, l)});
+      if (!found) continue;
+      const uint64_t e = found->expires_ns;
       if (e == 0 || e > after_ns) {
         *len = l;
-        return it->second;
+        return found;
       }
     }
     return nullptr;
@@ -77,18 +104,28 @@ void compute_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {
 template void compute_fallbacks(std::vector<std::pair<lv_lpm4, lv_list_value>>&);
 template void compute_fallbacks(std::vector<std::pair<lv_lpm6, lv_list_value>>&);
 
-void to_tries(const std::map<ListKey, lv_list_value>& merged, List4& v4, List6& v6) {
-  for (const auto& [k, v] : merged) {
-    const auto& [family, pk] = k;
-    if (family == 4) {
-      lv_lpm4 key{pk.first, 0};
-      std::memcpy(&key.addr, pk.second.data(), 4);
-      v4.emplace_back(key, v);
-    } else {
-      lv_lpm6 key{pk.first, {}};
-      std::memcpy(key.addr, pk.second.data(), 16);
-      v6.emplace_back(key, v);
+void merge_lists(const std::vector<std::pair<Cidr, lv_list_value>>& entries, bool later_wins, List4& v4, List6& v6) {
+  const auto order = sorted_prefixes(entries, [](const auto& e) -> const Cidr& { return e.first; });
+  for (size_t g = 0; g < order.size();) {
+    // One prefix's entries, in the order given.
+    const lv_list_value* best = &entries[order[g].second].second;
+    size_t e = g + 1;
+    for (; e < order.size() && order[e].first == order[g].first; ++e) {
+      const lv_list_value& v = entries[order[e].second].second;
+      const int p = list_precedence(v.kind), b = list_precedence(best->kind);
+      if (p > b || (later_wins && p == b)) best = &v;
     }
+    const Cidr& c = entries[order[g].second].first;
+    if (c.family == 4) {
+      lv_lpm4 key{c.len, 0};
+      std::memcpy(&key.addr, c.addr.data(), 4);
+      v4.emplace_back(key, *best);
+    } else {
+      lv_lpm6 key{c.len, {}};
+      std::memcpy(key.addr, c.addr.data(), 16);
+      v6.emplace_back(key, *best);
+    }
+    g = e;
   }
   compute_fallbacks(v4);
   compute_fallbacks(v6);
@@ -96,7 +133,8 @@ void to_tries(const std::map<ListKey, lv_list_value>& merged, List4& v4, List6& 
 
 void compile_lists(const std::vector<ListEntry>& entries, const OverrideIds& override_ids, const Clocks& clk, List4& v4,
                    List6& v6) {
-  std::map<ListKey, lv_list_value> merged;
+  std::vector<std::pair<Cidr, lv_list_value>> values;
+  values.reserve(entries.size());
   for (const ListEntry& e : entries) {
     lv_list_value v{};
     v.kind = static_cast<uint8_t>(e.kind);
@@ -106,10 +144,9 @@ void compile_lists(const std::vector<ListEntry>& entries, const OverrideIds& ove
       if (e.expires_unix_ns <= clk.now_unix_ns) continue;  // already over
       v.expires_ns = clk.to_mono(e.expires_unix_ns);
     }
-    auto [it, fresh] = merged.emplace(list_key(e.cidr), v);
-    if (!fresh && list_precedence(v.kind) > list_precedence(it->second.kind)) it->second = v;
+    values.emplace_back(e.cidr, v);
   }
-  to_tries(merged, v4, v6);
+  merge_lists(values, false, v4, v6);
 }
 
 }  // namespace levee

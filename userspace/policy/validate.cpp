@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "core/quote.hpp"
@@ -196,20 +195,38 @@ Status check_overrides(const std::vector<OverrideSpec>& overrides, const std::se
   return {};
 }
 
+// The first entry (in the file's order) the file gives a second time: a config entry
+// whose prefix an earlier config entry has, unless an entry of another origin came
+// first. Its index (lists.size() when none) and that first entry.
+std::pair<size_t, const ListEntry*> first_repeat(const std::vector<ListEntry>& lists) {
+  const auto order = sorted_prefixes(lists, [](const ListEntry& e) -> const Cidr& { return e.cidr; });
+  std::pair<size_t, const ListEntry*> found{lists.size(), nullptr};
+  for (size_t g = 0; g < order.size();) {
+    size_t e = g + 1;
+    while (e < order.size() && order[e].first == order[g].first) ++e;
+    const ListEntry& first = lists[order[g].second];
+    for (size_t j = g + 1; first.origin == LV_ORIGIN_CONFIG && j < e; ++j) {
+      if (lists[order[j].second].origin != LV_ORIGIN_CONFIG) continue;
+      if (order[j].second < found.first) found = {order[j].second, &first};
+      break;
+    }
+    g = e;
+  }
+  return found;
+}
+
 // One entry per prefix and list: the same prefix twice, or on two lists, is a mistake.
 Status check_lists(const std::vector<ListEntry>& lists, const std::set<std::string>& override_names) {
-  std::map<ListKey, const ListEntry*> seen;
+  const auto [repeat, first] = first_repeat(lists);
   size_t n4 = 0, n6 = 0;
-  for (const ListEntry& e : lists) {
+  for (size_t i = 0; i < lists.size(); ++i) {
+    const ListEntry& e = lists[i];
     if (e.kind == LV_LIST_OVERRIDE && !override_names.contains(e.override_name))
       return at(e.where, fmt::format("no override named {}", quote_value(e.override_name)));
     if (e.expires_unix_ns && e.kind != LV_LIST_DENY)
       return at(e.where, fmt::format("{}: only deny entries expire", e.cidr.to_string()));
-    auto [it, fresh] = seen.emplace(list_key(e.cidr), &e);
-    if (!fresh && it->second->origin == LV_ORIGIN_CONFIG && e.origin == LV_ORIGIN_CONFIG) {
-      const ListEntry& first = *it->second;
-      return at(e.where, fmt::format("{} is listed twice (also at {})", e.cidr.to_string(), first.where.describe()));
-    }
+    if (i == repeat)
+      return at(e.where, fmt::format("{} is listed twice (also at {})", e.cidr.to_string(), first->where.describe()));
     (e.cidr.family == 4 ? n4 : n6)++;
   }
   if (n4 > LV_MAX_LIST_ENTRIES || n6 > LV_MAX_LIST_ENTRIES)
