@@ -168,7 +168,7 @@ Result<ListEditResult> edit_all(PolicyMap& pm, const ListEdit& ed, const lv_list
   Lists lists = rebuild_lists(next);
   if (lists.v4.size() > LV_MAX_LIST_ENTRIES || lists.v6.size() > LV_MAX_LIST_ENTRIES)
     return usage_error(fmt::format("more than {} list entries for one family", LV_MAX_LIST_ENTRIES));
-  LV_TRY(pm.publish(pm.active(), lists));
+  LV_TRY(pm.publish(pm.active(), lists, &cur));
   return r;
 }
 

@@ -76,10 +76,12 @@ Status replace_class(lv_policy& next, const std::vector<uint8_t>& order, unsigne
 // The entries added at run time, carried into the config's next lists. An override
 // entry follows its override by name, and is dropped (reported) when the file no
 // longer defines it.
-void keep_runtime_entries(const Lists& cur_lists, const lv_policy& cur, const Policy& p, uint64_t now_mono_ns,
-                          std::vector<AnyEntry>& entries, ReloadResult& r) {
-  for (const AnyEntry& e : flatten_lists(cur_lists)) {
-    if (e.value.origin == LV_ORIGIN_CONFIG) continue;
+template <typename Key>
+void keep_runtime_entries(const std::vector<std::pair<Key, lv_list_value>>& cur_list, const lv_policy& cur,
+                          const Policy& p, uint64_t now_mono_ns, std::vector<AnyEntry>& entries, ReloadResult& r) {
+  for (const auto& [key, value] : cur_list) {
+    if (value.origin == LV_ORIGIN_CONFIG) continue;  // most of them: never made into an AnyEntry
+    const AnyEntry e{cidr_of(key), value};
     AnyEntry kept = e;
     if (e.value.kind == LV_LIST_OVERRIDE) {
       const std::string name =
@@ -102,7 +104,7 @@ void keep_runtime_entries(const Lists& cur_lists, const lv_policy& cur, const Po
 // generation: after lowering one (an unban), publish the same policy to forget them.
 Status republish(Session& sess) {
   LV_TRY_ASSIGN(auto lists, sess.policy.active_lists());
-  return sess.policy.publish(sess.policy.active(), lists);
+  return sess.policy.publish(sess.policy.active(), lists, &lists);
 }
 
 // The most a limit can push a source's ready time past now by itself: one packet's cost
@@ -153,7 +155,7 @@ Result<SetResult> set_limits(const std::string& iface, const LimitChange& ch) {
   }
   apply_interface(next);
   LV_TRY_ASSIGN(auto lists, sess.policy.active_lists());
-  LV_TRY(sess.policy.publish(next, lists));
+  LV_TRY(sess.policy.publish(next, lists, &lists));
   r.monitor = next.flags & LV_POL_MONITOR;
   r.classes = order.size();
   for (uint8_t i : order)
@@ -183,9 +185,16 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
   LV_TRY_ASSIGN(auto cur_lists, sess.policy.active_lists());
 
   ReloadResult r;
-  std::vector<AnyEntry> entries = flatten_lists(Lists{next.list4, next.list6});
-  keep_runtime_entries(cur_lists, cur, p, clocks.now_mono_ns, entries, r);
-  Lists lists = rebuild_lists(entries);
+  std::vector<AnyEntry> runtime;
+  keep_runtime_entries(cur_lists.v4, cur, p, clocks.now_mono_ns, runtime, r);
+  keep_runtime_entries(cur_lists.v6, cur, p, clocks.now_mono_ns, runtime, r);
+  // The file's lists as compiled, unless entries added at run time join them.
+  Lists lists{std::move(next.list4), std::move(next.list6)};
+  if (!runtime.empty()) {
+    std::vector<AnyEntry> entries = flatten_lists(lists);
+    entries.insert(entries.end(), runtime.begin(), runtime.end());
+    lists = rebuild_lists(entries);
+  }
   // Said only where the file asks for something else than the filter has.
   const auto kept = attach_setting_differences({p.iface.mode, p.iface.max_sources, p.iface.max_bans}, sess.pins,
                                                sess.policy.control());
@@ -202,7 +211,7 @@ Result<ReloadResult> reload(const std::string& iface, const Policy& p) {
     LV_TRY_ASSIGN(auto n, count_sources(sess.pins.state.get()));
     sess.shared.set_sources(n);
   }
-  LV_TRY(sess.policy.publish(next.slot, lists));
+  LV_TRY(sess.policy.publish(next.slot, lists, &cur_lists));
   // A class given an id another class held: its shared budgets start full. Packets
   // still in flight under the old policy may touch the entry a moment longer.
   for (uint8_t id : next.new_ids) sess.shared.reset_class(id);

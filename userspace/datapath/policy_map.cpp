@@ -7,13 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <optional>
 #include <span>
 #include <thread>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -87,9 +87,20 @@ Status read_hosts(int fd, std::vector<std::pair<Key, lv_list_value>>& out) {
   return {};
 }
 
+// A strict order of keys by their bytes read as words. The difference needs an order
+// both sides share, not the bytes' lexicographic one; a call of memcmp per comparison
+// was a tenth of a 1M-entry reload.
+template <typename K>
+bool key_less(const K& a, const K& b) {
+  std::array<uint64_t, (sizeof(K) + 7) / 8> wa{}, wb{};
+  std::memcpy(wa.data(), &a, sizeof a);
+  std::memcpy(wb.data(), &b, sizeof b);
+  return wa < wb;
+}
+
 // What a map must change to hold `want` instead of `have`: keys to delete, entries to
-// write (new, or with another value). Sorted by the bytes of the key; a key given
-// twice in `want` keeps its last value.
+// write (new, or with another value). Sorted by key_less; a key given twice in `want`
+// keeps its last value.
 template <typename K>
 struct MapDiff {
   std::vector<K> del;
@@ -100,7 +111,7 @@ struct MapDiff {
 
 template <typename K>
 MapDiff<K> difference(Entries<K> have, Entries<K> want) {
-  auto less = [](const auto& a, const auto& b) { return std::memcmp(&a.first, &b.first, sizeof(K)) < 0; };
+  auto less = [](const auto& a, const auto& b) { return key_less(a.first, b.first); };
   std::sort(have.begin(), have.end(), less);
   std::stable_sort(want.begin(), want.end(), less);
   MapDiff<K> d;
@@ -121,8 +132,9 @@ MapDiff<K> difference(Entries<K> have, Entries<K> want) {
   return d;
 }
 
-// A hash takes the difference in batches; a trie one entry at a time (its networks
-// are few). Deletes first, so that a full map has room for what replaces them.
+// A map takes the difference in batches: a hash, and a trie too (the kernel's generic
+// batch, an entry at a time inside one system call). Deletes first, so that a full map
+// has room for what replaces them.
 template <typename K>
 Status apply_batches(int fd, const MapDiff<K>& d) {
   for (size_t at = 0; at < d.del.size();) {
@@ -148,32 +160,50 @@ Status apply_batches(int fd, const MapDiff<K>& d) {
   return {};
 }
 
-template <typename K>
-Status apply_one_by_one(int fd, const MapDiff<K>& d) {
-  for (const K& k : d.del) LV_TRY(delete_entry(fd, &k));
-  for (size_t i = 0; i < d.put_keys.size(); ++i) LV_TRY(write_entry(fd, &d.put_keys[i], d.put_values[i]));
-  return {};
-}
-
-// One family: hosts into the hash, networks into the trie, each map walked once and
-// changed by the difference. Returns the counts.
+// One family's entries split as a slot holds them: networks for the trie, hosts (by
+// address) for the hash.
 template <typename Key, typename HostKey>
-Result<std::pair<uint32_t, uint32_t>> fill_family(int net_fd, int host_fd, const Entries<Key>& entries) {
-  Entries<Key> nets;
-  Entries<HostKey> hosts;
+std::pair<Entries<Key>, Entries<HostKey>> split(const Entries<Key>& entries) {
+  std::pair<Entries<Key>, Entries<HostKey>> out;
+  out.second.reserve(entries.size());
   for (const auto& [k, v] : entries) {
     if (is_host(k))
-      hosts.emplace_back(host_key(k), v);
+      out.second.emplace_back(host_key(k), v);
     else
-      nets.emplace_back(k, v);
+      out.first.emplace_back(k, v);
   }
+  return out;
+}
+
+// What one family's two maps must change.
+template <typename Key, typename HostKey>
+struct FamilyDiff {
+  MapDiff<Key> nets;
+  MapDiff<HostKey> hosts;
+};
+
+template <typename Key, typename HostKey>
+FamilyDiff<Key, HostKey> family_difference(const Entries<Key>& have, const Entries<Key>& want) {
+  auto [have_nets, have_hosts] = split<Key, HostKey>(have);
+  auto [want_nets, want_hosts] = split<Key, HostKey>(want);
+  return {difference(std::move(have_nets), std::move(want_nets)),
+          difference(std::move(have_hosts), std::move(want_hosts))};
+}
+
+// The same, from what a slot's maps hold: each map walked once.
+template <typename Key, typename HostKey>
+Result<FamilyDiff<Key, HostKey>> read_family_difference(int net_fd, int host_fd, const Entries<Key>& want) {
+  auto [want_nets, want_hosts] = split<Key, HostKey>(want);
   LV_TRY_ASSIGN(auto have_nets, read_trie<Key>(net_fd));
   LV_TRY_ASSIGN(auto have_hosts, read_hash<HostKey>(host_fd));
-  const MapDiff<Key> dn = difference(std::move(have_nets), std::move(nets));
-  const MapDiff<HostKey> dh = difference(std::move(have_hosts), std::move(hosts));
-  LV_TRY(apply_one_by_one(net_fd, dn));
-  LV_TRY(apply_batches(host_fd, dh));
-  return std::make_pair(static_cast<uint32_t>(dn.after), static_cast<uint32_t>(dh.after));
+  return FamilyDiff<Key, HostKey>{difference(std::move(have_nets), std::move(want_nets)),
+                                  difference(std::move(have_hosts), std::move(want_hosts))};
+}
+
+template <typename Key, typename HostKey>
+Status apply_family(int net_fd, int host_fd, const FamilyDiff<Key, HostKey>& d) {
+  LV_TRY(apply_batches(net_fd, d.nets));
+  return apply_batches(host_fd, d.hosts);
 }
 
 // One family's part of a delta, on one slot: deletes, then writes. With counts, keeps
@@ -221,19 +251,25 @@ Result<std::optional<lv_list_value>> lookup_host(int fd, const Key& k) {
 template <typename Key>
 Result<std::vector<std::pair<Key, lv_list_value>>> read_trie(int fd) {
   std::vector<std::pair<Key, lv_list_value>> out;
-  Key k{}, next{};
-  const Key* prev = nullptr;
-  // From the previous key, never from the start: a walk is one pass over the map.
+  std::vector<Key> keys(kBatch);
+  std::vector<lv_list_value> values(kBatch);
+  // A trie's batch is the kernel's generic one: its token is the last key read, and
+  // each batch goes on from it, so a walk is one pass over the map.
+  Key token_in{}, token_out{};
+  bool first = true;
   ++list_ops().walks;
-  while ((++list_ops().scans, bpf_map_get_next_key(fd, prev, &next)) == 0) {
-    lv_list_value v{};
-    ++list_ops().lookups;
-    if (bpf_map_lookup_elem(fd, &next, &v) == 0) out.emplace_back(next, v);
-    k = next;
-    prev = &k;
+  for (;;) {
+    auto count = static_cast<uint32_t>(kBatch);
+    ++list_ops().scans;
+    const int err =
+        bpf_map_lookup_batch(fd, first ? nullptr : &token_in, &token_out, keys.data(), values.data(), &count, nullptr);
+    const int saved = errno;
+    if (err && saved != ENOENT) return sys_error("read a list trie (batch lookup)", saved);
+    for (uint32_t i = 0; i < count; ++i) out.emplace_back(keys[i], values[i]);
+    if (err) return out;  // ENOENT: no key after the last
+    token_in = token_out;
+    first = false;
   }
-  if (errno != ENOENT) return sys_error("read a list trie");
-  return out;
 }
 template Result<std::vector<std::pair<lv_lpm4, lv_list_value>>> read_trie(int);
 template Result<std::vector<std::pair<lv_lpm6, lv_list_value>>> read_trie(int);
@@ -258,11 +294,33 @@ Result<Lists> PolicyMap::active_lists() const {
   return out;
 }
 
+// What a slot's four maps must change to hold other lists.
+struct PolicyMap::ListsDiff {
+  FamilyDiff<lv_lpm4, uint32_t> v4;
+  FamilyDiff<lv_lpm6, lv_in6> v6;
+  void counts(lv_policy& p) const {
+    p.nr_list4 = static_cast<uint32_t>(v4.nets.after), p.nr_host4 = static_cast<uint32_t>(v4.hosts.after);
+    p.nr_list6 = static_cast<uint32_t>(v6.nets.after), p.nr_host6 = static_cast<uint32_t>(v6.hosts.after);
+  }
+};
+
+Result<PolicyMap::ListsDiff> PolicyMap::read_difference(unsigned slot, const Lists& lists) const {
+  const auto& fds = lists_[slot & 1];
+  LV_TRY_ASSIGN(auto v4, (read_family_difference<lv_lpm4, uint32_t>(fds[kNet4], fds[kHost4], lists.v4)));
+  LV_TRY_ASSIGN(auto v6, (read_family_difference<lv_lpm6, lv_in6>(fds[kNet6], fds[kHost6], lists.v6)));
+  return ListsDiff{std::move(v4), std::move(v6)};
+}
+
+Status PolicyMap::apply_difference(unsigned slot, const ListsDiff& d) {
+  const auto& fds = lists_[slot & 1];
+  LV_TRY((apply_family<lv_lpm4, uint32_t>(fds[kNet4], fds[kHost4], d.v4)));
+  return apply_family<lv_lpm6, lv_in6>(fds[kNet6], fds[kHost6], d.v6);
+}
+
 Status PolicyMap::fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p) {
-  LV_TRY_ASSIGN(auto n4, fill_family<lv_lpm4, uint32_t>(lists_[slot][kNet4], lists_[slot][kHost4], lists.v4));
-  LV_TRY_ASSIGN(auto n6, fill_family<lv_lpm6, lv_in6>(lists_[slot][kNet6], lists_[slot][kHost6], lists.v6));
-  std::tie(p.nr_list4, p.nr_host4) = n4;
-  std::tie(p.nr_list6, p.nr_host6) = n6;
+  LV_TRY_ASSIGN(const ListsDiff d, read_difference(slot, lists));
+  LV_TRY(apply_difference(slot, d));
+  d.counts(p);
   return {};
 }
 
@@ -334,21 +392,47 @@ void PolicyMap::set_cs_present(uint32_t bits) {
   std::atomic_ref(ctl_->cs_present).store(bits, std::memory_order_release);
 }
 
-Status PolicyMap::publish(lv_policy next, const Lists& lists) {
+Status PolicyMap::publish(lv_policy next, const Lists& lists, const Lists* active_now) {
+  if (!lists_synced()) return publish_walking(next, lists);
+  // Both slots hold the active lists: one difference, from them, brings either slot to
+  // the new lists, and no map of the inactive slot need be walked.
+  std::optional<Lists> read;
+  if (!active_now) {
+    LV_TRY_ASSIGN(read, active_lists());
+    active_now = &*read;
+  }
+  const ListsDiff d{family_difference<lv_lpm4, uint32_t>(active_now->v4, lists.v4),
+                    family_difference<lv_lpm6, lv_in6>(active_now->v6, lists.v6)};
+  read.reset();
   // The inactive slot may have been active until the previous publish, possibly a
   // moment ago from another process: let packets still reading it finish first.
   LV_TRY(wait_for_datapath_readers());
   const uint32_t cur = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
   mark_unsynced(cur ^ 1);
+  LV_TRY(apply_difference(cur ^ 1, d));
+  d.counts(next);
+  flip_to(cur ^ 1, next);
+  catch_up(cur, [&] { return apply_difference(cur, d); });
+  return {};
+}
+
+Status PolicyMap::publish_walking(lv_policy next, const Lists& lists) {
+  LV_TRY(wait_for_datapath_readers());
+  const uint32_t cur = std::atomic_ref(ctl_->active).load(std::memory_order_acquire) & 1;
+  mark_unsynced(cur ^ 1);
   LV_TRY(fill_slot_lists(cur ^ 1, lists, next));
-  next.generation = ctl_->slot[cur].generation + 1;
-  ctl_->slot[cur ^ 1] = next;
-  std::atomic_ref(ctl_->active).store(cur ^ 1, std::memory_order_release);
+  flip_to(cur ^ 1, next);
   catch_up(cur, [&] {
     lv_policy counts{};
     return fill_slot_lists(cur, lists, counts);
   });
   return {};
+}
+
+void PolicyMap::flip_to(unsigned slot, lv_policy next) {
+  next.generation = ctl_->slot[(slot & 1) ^ 1].generation + 1;
+  ctl_->slot[slot & 1] = next;
+  std::atomic_ref(ctl_->active).store(slot & 1, std::memory_order_release);
 }
 
 Result<bool> PolicyMap::publish_delta(lv_policy next, const ListDelta& delta) {

@@ -9,12 +9,13 @@
 // time.
 //
 // A list change costs what it changes, not the size of the lists: a slot's maps are
-// brought to the new lists by a difference (one walk of each map, then deletes of what
-// is gone and writes of what is new or changed), and after the flip and a grace period
-// the old slot is caught up the same way. Both slots then hold the same lists, which
-// lv_control records by giving them the same generation; publish_delta() relies on it
-// to write only the entries an edit names. A publish interrupted before the catch-up
-// (kill -9) leaves the generations apart, and the next publish walks the maps again.
+// brought to the new lists by a difference (deletes of what is gone and writes of what
+// is new or changed, in batches), and after the flip and a grace period the old slot is
+// caught up with the same difference. Both slots then hold the same lists, which
+// lv_control records by giving them the same generation: publish() then computes the
+// difference once from the active lists, and publish_delta() writes only the entries an
+// edit names. A publish interrupted before the catch-up (kill -9) leaves the generations
+// apart, and the next publish walks each slot's maps for its own difference.
 #pragma once
 
 #include <bpf/libbpf.h>
@@ -117,8 +118,12 @@ class PolicyMap {
   // one atomic store, by the bouncer, the only writer of those maps.
   void set_cs_present(uint32_t bits);
   // Replace the policy and its lists atomically with respect to packets. Sets the
-  // generation (one above the active one) and the list counts.
-  Status publish(lv_policy next, const Lists& lists);
+  // generation (one above the active one) and the list counts. `active_now`: the
+  // active lists, when the caller has read them (active_lists(), under its lock). While
+  // both slots hold them (lists_synced()), the difference is computed once, from them,
+  // and written to each slot: no map walked but the active slot's, and that only when
+  // the caller gives none.
+  Status publish(lv_policy next, const Lists& lists, const Lists* active_now = nullptr);
   // The same with the lists changed by `delta` only: calls in proportion to its size,
   // whatever the size of the lists. Needs both slots to hold the same lists
   // (lists_synced()); false, with nothing written, when they do not: publish() then.
@@ -134,9 +139,18 @@ class PolicyMap {
 
  private:
   PolicyMap(MappedArray m, ListFds lists) : m_(std::move(m)), ctl_(m_.as<lv_control>()), lists_(lists) {}
+  struct ListsDiff;
+  // What a slot's list maps must change to hold `lists`, each map walked once.
+  Result<ListsDiff> read_difference(unsigned slot, const Lists& lists) const;
+  Status apply_difference(unsigned slot, const ListsDiff& d);
   // Bring a slot's list maps to `lists` (the difference only); sets the slot's list
   // counts.
   Status fill_slot_lists(unsigned slot, const Lists& lists, lv_policy& p);
+  // publish() when the slots may hold different lists: each slot's maps walked.
+  Status publish_walking(lv_policy next, const Lists& lists);
+  // Write `next` into `slot` (the inactive one), one generation above the active one,
+  // and make it active.
+  void flip_to(unsigned slot, lv_policy next);
   // Apply `delta` to a slot's list maps; with `p`, keep its list counts.
   Status apply_delta(unsigned slot, const ListDelta& delta, lv_policy* p);
   // After a flip away from `old`: wait until no packet reads it, bring its lists to the
