@@ -33,11 +33,13 @@ Cidr cidr_of(const void* addr, size_t bytes, uint8_t family, unsigned len) {
   return c;
 }
 
-// Update calls of up to this many entries: a startup pull of 100k is a few calls.
+// Batch calls of up to this many entries: a startup pull of 100k is a few calls.
 constexpr size_t kBatch = 16384;
 
+// Writes `entries` into a hash or a trie (the kernel takes batches of either: a trie
+// entry by entry, but without a system call each).
 template <typename Key>
-Status put_hash(int fd, std::span<const CsEntry> entries, Key (*key)(const Cidr&), const char* name) {
+Status put_batches(int fd, std::span<const CsEntry> entries, Key (*key)(const Cidr&), const char* name) {
   std::vector<Key> keys;
   std::vector<lv_cs_value> values;
   for (size_t at = 0; at < entries.size(); at += kBatch) {
@@ -53,20 +55,27 @@ Status put_hash(int fd, std::span<const CsEntry> entries, Key (*key)(const Cidr&
   return {};
 }
 
+// Deletes `nets` from one map in batches; one already gone is passed over.
 template <typename Key>
-Status put_trie(int fd, std::span<const CsEntry> entries, Key (*key)(const Cidr&), const char* name) {
-  for (const CsEntry& e : entries) {
-    const Key k = key(e.net);
-    if (bpf_map_update_elem(fd, &k, &e.value, BPF_ANY) != 0)
-      return sys_error(fmt::format("write the CrowdSec decision {} into {}", e.net.to_string(), name));
+Status remove_batches(int fd, const std::vector<Cidr>& nets, Key (*key)(const Cidr&), const char* name) {
+  std::vector<Key> keys;
+  keys.reserve(std::min(nets.size(), kBatch));
+  for (size_t from = 0; from < nets.size(); from += kBatch) {
+    const size_t n = std::min(kBatch, nets.size() - from);
+    keys.clear();
+    for (size_t i = from; i < from + n; ++i) keys.push_back(key(nets[i]));
+    for (size_t at = 0; at < n;) {
+      auto count = static_cast<uint32_t>(n - at);
+      const int err = bpf_map_delete_batch(fd, keys.data() + at, &count, nullptr);
+      const int saved = errno;
+      at += count;
+      if (!err) continue;
+      if (saved != ENOENT)
+        return sys_error(fmt::format("remove the CrowdSec decision {} from {}", nets[from + at].to_string(), name),
+                         saved);
+      ++at;  // gone already: the batch stopped at it
+    }
   }
-  return {};
-}
-
-template <typename Key>
-Status remove_one(int fd, const Key& k, const Cidr& net) {
-  if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT)
-    return sys_error(fmt::format("remove the CrowdSec decision {}", net.to_string()));
   return {};
 }
 
@@ -128,30 +137,19 @@ Result<std::vector<CsEntry>> CrowdsecMaps::read() const {
 Status CrowdsecMaps::put(std::span<const CsEntry> entries) {
   std::vector<CsEntry> by_map[kCsMaps];
   for (const CsEntry& e : entries) by_map[cs_map_of(e.net)].push_back(e);
-  LV_TRY(put_hash<uint32_t>(fd(kCsHost4), by_map[kCsHost4], host4_key, LV_MAP_CS_HOST4));
-  LV_TRY(put_hash<lv_in6>(fd(kCsHost6), by_map[kCsHost6], host6_key, LV_MAP_CS_HOST6));
-  LV_TRY(put_trie<lv_lpm4>(fd(kCsNet4), by_map[kCsNet4], net4_key, LV_MAP_CS_NET4));
-  return put_trie<lv_lpm6>(fd(kCsNet6), by_map[kCsNet6], net6_key, LV_MAP_CS_NET6);
+  LV_TRY(put_batches<uint32_t>(fd(kCsHost4), by_map[kCsHost4], host4_key, LV_MAP_CS_HOST4));
+  LV_TRY(put_batches<lv_in6>(fd(kCsHost6), by_map[kCsHost6], host6_key, LV_MAP_CS_HOST6));
+  LV_TRY(put_batches<lv_lpm4>(fd(kCsNet4), by_map[kCsNet4], net4_key, LV_MAP_CS_NET4));
+  return put_batches<lv_lpm6>(fd(kCsNet6), by_map[kCsNet6], net6_key, LV_MAP_CS_NET6);
 }
 
 Status CrowdsecMaps::remove(std::span<const Cidr> nets) {
-  for (const Cidr& c : nets) {
-    switch (cs_map_of(c)) {
-      case kCsHost4:
-        LV_TRY(remove_one(fd(kCsHost4), host4_key(c), c));
-        break;
-      case kCsHost6:
-        LV_TRY(remove_one(fd(kCsHost6), host6_key(c), c));
-        break;
-      case kCsNet4:
-        LV_TRY(remove_one(fd(kCsNet4), net4_key(c), c));
-        break;
-      default:
-        LV_TRY(remove_one(fd(kCsNet6), net6_key(c), c));
-        break;
-    }
-  }
-  return {};
+  std::vector<Cidr> by_map[kCsMaps];
+  for (const Cidr& c : nets) by_map[cs_map_of(c)].push_back(c);
+  LV_TRY(remove_batches<uint32_t>(fd(kCsHost4), by_map[kCsHost4], host4_key, LV_MAP_CS_HOST4));
+  LV_TRY(remove_batches<lv_in6>(fd(kCsHost6), by_map[kCsHost6], host6_key, LV_MAP_CS_HOST6));
+  LV_TRY(remove_batches<lv_lpm4>(fd(kCsNet4), by_map[kCsNet4], net4_key, LV_MAP_CS_NET4));
+  return remove_batches<lv_lpm6>(fd(kCsNet6), by_map[kCsNet6], net6_key, LV_MAP_CS_NET6);
 }
 
 Result<CsCount> count_crowdsec(const Pinned& p, uint64_t now_mono_ns) {
