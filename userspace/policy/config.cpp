@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/clock.hpp"
 #include "core/iface.hpp"
@@ -159,6 +160,7 @@ void Reader::autopilot(const toml::table& t, AutoSpec& a) {
 }
 
 void Reader::list(const toml::node& n, const std::string& key, lv_list_kind kind, Policy& p) {
+  if (const toml::array* a = n.as_array()) p.lists.reserve(p.lists.size() + a->size());
   elements(n, key, "an array of CIDRs", [&](const toml::node& el, const std::string& k) {
     ListEntry e;
     e.kind = kind;
@@ -176,7 +178,7 @@ void Reader::list(const toml::node& n, const std::string& key, lv_list_kind kind
         e.expires_unix_ns = expiry(*x, join(k, "expires"));
       }
     }
-    if (auto v = cidr(*c, ck)) e.cidr = *v, p.lists.push_back(e);
+    if (auto v = cidr(*c, ck)) e.cidr = *v, p.lists.push_back(std::move(e));
   });
 }
 

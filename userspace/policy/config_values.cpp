@@ -155,9 +155,9 @@ std::optional<unsigned> Reader::prefix(const toml::table& t, const std::string& 
 }
 
 std::optional<Cidr> Reader::cidr(const toml::node& n, const std::string& key) {
-  auto s = string(n, key);
-  if (!s) return std::nullopt;
-  auto c = Cidr::parse(*s);
+  const auto* s = n.as_string();
+  if (!s) return wrong_type(n, key, "a string"), std::nullopt;
+  auto c = Cidr::parse(s->get());  // parsed where toml++ holds it: no copy per entry of a long list
   if (!c) return fail(n, key, c.error().what, c.error().hint), std::nullopt;
   return *c;
 }
