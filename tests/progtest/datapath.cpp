@@ -168,6 +168,15 @@ void Datapath::put_percpu(const lv_percpu& value) {
     throw failure("write lv_percpu", errno);
 }
 
+void Datapath::put_percpu(const std::vector<lv_percpu>& each) {
+  const size_t stride = percpu_value_size();
+  std::vector<uint8_t> buf(stride * each.size());
+  for (size_t cpu = 0; cpu < each.size(); ++cpu) std::memcpy(buf.data() + stride * cpu, &each[cpu], sizeof(lv_percpu));
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lv_percpu), &zero, buf.data(), BPF_ANY))
+    throw failure("write lv_percpu", errno);
+}
+
 Counters Datapath::counters() const {
   Counters sum{};
   for (const lv_percpu& pc : percpu()) {
@@ -251,7 +260,7 @@ void Datapath::reset_state() {
   }
   for (uint32_t id = 0; id <= LV_MAX_CLASSES; ++id) put_shared(id, lv_shared{});
   for (bpf_map* m : {skel_->maps.lv_seen, skel_->maps.lv_good}) {
-    const size_t len = bpf_map__value_size(m) * bpf_map__max_entries(m);
+    const size_t len = size_t{bpf_map__value_size(m)} * bpf_map__max_entries(m);
     void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
     if (p == MAP_FAILED) throw failure("mmap " + std::string(bpf_map__name(m)), errno);
     std::memset(p, 0, len);
@@ -359,7 +368,7 @@ Pinned Datapath::pinned(const std::string& iface) const {
 // ---- PolicyMapping ---------------------------------------------------------------
 
 PolicyMapping::PolicyMapping(const Datapath& dp) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   len_ = (sizeof(lv_control) + page - 1) / page * page;
   void* p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, dp.policy_fd(), 0);
   if (p == MAP_FAILED) throw failure("mmap lv_policy", errno);
@@ -438,9 +447,10 @@ Cidr cidr(std::string_view text) {
   return c.value();
 }
 
-ListEntry list_entry(std::string_view text, lv_list_kind kind, std::string override_name, uint64_t expires_unix_ns) {
+ListEntry list_entry(std::string_view cidr_text, lv_list_kind kind, std::string override_name,
+                     uint64_t expires_unix_ns) {
   ListEntry e;
-  e.cidr = cidr(text);
+  e.cidr = cidr(cidr_text);
   e.kind = kind;
   e.override_name = std::move(override_name);
   e.expires_unix_ns = expires_unix_ns;

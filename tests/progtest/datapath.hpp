@@ -73,7 +73,8 @@ class Datapath {
   std::vector<lv_percpu> percpu() const;  // one per possible CPU
   // The lv_hotset slot a key hashes to, one per possible CPU.
   std::vector<lv_hot> hot(const lv_key& key) const;
-  void put_percpu(const lv_percpu& value);  // the same on every CPU
+  void put_percpu(const lv_percpu& value);              // the same on every CPU
+  void put_percpu(const std::vector<lv_percpu>& each);  // one per possible CPU, as percpu() reads them
   std::optional<lv_state> state(const lv_key& key) const;
   // Writes the state and bumps the active slot's generation (invalidating lv_hot).
   void put_state(const lv_key& key, const lv_state& st);
@@ -174,7 +175,7 @@ Match on(std::vector<Proto> protos, std::vector<PortRange> ports = {}, bool syn 
 ClassSpec class_spec(std::string name, Match m, Rate packets, Rate bytes = {}, unsigned prefix4 = 32,
                      unsigned prefix6 = 64);
 Cidr cidr(std::string_view text);  // throws std::invalid_argument
-ListEntry list_entry(std::string_view cidr, lv_list_kind kind, std::string override_name = {},
+ListEntry list_entry(std::string_view cidr_text, lv_list_kind kind, std::string override_name = {},
                      uint64_t expires_unix_ns = 0);
 
 // The lv_state key of `addr` (IPv4 or IPv6, by its form) in class `class_id` whose

@@ -1,35 +1,46 @@
 // difftest_test.cpp - the differential test of the datapath: random policies, compiled
 // and written by the controller's own path, and random frames through the real XDP
 // program (BPF_PROG_TEST_RUN), each frame's verdict and reason, and at the end of each
-// policy the per-class and would-drop counters, compared with a userspace model.
+// policy the per-class and would-drop counters and every state, ban record, shared
+// budget and lease the program keeps, compared with a userspace model.
 //
 // The model does not call the code under test. It parses with the reference parser
 // (tests/model/parse_model.hpp, written apart from bpf/parse.h); it classifies by first
 // match from the classes as the policy writes them (not the compiled table), masks a
-// source into its key, costs a packet's bytes, and decides the lists from the entries as
-// written (the longest prefix in force; expiring deny entries stop matching on the
-// program's clock) from their definitions in docs/, not through rules.h or limiter.h.
-// It takes from compile() only the limits it wrote (cost and tolerance, in ns) and
-// the class ids. The levels, the order of the checks, monitor mode and the hot source
-// are written here from docs/ARCHITECTURE.md.
+// source into its key, costs a packet's bytes, runs the GCRA and lengthens bans from
+// their definitions in docs/, not through rules.h or limiter.h, and decides the lists
+// from the entries as written (the longest prefix in force; expiring deny entries stop
+// matching on the program's clock). It takes from compile() only what it wrote: each
+// limit's cost and tolerance (ns), the class ids, a class total's lease. The levels,
+// the order of the checks, the hot sources (bpf/shared/percpu.h: their slot hash, like
+// lv_seen's, is the one thing it shares), monitor mode and bans are written here from
+// docs/ARCHITECTURE.md and docs/CONFIG.md.
 //
-// Time: the program reads the kernel's clock, which a test cannot set. Each limit's
-// state is kept relative to the instant it was last full, and every packet of a policy
-// happens within E (the policy's elapsed time so far) of it. Rates are low (at most 8
-// packets or 200 bytes a second) and a policy's frames run in tens of ms, so a limit
-// decides the same anywhere in that window; when it would not (a byte limit's credit
-// ending inside the window), the model says so and the policy stops there, counted as
-// "undecidable", never as agreement; so does a list entry expiring within a frame's
-// window. A floor on the frames compared keeps that honest. Bans (per class) are
-// generated, each longer than a policy's frames run: what the limits still measure of a
-// banned source moves only its end. Not modelled (not generated): bans in every class,
-// their expiry and doubling, class totals, when_full = "refuse", events, the autopilot
-// (time-driven: autopilot_test.cpp covers it; a budget, new_sources, still wins over
-// it), SYN authentication (syn_hostile_test.cpp).
+// Time: the program reads the kernel's clock, which a test cannot set, but it can read
+// what the program read. The test runs on one CPU and keeps that CPU "quiet" (fewer
+// than LV_CLOCK_BUSY_PKTS packets in a jiffy: lv_percpu.clock.busy is cleared before
+// it gets there), so the program reads the fine clock once for every packet and leaves
+// the reading in lv_percpu.clock.ns; the test checks that it lies within the run
+// (CLOCK_MONOTONIC before and after) and gives it to the model, which decides every
+// frame at that instant: nothing is undecidable. Rates are tens to thousands of
+// packets a second and the frames of a policy (2,400 by default) run over 100-200 ms,
+// with sleeps of a few ms (and rarely tens) between some, so buckets refill; bans are
+// mostly 20-200 ms, so they end, are extended, double within forget_after and start
+// over after it within a policy. Modelled besides the source's limits: the admission
+// budget (new_sources), networks, class totals (this CPU's lease of the shared GCRA),
+// when_full = "refuse" (a small max_sources), bans per class and in every class, the
+// hot sources, overrides, allow and deny lists, monitor mode. Not modelled (not
+// generated): events, the autopilot (time-driven: autopilot_test.cpp covers it; a
+// budget, new_sources, still wins over it), SYN authentication (syn_hostile_test.cpp),
+// CrowdSec, more than one CPU (concurrency_test.cpp).
 //
 // LEVEE_DIFF_SEED (default 1), LEVEE_DIFF_POLICIES (default 500), LEVEE_DIFF_FRAMES
-// (default 1,200,000, shared out over the policies: at least 3/4 must be decided and
-// compared; 1.13-1.15M are); LEVEE_DIFF_SAY=1 prints why validate() refused a policy.
+// (default 1,200,000, shared out over the policies); LEVEE_DIFF_SAY=1 prints why
+// validate() refused a policy. Floors: every reason the generator aims at decides at
+// least 1 frame in 1,000; limits refill, bans end, double, start over, are extended and
+// drop in other classes, and class totals lease, each some times (the figures the run
+// prints).
+#include <bpf/libbpf.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -39,6 +50,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -67,11 +79,6 @@ std::string hex(const Bytes& b) {
 
 // ---- the model ------------------------------------------------------------------
 
-// A limit's decision may depend on where in the window of time it was taken.
-struct Undecidable {
-  std::string what;
-};
-
 using KeyBytes = std::array<uint8_t, sizeof(lv_key)>;
 KeyBytes bytes_of(const lv_key& k) {
   KeyBytes b{};
@@ -79,49 +86,64 @@ KeyBytes bytes_of(const lv_key& k) {
   return b;
 }
 
-// One GCRA's state as the time its next packet conforms, relative to the instant the
-// limit was last full; a packet's `now` lies in [0, E] of that instant.
-constexpr int64_t kFull = INT64_MIN / 4;  // never charged: a full bucket
+// The program read no fine clock for a frame the model says needs one.
+struct NoClock {};
 
-struct Gcra {
-  int64_t ready = kFull;
-};
+// The GCRA, written here from its definition (docs/ARCHITECTURE.md, "The limiter"): the
+// state is the earliest time the next packet conforms; a packet at t conforms when
+// t >= ready, and passing it makes ready' = max(ready + cost, t - tau + cost). Times
+// are CLOCK_MONOTONIC ns, compared as signed differences.
+bool conforms(uint64_t ready, uint64_t t) { return static_cast<int64_t>(t - ready) >= 0; }
+uint64_t after(uint64_t ready, uint64_t t, uint64_t cost, uint64_t tau) {
+  const uint64_t queued = ready + cost, full = t - tau + cost;
+  return static_cast<int64_t>(queued - full) > 0 ? queued : full;
+}
+bool later(uint64_t a, uint64_t b) { return static_cast<int64_t>(a - b) > 0; }
 
-class Window {
- public:
-  explicit Window(uint64_t e) : e_(static_cast<int64_t>(e)) {}
-  bool conforms(int64_t ready, const char* what) const {
-    if (ready <= 0) return true;
-    if (ready > e_) return false;
-    throw Undecidable{what};
-  }
-  // ready' = max(ready + cost, now - tau + cost): the queue, or a full bucket from now
-  // on (the limit's instant moves to now).
-  void pass(Gcra& g, uint64_t cost, uint64_t tau, const char* what) const {
-    const int64_t full = -static_cast<int64_t>(tau);
-    if (g.ready <= full) {
-      g.ready = full + static_cast<int64_t>(cost);
-      return;
-    }
-    if (g.ready < full + e_) throw Undecidable{what};
-    g.ready += static_cast<int64_t>(cost);
-  }
+// A ban's record is written at most once per grain while it is extended, so a ban
+// ends at most a grain early (docs/ARCHITECTURE.md; bpf/bans.h's LV_BAN_GRAIN_NS).
+constexpr uint64_t kBanGrainNs = 1'000'000;
 
- private:
-  int64_t e_;
-};
+// The length of the n-th ban in a row (docs/CONFIG.md, "Bans"): `ban` doubled for each
+// earlier one, never over `max`.
+uint64_t ban_length(uint64_t ban, uint64_t max, uint32_t offences) {
+  uint64_t d = ban;
+  for (uint32_t i = 1; i < offences && d < max; ++i) d = d > max / 2 ? max : d * 2;
+  return std::min(d, max);
+}
 
+// One lv_state entry (a source's or a network's): the ready times of its packet and
+// byte limits (0 where the limit has no cost, as the datapath leaves them).
 struct LimState {
-  Gcra pkt, bytes;
+  uint64_t ready = 0, ready_b = 0;
+  bool refused = false;  // refused since its last pass: the next pass is a refill
 };
 
+// One slot of this CPU's hot sources (lv_hotset): the source it last rejected there.
 struct Hot {
-  bool set = false, fast = false;
-  bool banned = false;  // its source is banned: whether or not the entry refuses, a ban does
+  bool set = false;  // written under this policy
   KeyBytes key{};
   std::array<uint8_t, 16> addr{};
   uint32_t hits = 0, reason = 0;
-  int64_t ready = 0;
+  bool fast = false;
+  uint64_t ready = 0;
+};
+
+// A ban record (lv_bans), per source and class, or in every class.
+struct Ban {
+  uint64_t until = 0, duration = 0, shadow = 0, shadow_b = 0;
+  uint32_t offences = 0, class_id = 0;
+  uint8_t epoch = 0;
+  bool ended = false;  // the model saw a packet of the source after it ended
+};
+
+// What the classes share: the admission budget and the class total's GCRAs; and this
+// CPU's lease of the class total.
+struct Shared {
+  uint64_t admit = 0, total = 0, total_b = 0;
+};
+struct Lease {
+  uint64_t credit = 0, credit_b = 0;
 };
 
 // A list entry as the operator wrote it, its expiry on the datapath's clock (0: never).
@@ -138,17 +160,35 @@ struct Totals {
   Datapath::ClassCounters by_class{};
 };
 
-// When the program may have read its clock for one frame: the fine clock within
-// [lo, hi] (the run's bracket), the cached one up to a tick earlier.
-struct Instant {
-  uint64_t lo = 0, hi = 0, tick = 0;
+// What the generator is for, counted by the model (floors in the test).
+struct Feats {
+  uint64_t refills = 0;    // a limit passed a packet after refusing one
+  uint64_t bans = 0;       // bans started
+  uint64_t expiries = 0;   // a banned source's packet decided after its ban ended
+  uint64_t doubled = 0;    // a ban started within forget_after of the last: longer
+  uint64_t forgotten = 0;  // ... after a quiet forget_after: back to `ban`
+  uint64_t extended = 0;   // a banned source over its limits again: the ban moved on
+  uint64_t elsewhere = 0;  // dropped for a ban another class imposed in every class
+  uint64_t leases = 0;     // class total leases taken
+  void add(const Feats& o) {
+    refills += o.refills;
+    bans += o.bans;
+    expiries += o.expiries;
+    doubled += o.doubled;
+    forgotten += o.forgotten;
+    extended += o.extended;
+    elsewhere += o.elsewhere;
+    leases += o.leases;
+  }
 };
 
 class Model {
  public:
-  Model(const Policy& spec, const lv_policy& pol, const Clocks& clk, uint32_t seen_seed)
+  Model(const Policy& spec, const lv_policy& pol, const Clocks& clk, uint32_t seen_seed, unsigned cpus)
       : spec_(spec), pol_(pol), seed_(seen_seed) {
     for (const ClassSpec& c : spec.classes) ids_.push_back(id_named(c.name));
+    for (const ClassSpec& c : spec.classes)
+      if (c.ban.set() && c.ban.all_classes) ban_all_ = &c;
     for (const ListEntry& e : spec.lists) {
       if (e.expires_unix_ns && e.expires_unix_ns <= clk.now_unix_ns) continue;  // over before it began
       Listed l{e.cidr, e.kind, 0, e.expires_unix_ns ? clk.to_mono(e.expires_unix_ns) : 0};
@@ -157,29 +197,45 @@ class Model {
           if (e.override_name == pol.overrides[o].name) l.override_id = o;
       lists_.push_back(l);
     }
+    // when_full = "refuse": refused at max_sources - min(max_sources / 2, 256 x CPUs)
+    // states created (docs/CONFIG.md, "when_full").
+    if (spec.iface.refuse_full) {
+      const uint64_t max = spec.iface.max_sources.value_or(LV_DEFAULT_MAX_SOURCES);
+      full_at_ = max - std::min<uint64_t>(max / 2, 256ull * cpus);
+    }
   }
 
-  // The reason for one frame, and its counts.
-  uint32_t step(const Bytes& frame, uint64_t elapsed_ns, const Instant& at) {
-    const Window w(elapsed_ns);
+  // The reason for one frame, and its counts; `t`: the program's clock for it, if it
+  // read one.
+  uint32_t step(const Bytes& frame, std::optional<uint64_t> t) {
     const model::Parsed p = model::parse_frame(frame);
     if (p.reason != LV_R_CONFORMING) return count(p.reason, LV_MAX_CLASSES, frame.size());
+    if (!t) throw NoClock{};
     const size_t pos = classify(p);
     const uint32_t cid = ids_[pos];
     const ClassSpec& spec = spec_.classes[pos];
     const lv_class& cls = pol_.classes[cid];
-    Packet k{p, cid, cls, frame.size(), key_of(p, spec.prefix4, spec.prefix6, cid, 0, cls.epoch)};
-    return count(mode(k, decide(k, w, at)), cid, frame.size());
+    Packet k{p, cid, pos, cls, frame.size(), key_of(p, spec.prefix4, spec.prefix6, cid, 0, cls.epoch), {}, *t};
+    k.kb = bytes_of(k.key);
+    return count(mode(k, decide(k)), cid, frame.size());
   }
   const Totals& totals() const { return t_; }
+  const Feats& feats() const { return feats_; }
+  const std::map<KeyBytes, LimState>& states() const { return state_; }
+  const std::map<KeyBytes, Ban>& bans() const { return bans_; }
+  const Lease& lease(uint32_t cid) const { return lease_[cid]; }
+  const Shared& shared(uint32_t cid) const { return shared_[cid]; }
 
  private:
   struct Packet {
     model::Parsed p;
     uint32_t cid;
+    size_t pos;  // in spec_.classes
     const lv_class& cls;
     uint64_t len;
     lv_key key;
+    KeyBytes kb;
+    uint64_t t;  // the program's clock for this packet
     const lv_limit* pkt = nullptr;
     const lv_limit* bytes = nullptr;
     uint32_t flags = 0;
@@ -244,18 +300,14 @@ class Model {
     return k;
   }
 
-  // What the lists say of a source at the frame's instant (the cached clock): of the
-  // entries that cover it and have not expired, the longest; at one length, allow over
-  // deny over override. An entry that expires within the instant's window is
-  // undecidable.
-  std::optional<Listed> list_verdict(const model::Parsed& p, const Instant& at) const {
+  // What the lists say of a source at the packet's time: of the entries that cover it
+  // and have not expired (an entry is over from its expiry on), the longest; at one
+  // length, allow over deny over override.
+  std::optional<Listed> list_verdict(const model::Parsed& p, uint64_t t) const {
     std::optional<Listed> best;
     for (const Listed& l : lists_) {
       if (!covers(l.cidr, p)) continue;
-      if (l.expires) {
-        if (l.expires <= at.lo - at.tick) continue;  // over at every reading the frame may have had
-        if (l.expires <= at.hi) throw Undecidable{"a list entry's expiry"};
-      }
+      if (l.expires && conforms(l.expires, t)) continue;
       auto rank = [](const Listed& x) { return x.kind == LV_LIST_ALLOW ? 3 : x.kind == LV_LIST_DENY ? 2 : 1; };
       if (!best || l.cidr.len > best->cidr.len || (l.cidr.len == best->cidr.len && rank(l) > rank(*best))) best = l;
     }
@@ -266,24 +318,14 @@ class Model {
     return p.family == LV_AF_INET ? (pol_.nr_list4 | pol_.nr_host4) != 0 : (pol_.nr_list6 | pol_.nr_host6) != 0;
   }
 
-  uint32_t decide(Packet& k, const Window& w, const Instant& at) {
-    // A banned source's repeat: the hot entry refuses it until a grain past the ban's
-    // start or extension (a time the model does not know), the full path after that;
-    // both say ban, and both count the hit (a full entry starts over).
-    if (hot_.set && hot_.banned && hot_.key == bytes_of(k.key) && (!listed(k.p) || hot_.addr == k.p.addr)) {
-      hot_.hits = hot_.hits < LV_HOT_MAX_HITS ? hot_.hits + 1 : 0;
-      return LV_R_BAN;
-    }
-    // A flood's repeat: the last source rejected, still not eligible.
-    if (hot_.set && !hot_.banned && hot_.fast && hot_.hits < LV_HOT_MAX_HITS && hot_.key == bytes_of(k.key) &&
-        (!listed(k.p) || hot_.addr == k.p.addr) && !w.conforms(hot_.ready, "hot source")) {
-      ++hot_.hits;
-      return hot_.reason;
-    }
+  // The pipeline (docs/ARCHITECTURE.md, "The packet path"): this CPU's last rejected
+  // source, the lists, a ban in every class, then the limits.
+  uint32_t decide(Packet& k) {
+    if (const uint32_t r = hot_rejects(k, hot_last_)) return r;
     k.pkt = &k.cls.pkt;
     k.bytes = &k.cls.bytes;
     k.flags = k.cls.flags;
-    if (const std::optional<Listed> d = list_verdict(k.p, at)) {
+    if (const std::optional<Listed> d = list_verdict(k.p, k.t)) {
       if (d->kind == LV_LIST_ALLOW) return LV_R_ALLOW;
       if (d->kind == LV_LIST_DENY) return LV_R_DENY;
       if (d->kind == LV_LIST_OVERRIDE && ((pol_.overrides[d->override_id].classes >> k.cid) & 1)) {
@@ -293,45 +335,66 @@ class Model {
         k.flags = o.flags;
       }
     }
-    return limit(k, w);
+    if (const uint32_t r = banned_elsewhere(k)) return r;
+    return limit(k);
   }
 
-  uint32_t reject(const Packet& k, int64_t ready, uint32_t reason, uint32_t hot_reason = LV_REASON_MAX) {
+  // A source this CPU rejected, in the hot slot `slot`, whose limits allow rejecting on
+  // the clock alone: rejected again under the same reason while the time it looked at
+  // is ahead, up to LV_HOT_MAX_HITS times; with list entries for the family, only for
+  // the very address (lists judge addresses, keys are prefixes). 0: not rejected.
+  uint32_t hot_rejects(const Packet& k, uint32_t slot) {
+    auto it = hot_.find(slot);
+    if (it == hot_.end()) return 0;
+    Hot& h = it->second;
+    if (!h.set || !h.fast || h.hits >= LV_HOT_MAX_HITS || h.key != k.kb) return 0;
+    if (listed(k.p) && h.addr != k.p.addr) return 0;
+    if (conforms(h.ready, k.t)) return 0;
+    ++h.hits;
+    return h.reason;
+  }
+
+  // A rejection on the full path: the source takes (or keeps) its hot slot, with the
+  // time the refusing level looks at and the reason its repeats get.
+  uint32_t reject(const Packet& k, uint64_t ready, uint32_t reason, uint32_t hot_reason) {
+    const uint32_t slot = lv_hot_slot(&k.key);
+    hot_last_ = slot;
+    Hot& h = hot_[slot];
     const bool fast = k.flags & LV_CLASS_FAST_REJECT;
-    if (hot_.set && hot_.key == bytes_of(k.key) && hot_.hits < LV_HOT_MAX_HITS) {
-      ++hot_.hits;
+    if (h.set && h.key == k.kb && h.hits < LV_HOT_MAX_HITS) {
+      ++h.hits;
     } else {
-      hot_.set = true;
-      hot_.key = bytes_of(k.key);
-      hot_.hits = 0;
+      h.set = true;
+      h.key = k.kb;
+      h.hits = 0;
     }
-    hot_.reason = hot_reason == LV_REASON_MAX ? reason : hot_reason;
-    hot_.banned = hot_.reason == LV_R_BAN;
-    hot_.fast = fast;
-    hot_.addr = k.p.addr;
-    hot_.ready = ready;
+    h.reason = hot_reason;
+    h.fast = fast;
+    h.addr = k.p.addr;
+    h.ready = ready;
     return reason;
   }
 
-  // A source of a class with bans, refused by its own limits (`r`): the offending packet
-  // counts under r and starts a ban; while the ban runs (a second at least, longer than
-  // a policy's frames) every packet of the source counts under ban, whatever the limits
-  // it is still measured against say (they only move the ban's end).
-  uint32_t ban(const Packet& k, uint32_t r) {
-    if (banned_.insert(bytes_of(k.key)).second) return reject(k, 0, r, LV_R_BAN);
-    return reject(k, 0, LV_R_BAN);
+  // The record of a ban in every class: the source masked to the prefix those classes
+  // share, in no class.
+  KeyBytes ban_all_key(const Packet& k) const {
+    return bytes_of(key_of(k.p, ban_all_->prefix4, ban_all_->prefix6, LV_ALL_CLASSES, 0, 0));
+  }
+  KeyBytes ban_key(const Packet& k) const {
+    return (k.cls.flags & LV_CLASS_BAN_ALL) && ban_all_ ? ban_all_key(k) : k.kb;
   }
 
-  lv_key net_key(const Packet& k) const {
-    const NetworkLimit& n = spec_.classes[std::find(ids_.begin(), ids_.end(), k.cid) - ids_.begin()].network;
-    return key_of(k.p, n.prefix4, n.prefix6, k.cid, LV_KEY_NETWORK, k.cls.epoch);
-  }
-
-  // Is a pair of limits over at the packet's time? *ready: the one that is.
-  static bool over(const LimState& s, const lv_limit& p, const lv_limit& b, const Window& w, int64_t* ready) {
-    if (p.cost && !w.conforms(s.pkt.ready, "over, packets")) return *ready = s.pkt.ready, true;
-    if (b.cost && !w.conforms(s.bytes.ready, "over, bytes")) return *ready = s.bytes.ready, true;
-    return false;
+  // Banned in every class by another class (its own class finds its ban through the
+  // source's limits).
+  uint32_t banned_elsewhere(const Packet& k) {
+    if (!ban_all_) return 0;
+    auto it = bans_.find(ban_all_key(k));
+    if (it == bans_.end()) return 0;
+    const Ban& b = it->second;
+    if (b.class_id == k.cid && b.epoch == k.cls.epoch) return 0;
+    if (conforms(b.until, k.t)) return 0;
+    ++feats_.elsewhere;
+    return reject(k, b.until, LV_R_BAN, LV_R_BAN);
   }
 
   // What a packet of `len` bytes costs a byte limit: its cost per byte (ns, in 1/2^16)
@@ -341,87 +404,241 @@ class Model {
     return static_cast<uint64_t>((ns + 65535) / 65536);
   }
 
-  // Take a pair of limits: both or neither.
-  static uint32_t take(LimState& s, const lv_limit& p, const lv_limit& b, uint64_t len, const Window& w,
-                       uint32_t over_p, uint32_t over_b, int64_t* ready) {
+  // A new state with this packet passed through `p` and `b`; under when_full =
+  // "refuse" every state made (sources and networks) is counted.
+  LimState& create(const KeyBytes& key, const lv_limit& p, const lv_limit& b, const Packet& k, bool source) {
+    LimState s;
+    if (p.cost) s.ready = k.t - p.tau_ns + p.cost;
+    if (b.cost) s.ready_b = after(0, k.t, byte_cost(k.len, b), b.tau_ns);
+    if (source) seen_.insert(lv_seen_hash(&k.key, seed_));
+    ++created_;
+    return state_[key] = s;
+  }
+
+  // A pair of limits, packets then bytes: both pass the packet or neither is charged.
+  uint32_t take(LimState& s, const lv_limit& p, const lv_limit& b, const Packet& k, uint32_t over_p, uint32_t over_b,
+                uint64_t* hot_ready) {
     if (p.cost) {
-      if (!w.conforms(s.pkt.ready, "take, packets")) return *ready = s.pkt.ready, over_p;
+      if (!conforms(s.ready, k.t)) {
+        s.refused = true;
+        *hot_ready = s.ready;
+        return over_p;
+      }
+      s.ready = after(s.ready, k.t, p.cost, p.tau_ns);
     }
-    if (b.cost && !w.conforms(s.bytes.ready, "take, bytes")) return *ready = s.bytes.ready, over_b;
-    if (p.cost) w.pass(s.pkt, p.cost, p.tau_ns, "pass, packets");
-    if (b.cost) w.pass(s.bytes, byte_cost(len, b), b.tau_ns, "pass, bytes");
+    if (b.cost) {
+      if (!conforms(s.ready_b, k.t)) {
+        if (p.cost) s.ready -= p.cost;
+        s.refused = true;
+        *hot_ready = s.ready_b;
+        return over_b;
+      }
+      s.ready_b = after(s.ready_b, k.t, byte_cost(k.len, b), b.tau_ns);
+    }
+    if (s.refused) {
+      ++feats_.refills;
+      s.refused = false;
+    }
     return LV_R_CONFORMING;
   }
   static void refund(LimState& s, const lv_limit& p, const lv_limit& b, uint64_t len) {
-    if (p.cost) s.pkt.ready -= static_cast<int64_t>(p.cost);
-    if (b.cost) s.bytes.ready -= static_cast<int64_t>(byte_cost(len, b));
+    if (p.cost) s.ready -= p.cost;
+    if (b.cost) s.ready_b -= byte_cost(len, b);
+  }
+  // Is a pair over at t? *ready: the time the one over looks at.
+  static bool over(const LimState& s, const lv_limit& p, const lv_limit& b, uint64_t t, uint64_t* ready) {
+    if (p.cost && !conforms(s.ready, t)) return *ready = s.ready, true;
+    if (b.cost && !conforms(s.ready_b, t)) return *ready = s.ready_b, true;
+    return false;
   }
 
-  // The network level: its state created with the packet passed, or taken.
-  uint32_t network_take(const Packet& k, const Window& w, LimState** net, int64_t* ready) {
-    const KeyBytes nk = bytes_of(net_key(k));
-    auto it = state_.find(nk);
-    if (it == state_.end()) {
-      LimState s;
-      take(s, k.cls.net_pkt, k.cls.net_bytes, k.len, w, 0, 0, ready);
-      *net = &(state_[nk] = s);
-      return LV_R_CONFORMING;
-    }
-    *net = &it->second;
-    return take(it->second, k.cls.net_pkt, k.cls.net_bytes, k.len, w, LV_R_NETWORK, LV_R_NETWORK, ready);
+  KeyBytes net_key(const Packet& k) const {
+    const NetworkLimit& n = spec_.classes[k.pos].network;
+    return bytes_of(key_of(k.p, n.prefix4, n.prefix6, k.cid, LV_KEY_NETWORK, k.cls.epoch));
   }
 
-  uint32_t new_source(const Packet& k, const Window& w) {
+  // The class total (docs/CONFIG.md, "total"): a shared GCRA this CPU draws from in
+  // leases of the packet's cost plus lease_ns, spending its credit packet by packet.
+  uint32_t total_take(const Packet& k, uint64_t* hot_ready) {
     const lv_class& cls = k.cls;
-    int64_t ready = 0;
-    if (cls.flags & LV_CLASS_NETWORK) {
-      auto it = state_.find(bytes_of(net_key(k)));
-      if (it != state_.end() && over(it->second, cls.net_pkt, cls.net_bytes, w, &ready))
-        return reject(k, ready, LV_R_NETWORK);
+    Lease& ls = lease_[k.cid];
+    Shared& sh = shared_[k.cid];
+    const uint64_t cp = cls.total_pkt.cost;
+    uint64_t cb = 0;
+    if (cp && ls.credit < cp) {
+      if (!conforms(sh.total, k.t)) return *hot_ready = sh.total, LV_R_CLASS_LIMIT;
+      sh.total = after(sh.total, k.t, cp + cls.lease_ns, cls.total_pkt.tau_ns);
+      ls.credit += cp + cls.lease_ns;
+      ++feats_.leases;
     }
-    Gcra& admit = admit_[k.cid];
-    if (cls.flags & LV_CLASS_ADMIT) {
-      if (!w.conforms(admit.ready, "admission")) return LV_R_ADMISSION;
-      w.pass(admit, cls.admit.cost, cls.admit.tau_ns, "admission");
-    }
-    if (cls.flags & LV_CLASS_NETWORK) {
-      LimState* net = nullptr;
-      const uint32_t r = network_take(k, w, &net, &ready);
-      if (r != LV_R_CONFORMING) {
-        if (cls.flags & LV_CLASS_ADMIT) admit.ready -= static_cast<int64_t>(cls.admit.cost);
-        return reject(k, ready, r);
+    if (cls.total_bytes.cost) {
+      cb = byte_cost(k.len, cls.total_bytes);
+      if (ls.credit_b < cb) {
+        if (!conforms(sh.total_b, k.t)) return *hot_ready = sh.total_b, LV_R_CLASS_LIMIT;
+        sh.total_b = after(sh.total_b, k.t, cb + cls.lease_ns, cls.total_bytes.tau_ns);
+        ls.credit_b += cb + cls.lease_ns;
+        ++feats_.leases;
       }
     }
-    LimState s;
-    take(s, *k.pkt, *k.bytes, k.len, w, 0, 0, &ready);
-    state_[bytes_of(k.key)] = s;
-    seen_.insert(lv_seen_hash(&k.key, seed_));
+    ls.credit -= cp;
+    ls.credit_b -= cb;
     return LV_R_CONFORMING;
   }
 
-  uint32_t limit(const Packet& k, const Window& w) {
+  // The levels above a source: its network (made with the packet passed when new),
+  // then the class total; the total refusing gives the network its charge back.
+  uint32_t levels_take(const Packet& k, uint64_t* hot_ready) {
+    const lv_class& cls = k.cls;
+    LimState* net = nullptr;
+    if (cls.flags & LV_CLASS_NETWORK) {
+      const KeyBytes nk = net_key(k);
+      auto it = state_.find(nk);
+      if (it == state_.end()) {
+        net = &create(nk, cls.net_pkt, cls.net_bytes, k, false);
+      } else {
+        net = &it->second;
+        const uint32_t r = take(*net, cls.net_pkt, cls.net_bytes, k, LV_R_NETWORK, LV_R_NETWORK, hot_ready);
+        if (r != LV_R_CONFORMING) return r;
+      }
+    }
+    if (cls.flags & LV_CLASS_TOTAL) {
+      const uint32_t r = total_take(k, hot_ready);
+      if (r != LV_R_CONFORMING) {
+        if (net) refund(*net, cls.net_pkt, cls.net_bytes, k.len);
+        return r;
+      }
+    }
+    return LV_R_CONFORMING;
+  }
+
+  // A packet its source's limits passed: the levels above, or refused there with the
+  // source's charge given back.
+  uint32_t limit_above(const Packet& k, LimState& st) {
+    if (!(k.cls.flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL))) return LV_R_CONFORMING;
+    uint64_t hot_ready = 0;
+    const uint32_t r = levels_take(k, &hot_ready);
+    if (r == LV_R_CONFORMING) return r;
+    refund(st, *k.pkt, *k.bytes, k.len);
+    return reject(k, hot_ready, r, r);
+  }
+
+  // A source without state: refused read-only by a network or a class total it would
+  // be over (the total only for want of packet credit), by a full map (when_full =
+  // "refuse"), by the admission budget; else its state, made with this packet passed
+  // through its own limits, and the levels above charged after.
+  uint32_t new_source(Packet& k) {
+    const lv_class& cls = k.cls;
+    Shared& sh = shared_[k.cid];
+    uint64_t ready = 0;
+    if (cls.flags & LV_CLASS_NETWORK) {
+      auto it = state_.find(net_key(k));
+      if (it != state_.end() && over(it->second, cls.net_pkt, cls.net_bytes, k.t, &ready))
+        return reject(k, ready, LV_R_NETWORK, LV_R_NETWORK);
+    }
+    if ((cls.flags & LV_CLASS_TOTAL) && cls.total_pkt.cost && lease_[k.cid].credit < cls.total_pkt.cost &&
+        !conforms(sh.total, k.t))
+      return reject(k, sh.total, LV_R_CLASS_LIMIT, LV_R_CLASS_LIMIT);
+    if (full_at_ && created_ >= full_at_) return LV_R_MAP_FULL;
+    if (cls.flags & LV_CLASS_ADMIT) {
+      if (!conforms(sh.admit, k.t)) return LV_R_ADMISSION;
+      sh.admit = after(sh.admit, k.t, cls.admit.cost, cls.admit.tau_ns);
+    }
+    return limit_above(k, create(k.kb, *k.pkt, *k.bytes, k, true));
+  }
+
+  uint32_t limit(Packet& k) {
     const lv_class& cls = k.cls;
     if (!k.pkt->cost && !k.bytes->cost && !(cls.flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL))) return LV_R_CONFORMING;
-    if ((cls.flags & LV_CLASS_ADMIT) && !w.conforms(admit_[k.cid].ready, "admission") &&
+    // A budget spent refuses the sources the known-source filter has not seen.
+    if ((cls.flags & LV_CLASS_ADMIT) && !conforms(shared_[k.cid].admit, k.t) &&
         !seen_.contains(lv_seen_hash(&k.key, seed_)))
       return LV_R_ADMISSION;
-    auto it = state_.find(bytes_of(k.key));
-    if (it == state_.end()) return new_source(k, w);
+    if (const uint32_t r = hot_rejects(k, lv_hot_slot(&k.key))) return r;
+    auto it = state_.find(k.kb);
+    if (it == state_.end()) return new_source(k);
     LimState& st = it->second;
-    int64_t ready = 0;
-    if (banned_.contains(bytes_of(k.key))) return ban(k, LV_R_BAN);  // its state fails until the ban ends
-    uint32_t r = take(st, *k.pkt, *k.bytes, k.len, w, LV_R_RATE, LV_R_BYTES, &ready);
-    if (r != LV_R_CONFORMING && (cls.flags & LV_CLASS_BAN) && (r == LV_R_RATE || r == LV_R_BYTES)) return ban(k, r);
-    if (r != LV_R_CONFORMING) return reject(k, ready, r);
-    if (cls.flags & LV_CLASS_NETWORK) {
-      LimState* net = nullptr;
-      r = network_take(k, w, &net, &ready);
-      if (r != LV_R_CONFORMING) {
-        refund(st, *k.pkt, *k.bytes, k.len);
-        return reject(k, ready, r);
+    // On the clock alone first, where the limits allow it and the class does not ban.
+    if ((k.flags & LV_CLASS_FAST_REJECT) && !(cls.flags & LV_CLASS_BAN)) {
+      if (k.pkt->cost && !conforms(st.ready, k.t)) {
+        st.refused = true;
+        return reject(k, st.ready, LV_R_RATE, LV_R_RATE);
+      }
+      if (k.bytes->cost && !conforms(st.ready_b, k.t)) {
+        st.refused = true;
+        return reject(k, st.ready_b, LV_R_BYTES, LV_R_BYTES);
       }
     }
-    return LV_R_CONFORMING;
+    uint64_t hot_ready = 0;
+    const uint32_t r = take(st, *k.pkt, *k.bytes, k, LV_R_RATE, LV_R_BYTES, &hot_ready);
+    if (r == LV_R_CONFORMING) {
+      if (cls.flags & LV_CLASS_BAN) {
+        auto b = bans_.find(ban_key(k));
+        if (b != bans_.end() && !b->second.ended && conforms(b->second.until, k.t)) {
+          b->second.ended = true;
+          ++feats_.expiries;
+        }
+      }
+      return limit_above(k, st);
+    }
+    if (cls.flags & LV_CLASS_BAN) return ban(k, st, r);
+    return reject(k, hot_ready, r, r);
+  }
+
+  // Keep a banned source failing its own limit (the packet limit, else the byte limit)
+  // until `until`: its ready time pushed there, never pulled back.
+  static void push(const Packet& k, LimState& st, uint64_t until) {
+    uint64_t& ready = k.pkt->cost ? st.ready : st.ready_b;
+    if (later(until, ready)) ready = until;
+  }
+
+  // A packet of a class with bans its source's limits refused (docs/CONFIG.md, "Bans"):
+  // while a ban runs, it is measured against the limits the source would have had
+  // (over them: the ban ends its length from now); else it is an offence that starts a
+  // ban, twice the last one's length if that ended within forget_after. The offending
+  // packet counts under its own reason, the banned ones under ban.
+  uint32_t ban(const Packet& k, LimState& st, uint32_t r) {
+    const lv_class& cls = k.cls;
+    const KeyBytes bk = ban_key(k);
+    auto it = bans_.find(bk);
+    if (it != bans_.end() && !conforms(it->second.until, k.t)) return measure(k, st, it->second);
+    uint32_t offences = 1;
+    if (it != bans_.end()) {
+      if (!it->second.ended) ++feats_.expiries;
+      if (static_cast<int64_t>(k.t - it->second.until) < static_cast<int64_t>(cls.forget_ns))
+        offences = it->second.offences + 1;
+      else
+        ++feats_.forgotten;
+    }
+    if (offences > 1) ++feats_.doubled;
+    ++feats_.bans;
+    const uint64_t d = ban_length(cls.ban_ns, cls.ban_max_ns, offences);
+    Ban b;
+    b.until = k.t + d;
+    b.duration = d;
+    b.shadow = st.ready;
+    b.shadow_b = st.ready_b;
+    b.offences = offences;
+    b.class_id = k.cid;
+    b.epoch = cls.epoch;
+    bans_[bk] = b;
+    push(k, st, b.until);
+    return reject(k, k.t + kBanGrainNs, r, LV_R_BAN);
+  }
+
+  uint32_t measure(const Packet& k, LimState& st, Ban& b) {
+    const lv_limit& p = *k.pkt;
+    const lv_limit& bb = *k.bytes;
+    if ((p.cost && !conforms(b.shadow, k.t)) || (bb.cost && !conforms(b.shadow_b, k.t))) {
+      if (static_cast<int64_t>(k.t + b.duration - b.until) >= static_cast<int64_t>(kBanGrainNs)) {
+        b.until = k.t + b.duration;
+        push(k, st, b.until);
+        ++feats_.extended;
+      }
+    } else {
+      if (p.cost) b.shadow = after(b.shadow, k.t, p.cost, p.tau_ns);
+      if (bb.cost) b.shadow_b = after(b.shadow_b, k.t, byte_cost(k.len, bb), bb.tau_ns);
+    }
+    return reject(k, b.until - b.duration + kBanGrainNs, LV_R_BAN, LV_R_BAN);
   }
 
   uint32_t mode(const Packet& k, uint32_t reason) {
@@ -448,13 +665,19 @@ class Model {
   lv_policy pol_;
   std::vector<uint32_t> ids_;  // by position in spec_.classes
   std::vector<Listed> lists_;
+  const ClassSpec* ban_all_ = nullptr;  // a class that bans in every class: their prefix
   uint32_t seed_;
+  uint64_t full_at_ = 0;  // 0: when_full = "evict"
+  uint64_t created_ = 0;  // states made
   std::map<KeyBytes, LimState> state_;
-  std::array<Gcra, LV_MAX_CLASSES> admit_{};
+  std::map<KeyBytes, Ban> bans_;
+  std::array<Shared, LV_MAX_CLASSES> shared_{};
+  std::array<Lease, LV_MAX_CLASSES> lease_{};
   std::set<uint32_t> seen_;
-  std::set<KeyBytes> banned_;  // keys of sources banned (per class: no ban in every class)
-  Hot hot_;
+  std::map<uint32_t, Hot> hot_;
+  uint32_t hot_last_ = 0;
   Totals t_;
+  Feats feats_;
 };
 
 // ---- generators ------------------------------------------------------------------
@@ -473,11 +696,30 @@ class Gen {
   // test ranges.
   std::string source(bool v6) {
     if (v6) {
-      if (p(0.9)) return "2001:db8:" + std::to_string(n(0, 3)) + "::" + std::to_string(n(1, 40));
+      if (p(0.9)) return "2001:db8:" + std::to_string(n(0, nets_ - 1)) + "::" + std::to_string(n(1, hosts_));
       return "2001:db8:" + hex16() + ":" + hex16() + "::" + hex16();
     }
-    if (p(0.9)) return "198.18." + std::to_string(n(0, 3)) + "." + std::to_string(n(1, 40));
+    if (p(0.9)) return "198.18." + std::to_string(n(0, nets_ - 1)) + "." + std::to_string(n(1, hosts_));
     return "198." + std::to_string(n(18, 19)) + "." + std::to_string(n(0, 255)) + "." + std::to_string(n(0, 255));
+  }
+
+  // A frame's source: half the time one of a phase's few busy senders (a flood, or a
+  // client over its limits), else anyone. The busy ones change every few hundred
+  // frames, so a banned source goes quiet, its ban ends, and it may come back.
+  std::string sender(bool v6) {
+    if (phase_left_ == 0) {
+      phase_left_ = n(200, 1200);
+      busy_ = p(0.7) ? n(1, 3) : 0;
+      busy4_.clear();
+      busy6_.clear();
+      for (uint64_t i = 0; i < busy_; ++i) {
+        busy4_.push_back(source(false));
+        busy6_.push_back(source(true));
+      }
+    }
+    --phase_left_;
+    if (busy_ && p(0.5)) return pick(v6 ? busy6_ : busy4_);
+    return source(v6);
   }
 
   Bytes frame() {
@@ -486,7 +728,7 @@ class Gen {
     f.eth();
     const uint64_t tags = pick(std::vector<uint64_t>{0, 0, 0, 0, 0, 1, 1, 2, 3});
     for (uint64_t i = 0; i < tags; ++i) f.vlan(static_cast<uint16_t>(n(0, 4095)), p(0.5) ? 0x8100 : 0x88a8);
-    const std::string src = source(v6);
+    const std::string src = sender(v6);
     bool later = false;  // a fragment that does not start its datagram: ports follow, unread
     if (v6) {
       f.ipv6(src, kDst6);
@@ -552,31 +794,75 @@ class Gen {
     }
   }
 
+  // How long to wait before the next frame, so that limits refill and bans end: mostly
+  // nothing (a frame every 30 us or so), sometimes a few ms, rarely tens.
+  uint64_t gap_ns() {
+    if (std::getenv("LEVEE_DIFF_NOGAP")) return 0;
+    if (p(1.0 / 600)) return n(1, 6) * 1'000'000;
+    if (p(1.0 / 1500)) return n(10, 40) * 1'000'000;
+    return 0;
+  }
+
+  // Class `i` of a policy (`last`: its default class); `ban_all`, the prefixes of the
+  // classes that ban in every class so far (validate() wants one for them all).
+  ClassSpec klass(uint64_t i, bool last, const std::optional<std::pair<unsigned, unsigned>>& ban_all) {
+    ClassSpec c;
+    c.name = last ? "default" : "c" + std::to_string(i);
+    if (!last) c.match = match();
+    if (p(0.8)) c.packets = Rate{pick(std::vector<uint64_t>{n(50, 200), n(200, 1000), n(1000, 5000)}), n(1, 8)};
+    if (p(0.3) || !c.packets.set()) c.bytes = Rate{n(2000, 40000), n(200, 4000)};
+    c.prefix4 = static_cast<unsigned>(pick(std::vector<uint64_t>{32, 32, 30, 28, 24}));
+    c.prefix6 = static_cast<unsigned>(pick(std::vector<uint64_t>{128, 64, 64, 56}));
+    if (p(0.3)) c.new_sources = Rate{n(20, 400), n(1, 5)};
+    if (p(0.3)) {
+      c.network.prefix4 = std::min(c.prefix4, static_cast<unsigned>(pick(std::vector<uint64_t>{24, 22, 16})));
+      c.network.prefix6 = std::min(c.prefix6, static_cast<unsigned>(pick(std::vector<uint64_t>{48, 40, 32})));
+      if (p(0.7)) c.network.packets = Rate{n(100, 3000), n(3, 24)};
+      if (p(0.4) || !c.network.packets.set()) c.network.bytes = Rate{n(10000, 100000), n(500, 6000)};
+    }
+    if (p(0.35)) {
+      if (p(0.8)) c.total.packets = Rate{n(100, 3000), n(2, 30)};
+      if (p(0.4) || !c.total.packets.set()) c.total.bytes = Rate{n(20000, 300000), n(1000, 20000)};
+    }
+    if (p(0.35)) {
+      // Mostly short bans, so that they end, double and start over within a policy.
+      const uint64_t kind = n(0, 9);
+      c.ban.ban_ns = kind < 7 ? n(5, 40) * 1'000'000 : kind < 9 ? n(40, 200) * 1'000'000 : n(1, 3) * LV_NSEC_PER_SEC;
+      if (p(0.5)) c.ban.max_ns = c.ban.ban_ns * n(1, 8);
+      if (p(0.7)) c.ban.forget_ns = n(2, 50) * 1'000'000;
+      c.ban.all_classes = p(0.3);
+      if (c.ban.all_classes && ban_all) {  // one ban in every class: one prefix for it
+        c.prefix4 = ban_all->first;
+        c.prefix6 = ban_all->second;
+        c.network.prefix4 = std::min(c.network.prefix4, c.prefix4);
+        c.network.prefix6 = std::min(c.network.prefix6, c.prefix6);
+      }
+    }
+    c.monitor = p(0.1);
+    c.admission = Admission::Off;
+    c.escalate = false;
+    return c;
+  }
+
   // `now_unix_ns`: when it is compiled; a few deny entries expire while its frames run.
+  // Rates are such that a source's bucket refills within a policy's run (150 ms or so):
+  // tens to thousands of packets a second, bursts of a few.
   Policy policy(uint64_t now_unix_ns) {
     Policy pol;
+    // Few hosts a policy make floods (a source over its limits), many make arrivals.
+    nets_ = pick(std::vector<uint64_t>{1, 2, 4, 4});
+    hosts_ = pick(std::vector<uint64_t>{2, 5, 10, 40, 40});
     const uint64_t nclasses = n(1, 5);
+    std::optional<std::pair<unsigned, unsigned>> ban_all;  // the prefixes of bans in every class
     for (uint64_t i = 0; i < nclasses; ++i) {
       const bool last = i + 1 == nclasses;
-      ClassSpec c;
-      c.name = last ? "default" : "c" + std::to_string(i);
-      if (!last) c.match = match();
-      if (p(0.8)) c.packets = Rate{n(1, 8), n(1, 6)};
-      if (p(0.3) || !c.packets.set()) c.bytes = Rate{n(50, 200), n(100, 3000)};
-      c.prefix4 = static_cast<unsigned>(pick(std::vector<uint64_t>{32, 32, 30, 28, 24}));
-      c.prefix6 = static_cast<unsigned>(pick(std::vector<uint64_t>{128, 64, 64, 56}));
-      if (p(0.3)) c.new_sources = Rate{n(1, 4), n(1, 5)};
-      if (p(0.3)) {
-        c.network.prefix4 = std::min(c.prefix4, static_cast<unsigned>(pick(std::vector<uint64_t>{24, 22, 16})));
-        c.network.prefix6 = std::min(c.prefix6, static_cast<unsigned>(pick(std::vector<uint64_t>{48, 40, 32})));
-        if (p(0.7)) c.network.packets = Rate{n(2, 8), n(2, 12)};
-        if (p(0.4) || !c.network.packets.set()) c.network.bytes = Rate{n(100, 200), n(300, 3000)};
-      }
-      if (p(0.3)) c.ban.ban_ns = n(1, 5) * LV_NSEC_PER_SEC;  // longer than the policy's frames run
-      c.monitor = p(0.1);
-      c.admission = Admission::Off;
-      c.escalate = false;
+      ClassSpec c = klass(i, last, ban_all);
+      if (c.ban.all_classes && !ban_all) ban_all = {c.prefix4, c.prefix6};
       pol.classes.push_back(std::move(c));
+    }
+    if (p(0.15)) {  // when_full = "refuse", the map's count reached within the policy
+      pol.iface.refuse_full = true;
+      pol.iface.max_sources = static_cast<uint32_t>(n(16, 160));
     }
     pol.monitor = p(0.05);
     pol.deny_in_monitor = p(0.5);
@@ -584,8 +870,8 @@ class Gen {
     for (uint64_t i = 0; i < noverrides; ++i) {
       OverrideSpec o;
       o.name = "o" + std::to_string(i);
-      o.packets = Rate{n(1, 8), n(1, 10)};
-      if (p(0.3)) o.bytes = Rate{n(50, 200), n(100, 3000)};
+      o.packets = Rate{n(20, 2000), n(1, 10)};
+      if (p(0.3)) o.bytes = Rate{n(2000, 40000), n(200, 4000)};
       if (p(0.5)) o.classes.push_back(pick(pol.classes).name);
       pol.overrides.push_back(o);
     }
@@ -652,27 +938,35 @@ class Gen {
     return c;
   }
   std::mt19937_64 rng_;
+  uint64_t nets_ = 4, hosts_ = 40;      // the sources near each other, this policy's
+  uint64_t phase_left_ = 0, busy_ = 0;  // frames left in this phase, its busy senders
+  std::vector<std::string> busy4_, busy6_;
 };
 
 // ---- the test ----------------------------------------------------------------------
 
-// The thread stays on one CPU: the cached clock, the hot source and the counters the
-// model follows are per CPU.
+// The thread stays on one CPU: the clock, the hot sources, the class totals' leases and
+// the counters the model follows are per CPU.
 class OneCpu {
  public:
   OneCpu() {
     sched_getaffinity(0, sizeof old_, &old_);
+    cpu_ = sched_getcpu();
     cpu_set_t one;
     CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    sched_setaffinity(0, sizeof one, &one);
+    CPU_SET(cpu_, &one);
+    ok_ = sched_setaffinity(0, sizeof one, &one) == 0;
   }
   ~OneCpu() { sched_setaffinity(0, sizeof old_, &old_); }
   OneCpu(const OneCpu&) = delete;
   OneCpu& operator=(const OneCpu&) = delete;
+  bool ok() const { return ok_; }
+  size_t cpu() const { return static_cast<size_t>(cpu_); }
 
  private:
   cpu_set_t old_{};
+  int cpu_ = 0;
+  bool ok_ = false;
 };
 
 std::string outcome(uint32_t reason) {
@@ -680,16 +974,69 @@ std::string outcome(uint32_t reason) {
 }
 
 struct Figures {
-  uint64_t frames = 0, policies = 0, refused = 0, undecidable = 0, skipped_frames = 0;
-  Counters by_reason{};  // of the policies compared to the end
+  uint64_t frames = 0, policies = 0, refused = 0, states = 0, ban_records = 0;
+  Counters by_reason{};
+  Feats feats;
 };
+
+// Every state, ban record, shared budget and lease of the model against the program's
+// maps at the end of a policy: the same values to the nanosecond. An empty string if
+// they agree.
+std::string compare_state(const Datapath& dp, const Model& m, const lv_percpu& pc, const lv_policy& slot) {
+  std::ostringstream out;
+  for (const auto& [kb, s] : m.states()) {
+    lv_key key{};
+    std::memcpy(&key, kb.data(), sizeof key);
+    const std::optional<lv_state> st = dp.state(key);
+    if (!st) {
+      out << "a state the model made is not in lv_state (class " << key.class_id << ")\n";
+    } else if (st->ready_ns != s.ready || st->ready_bytes_ns != s.ready_b) {
+      out << "state of class " << key.class_id << (key.family & LV_KEY_NETWORK ? " (network)" : "") << ": ready "
+          << st->ready_ns << "/" << st->ready_bytes_ns << ", model " << s.ready << "/" << s.ready_b << "\n";
+    }
+  }
+  if (dp.state_count() != m.states().size())
+    out << "lv_state holds " << dp.state_count() << " entries, the model " << m.states().size() << "\n";
+  for (const auto& [kb, b] : m.bans()) {
+    lv_key key{};
+    std::memcpy(&key, kb.data(), sizeof key);
+    const std::optional<lv_ban> got = dp.ban(key);
+    if (!got) {
+      out << "a ban the model started is not in lv_bans\n";
+    } else if (got->until_ns != b.until || got->duration_ns != b.duration || got->offences != b.offences ||
+               got->shadow_ns != b.shadow || got->shadow_bytes_ns != b.shadow_b) {
+      out << "ban (class " << key.class_id << "): until " << got->until_ns << " for " << got->duration_ns << " offence "
+          << got->offences << " shadow " << got->shadow_ns << "/" << got->shadow_bytes_ns << "; model until " << b.until
+          << " for " << b.duration << " offence " << b.offences << " shadow " << b.shadow << "/" << b.shadow_b << "\n";
+    }
+  }
+  if (dp.ban_count() != m.bans().size())
+    out << "lv_bans holds " << dp.ban_count() << " records, the model " << m.bans().size() << "\n";
+  for (uint32_t c = 0; c < slot.nr_classes && c < LV_MAX_CLASSES; ++c) {
+    const lv_shared sh = dp.shared(c);
+    const Shared& ms = m.shared(c);
+    if (sh.admit_ready != ms.admit || sh.total_ready != ms.total || sh.total_ready_bytes != ms.total_b)
+      out << "class " << c << " shared: admission " << sh.admit_ready << " total " << sh.total_ready << "/"
+          << sh.total_ready_bytes << "; model " << ms.admit << " " << ms.total << "/" << ms.total_b << "\n";
+    const Lease& ml = m.lease(c);
+    if ((slot.classes[c].flags & LV_CLASS_TOTAL) &&
+        (pc.lease[c].credit_ns != ml.credit || pc.lease[c].credit_bytes_ns != ml.credit_b))
+      out << "class " << c << " lease: " << pc.lease[c].credit_ns << "/" << pc.lease[c].credit_bytes_ns << "; model "
+          << ml.credit << "/" << ml.credit_b << "\n";
+  }
+  return out.str();
+}
 
 TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
   const uint64_t seed = env_or("LEVEE_DIFF_SEED", 1);
   const uint64_t policies = env_or("LEVEE_DIFF_POLICIES", 500);
   const uint64_t frames = env_or("LEVEE_DIFF_FRAMES", 1'200'000);
   const uint64_t per_policy = std::max<uint64_t>(1, frames / std::max<uint64_t>(1, policies));
+  const int ncpus = libbpf_num_possible_cpus();
+  ASSERT_GT(ncpus, 0);
   OneCpu pin;
+  ASSERT_TRUE(pin.ok()) << "cannot pin the test to one CPU";
+  const size_t cpu = pin.cpu();
   Controller ctl(dp());
   Figures fig;
   const auto t0 = std::chrono::steady_clock::now();
@@ -707,77 +1054,111 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
     }
     ++fig.policies;
     const lv_policy slot = ctl.active();
-    Model model(pol, slot, clk, dp().control().seen_seed);
-    Counters last = dp().counters();
-    const uint64_t start = monotonic_ns();
-    std::string where = "seed " + std::to_string(seed) + " policy " + std::to_string(i);
-    uint64_t f = 0;
-    for (; f < per_policy; ++f) {
+    Model model(pol, slot, clk, dp().control().seen_seed, static_cast<unsigned>(ncpus));
+    std::vector<lv_percpu> pcs = dp().percpu();
+    Counters last{};
+    const std::string where = "seed " + std::to_string(seed) + " policy " + std::to_string(i);
+    for (uint64_t f = 0; f < per_policy; ++f) {
       const Bytes frame = g.frame();
-      Instant at{monotonic_ns(), 0, clk.tick_ns};
+      if (const uint64_t gap = g.gap_ns()) std::this_thread::sleep_for(std::chrono::nanoseconds(gap));
+      // A CPU that ran LV_CLOCK_BUSY_PKTS packets within a jiffy reuses its last fine
+      // reading; one that ran fewer reads the fine clock for every packet. Kept quiet,
+      // the program reads one clock per packet, once, and leaves it in lv_percpu.
+      if (pcs[cpu].clock.busy >= LV_CLOCK_BUSY_PKTS / 2) {
+        pcs[cpu].clock.busy = 0;
+        dp().put_percpu(pcs);
+      }
+      const uint64_t lo = monotonic_ns();
       const RunResult r = dp().run(frame);
-      at.hi = monotonic_ns();
+      const uint64_t hi = monotonic_ns();
       ASSERT_EQ(r.err, 0) << where << " frame " << f << " " << hex(frame);
-      const Counters now = dp().counters();
+      pcs = dp().percpu();
+      Counters now{};
+      for (const lv_percpu& pc : pcs)
+        for (uint32_t x = 0; x < LV_REASON_MAX; ++x) now[x].packets += pc.by_reason[x].packets;
       uint32_t got = LV_REASON_MAX;
       for (uint32_t x = 0; x < LV_REASON_MAX; ++x)
         if (now[x].packets != last[x].packets) got = x;
       last = now;
+      // The program's clock for this frame: a fine reading taken during this run.
+      const uint64_t at = pcs[cpu].clock.ns;
+      const std::optional<uint64_t> t = at >= lo && at <= hi ? std::optional<uint64_t>(at) : std::nullopt;
       uint32_t want = 0;
       try {
-        want = model.step(frame, at.hi - start, at);
-      } catch (const Undecidable& u) {
-        ++fig.undecidable;
-        break;
+        want = model.step(frame, t);
+      } catch (const NoClock&) {
+        ADD_FAILURE() << where << " frame " << f << ": the program read no fine clock within the run [" << lo << ", "
+                      << hi << "] (lv_percpu.clock.ns " << at << ")\n  frame " << hex(frame) << "\n  datapath "
+                      << (got < LV_REASON_MAX ? reason_name(got) : "?");
+        return;
       }
       ++fig.frames;
       const uint32_t verdict = lv_reason_drops(want) ? XDP_DROP : XDP_PASS;
       if (got != want || r.retval != verdict) {
-        ADD_FAILURE() << where << " frame " << f << " (LEVEE_DIFF_SEED=" << seed << ")\n  frame " << hex(frame)
-                      << "\n  datapath " << (r.retval == XDP_DROP ? "DROP" : "PASS") << " reason "
+        ADD_FAILURE() << where << " frame " << f << " at +" << (t ? *t - clk.now_mono_ns : 0)
+                      << " ns (LEVEE_DIFF_SEED=" << seed << ")\n  frame " << hex(frame) << "\n  datapath "
+                      << (r.retval == XDP_DROP ? "DROP" : "PASS") << " reason "
                       << (got < LV_REASON_MAX ? reason_name(got) : "?") << "\n  model    " << outcome(want);
         return;
       }
     }
-    fig.skipped_frames += per_policy - f;
-    // Whole-policy counters: per reason, per class, would-drop.
-    const Totals& t = model.totals();
+    // Whole-policy counters: per reason, per class, would-drop; and every state.
+    const Totals& tm = model.totals();
     const Counters got = dp().counters();
     const auto by_class = dp().class_counters();
     Counters would{};
-    for (const lv_percpu& pc : dp().percpu())
+    for (const lv_percpu& pc : pcs)
       for (uint32_t x = 0; x < LV_REASON_MAX; ++x) {
         would[x].packets += pc.would[x].packets;
         would[x].bytes += pc.would[x].bytes;
       }
     for (uint32_t x = 0; x < LV_REASON_MAX; ++x) {
-      if (f < per_policy) break;  // stopped early: the last frame is counted but not modelled
-      fig.by_reason[x].packets += t.by_reason[x].packets;
-      EXPECT_EQ(got[x].packets, t.by_reason[x].packets) << where << " reason " << reason_name(x);
-      EXPECT_EQ(got[x].bytes, t.by_reason[x].bytes) << where << " reason " << reason_name(x);
-      EXPECT_EQ(would[x].packets, t.would[x].packets) << where << " would " << reason_name(x);
+      fig.by_reason[x].packets += tm.by_reason[x].packets;
+      EXPECT_EQ(got[x].packets, tm.by_reason[x].packets) << where << " reason " << reason_name(x);
+      EXPECT_EQ(got[x].bytes, tm.by_reason[x].bytes) << where << " reason " << reason_name(x);
+      EXPECT_EQ(would[x].packets, tm.would[x].packets) << where << " would " << reason_name(x);
     }
-    for (uint32_t c = 0; c < LV_MAX_CLASSES && f == per_policy; ++c) {
-      EXPECT_EQ(by_class[c].passed.packets, t.by_class[c].passed.packets) << where << " class " << c;
-      EXPECT_EQ(by_class[c].dropped.bytes, t.by_class[c].dropped.bytes) << where << " class " << c;
+    for (uint32_t c = 0; c < LV_MAX_CLASSES; ++c) {
+      EXPECT_EQ(by_class[c].passed.packets, tm.by_class[c].passed.packets) << where << " class " << c;
+      EXPECT_EQ(by_class[c].dropped.bytes, tm.by_class[c].dropped.bytes) << where << " class " << c;
     }
+    const std::string diff = compare_state(dp(), model, pcs[cpu], slot);
+    EXPECT_EQ(diff, "") << where << ": the maps differ from the model's";
+    fig.states += model.states().size();
+    fig.ban_records += model.bans().size();
+    fig.feats.add(model.feats());
     if (HasFailure()) return;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Feats& ft = fig.feats;
   std::printf(
-      "difftest: seed %llu, %llu policies (%llu refused by validate), %llu frames agreed, %llu policies "
-      "stopped undecidable (%llu frames not run), %.1f s\n",
+      "difftest: seed %llu, %llu policies (%llu refused by validate), %llu frames agreed, %llu states and %llu "
+      "ban records agreed, %.1f s\n",
       static_cast<unsigned long long>(seed), static_cast<unsigned long long>(fig.policies),
       static_cast<unsigned long long>(fig.refused), static_cast<unsigned long long>(fig.frames),
-      static_cast<unsigned long long>(fig.undecidable), static_cast<unsigned long long>(fig.skipped_frames), secs);
+      static_cast<unsigned long long>(fig.states), static_cast<unsigned long long>(fig.ban_records), secs);
+  std::printf(
+      "difftest: refills %llu, bans %llu (ended %llu, doubled %llu, started over %llu, extended %llu), banned "
+      "elsewhere %llu, class total leases %llu\n",
+      static_cast<unsigned long long>(ft.refills), static_cast<unsigned long long>(ft.bans),
+      static_cast<unsigned long long>(ft.expiries), static_cast<unsigned long long>(ft.doubled),
+      static_cast<unsigned long long>(ft.forgotten), static_cast<unsigned long long>(ft.extended),
+      static_cast<unsigned long long>(ft.elsewhere), static_cast<unsigned long long>(ft.leases));
   std::printf("difftest: by reason %s\n", describe(fig.by_reason).c_str());
   EXPECT_GE(fig.policies, policies * 99 / 100) << "the generator's policies are refused";
   // What the generator is for: every level decides some frames.
-  for (uint32_t r : {LV_R_RATE, LV_R_BYTES, LV_R_BAN, LV_R_NETWORK, LV_R_ADMISSION, LV_R_ALLOW, LV_R_DENY})
+  for (uint32_t r : {LV_R_RATE, LV_R_BYTES, LV_R_BAN, LV_R_NETWORK, LV_R_ADMISSION, LV_R_ALLOW, LV_R_DENY,
+                     LV_R_CLASS_LIMIT, LV_R_MAP_FULL})
     EXPECT_GE(fig.by_reason[r].packets, frames / 1000) << reason_name(r) << " decided too few frames";
-  // A floor on what was compared: a model that stopped early on every policy would
-  // agree with anything.
-  EXPECT_GE(fig.frames, frames * 3 / 4) << "too few frames decided and compared";
+  // ...and time moves: limits refill, bans end, double, start over and are extended,
+  // bans in every class drop in other classes, class totals lease.
+  const uint64_t floor = std::max<uint64_t>(1, frames / 20'000);
+  EXPECT_GE(ft.refills, frames / 100) << "too few refills";
+  for (auto [n, what] : {std::pair{ft.expiries, "bans ended"}, std::pair{ft.doubled, "bans doubled"},
+                         std::pair{ft.forgotten, "bans started over"}, std::pair{ft.extended, "bans extended"},
+                         std::pair{ft.elsewhere, "bans in every class"}, std::pair{ft.leases, "leases"}})
+    EXPECT_GE(n, floor) << what << ": too few";
+  EXPECT_GE(fig.frames, frames * 95 / 100) << "too few frames compared";
 }
 
 }  // namespace
