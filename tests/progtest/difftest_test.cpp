@@ -235,6 +235,8 @@ class Model {
   const std::map<KeyBytes, Ban>& bans() const { return bans_; }
   const Lease& lease(uint32_t cid) const { return lease_[cid]; }
   const Shared& shared(uint32_t cid) const { return shared_[cid]; }
+  const std::map<uint32_t, Hot>& hot() const { return hot_; }
+  uint32_t hot_last() const { return hot_last_; }
 
  private:
   struct Packet {
@@ -815,7 +817,6 @@ class Gen {
   // How long to wait before the next frame, so that limits refill and bans end: mostly
   // nothing (a frame every 30 us or so), sometimes a few ms, rarely tens.
   uint64_t gap_ns() {
-    if (std::getenv("LEVEE_DIFF_NOGAP")) return 0;
     if (p(1.0 / 600)) return n(1, 6) * 1'000'000;
     if (p(1.0 / 1500)) return n(10, 40) * 1'000'000;
     return 0;
@@ -1005,10 +1006,10 @@ struct Figures {
   Feats feats;
 };
 
-// Every state, ban record, shared budget and lease of the model against the program's
-// maps at the end of a policy: the same values to the nanosecond. An empty string if
+// Every state, ban record, hot slot, shared budget and lease of the model against the
+// program's maps at the end of a policy: the same values to the nanosecond. An empty string if
 // they agree.
-std::string compare_state(const Datapath& dp, const Model& m, const lv_percpu& pc, const lv_policy& slot) {
+std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const lv_percpu& pc, const lv_policy& slot) {
   std::ostringstream out;
   for (const auto& [kb, s] : m.states()) {
     lv_key key{};
@@ -1036,6 +1037,19 @@ std::string compare_state(const Datapath& dp, const Model& m, const lv_percpu& p
           << " for " << b.duration << " offence " << b.offences << " shadow " << b.shadow << "/" << b.shadow_b << "\n";
     }
   }
+  for (const auto& [slot, h] : m.hot()) {
+    if (!h.set) continue;
+    lv_key key{};
+    std::memcpy(&key, h.key.data(), sizeof key);
+    const lv_hot got = dp.hot(key).at(cpu);
+    if (std::memcmp(&got.key, &key, sizeof key) != 0 || got.hits != h.hits || got.reason != h.reason ||
+        (got.fast != 0) != h.fast || got.ready_ns != h.ready ||
+        std::memcmp(got.addr, h.addr.data(), sizeof got.addr) != 0)
+      out << "hot slot " << slot << ": hits " << got.hits << " reason " << reason_name(got.reason) << " fast "
+          << int{got.fast} << " ready " << got.ready_ns << "; model hits " << h.hits << " reason "
+          << reason_name(h.reason) << " fast " << h.fast << " ready " << h.ready << "\n";
+  }
+  if (pc.hot_last != m.hot_last()) out << "hot_last " << pc.hot_last << ", model " << m.hot_last() << "\n";
   if (dp.ban_count() != m.bans().size())
     out << "lv_bans holds " << dp.ban_count() << " records, the model " << m.bans().size() << "\n";
   for (uint32_t c = 0; c < slot.nr_classes && c < LV_MAX_CLASSES; ++c) {
@@ -1152,7 +1166,7 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
       EXPECT_EQ(by_class[c].passed.packets, tm.by_class[c].passed.packets) << where << " class " << c;
       EXPECT_EQ(by_class[c].dropped.bytes, tm.by_class[c].dropped.bytes) << where << " class " << c;
     }
-    const std::string diff = compare_state(dp(), model, pcs[cpu], slot);
+    const std::string diff = compare_state(dp(), model, cpu, pcs[cpu], slot);
     EXPECT_EQ(diff, "") << where << ": the maps differ from the model's";
     fig.states += model.states().size();
     fig.ban_records += model.bans().size();
