@@ -1,8 +1,9 @@
 // difftest_test.cpp - the differential test of the datapath: random policies, compiled
 // and written by the controller's own path, and random frames through the real XDP
 // program (BPF_PROG_TEST_RUN), each frame's verdict and reason, and at the end of each
-// policy the per-class and would-drop counters and every state, ban record, shared
-// budget and lease the program keeps, compared with a userspace model.
+// policy the per-class and would-drop counters and every state (its ready times and
+// its display counts), ban record, hot slot, shared budget and lease the program keeps,
+// compared with a userspace model.
 //
 // The model does not call the code under test. It parses with the reference parser
 // (tests/model/parse_model.hpp, written apart from bpf/parse.h); it classifies by first
@@ -119,7 +120,8 @@ uint64_t ban_length(uint64_t ban, uint64_t max, uint32_t offences) {
 // byte limits (0 where the limit has no cost, as the datapath leaves them).
 struct LimState {
   uint64_t ready = 0, ready_b = 0;
-  bool refused = false;  // refused since its last pass: the next pass is a refill
+  uint64_t passed = 0, dropped = 0;  // display counts: packets in the low 32 bits, bytes in the high
+  bool refused = false;              // refused since its last pass: the next pass is a refill
 };
 
 // One slot of this CPU's hot sources (lv_hotset): the source it last rejected there.
@@ -370,18 +372,29 @@ class Model {
 
   // A rejection on the full path: the source takes (or keeps) its hot slot, with the
   // time the refusing level looks at and the reason its repeats get.
-  uint32_t reject(const Packet& k, uint64_t ready, uint32_t reason, uint32_t hot_reason) {
+  // Its drops are counted in its state (`st`, if it has one) once per LV_HOT_MAX_HITS,
+  // or when another source takes the slot (the drops still pending there are lost).
+  uint32_t reject(const Packet& k, uint64_t ready, uint32_t reason, uint32_t hot_reason, LimState* st) {
     const uint32_t slot = lv_hot_slot(&k.key);
     hot_last_ = slot;
     Hot& h = hot_[slot];
     const bool fast = k.flags & LV_CLASS_FAST_REJECT;
-    if (h.set && h.key == k.kb && h.hits < LV_HOT_MAX_HITS) {
-      ++h.hits;
-    } else {
-      h.set = true;
-      h.key = k.kb;
-      h.hits = 0;
+    uint64_t n = 1;
+    if (h.set && h.key == k.kb) {
+      if (h.hits < LV_HOT_MAX_HITS) {
+        ++h.hits;
+        h.reason = hot_reason;
+        h.fast = fast;
+        h.addr = k.p.addr;
+        h.ready = ready;
+        return reason;
+      }
+      n += h.hits;
     }
+    if (st) st->dropped += n | (n * k.len) << 32;
+    h.set = true;
+    h.key = k.kb;
+    h.hits = 0;
     h.reason = hot_reason;
     h.fast = fast;
     h.addr = k.p.addr;
@@ -408,7 +421,7 @@ class Model {
     if (b.class_id == k.cid && b.epoch == k.cls.epoch) return 0;
     if (conforms(b.until, k.t)) return 0;
     ++feats_.elsewhere;
-    return reject(k, b.until, LV_R_BAN, LV_R_BAN);
+    return reject(k, b.until, LV_R_BAN, LV_R_BAN, nullptr);
   }
 
   // What a packet of `len` bytes costs a byte limit: its cost per byte (ns, in 1/2^16)
@@ -424,7 +437,10 @@ class Model {
     LimState s;
     if (p.cost) s.ready = k.t - p.tau_ns + p.cost;
     if (b.cost) s.ready_b = after(0, k.t, byte_cost(k.len, b), b.tau_ns);
-    if (source) seen_.insert(lv_seen_hash(&k.key, seed_));
+    if (source) {
+      s.passed = 1 | k.len << 32;  // a network counts a packet once every level passed it
+      seen_.insert(lv_seen_hash(&k.key, seed_));
+    }
     ++created_;
     return state_[key] = s;
   }
@@ -522,18 +538,23 @@ class Model {
         return r;
       }
     }
+    if (net) net->passed += 1 | k.len << 32;
     return LV_R_CONFORMING;
   }
 
   // A packet its source's limits passed: the levels above, or refused there with the
-  // source's charge given back.
-  uint32_t limit_above(const Packet& k, LimState& st) {
-    if (!(k.cls.flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL))) return LV_R_CONFORMING;
+  // source's charge given back. `fresh`: the state was made with it (and counts it).
+  uint32_t limit_above(const Packet& k, LimState& st, bool fresh) {
+    const uint64_t one = 1 | k.len << 32;
     uint64_t hot_ready = 0;
-    const uint32_t r = levels_take(k, &hot_ready);
-    if (r == LV_R_CONFORMING) return r;
+    const uint32_t r = k.cls.flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL) ? levels_take(k, &hot_ready) : LV_R_CONFORMING;
+    if (r == LV_R_CONFORMING) {
+      if (!fresh) st.passed += one;
+      return r;
+    }
     refund(st, *k.pkt, *k.bytes, k.len);
-    return reject(k, hot_ready, r, r);
+    if (fresh) st.passed -= one;
+    return reject(k, hot_ready, r, r, &st);
   }
 
   // A source without state: refused read-only by a network or a class total it would
@@ -547,17 +568,17 @@ class Model {
     if (cls.flags & LV_CLASS_NETWORK) {
       auto it = state_.find(net_key(k));
       if (it != state_.end() && over(it->second, cls.net_pkt, cls.net_bytes, k.t, &ready))
-        return reject(k, ready, LV_R_NETWORK, LV_R_NETWORK);
+        return reject(k, ready, LV_R_NETWORK, LV_R_NETWORK, nullptr);
     }
     if ((cls.flags & LV_CLASS_TOTAL) && cls.total_pkt.cost && lease_[k.cid].credit < cls.total_pkt.cost &&
         !conforms(sh.total, k.t))
-      return reject(k, sh.total, LV_R_CLASS_LIMIT, LV_R_CLASS_LIMIT);
+      return reject(k, sh.total, LV_R_CLASS_LIMIT, LV_R_CLASS_LIMIT, nullptr);
     if (full_at_ && created_ >= full_at_) return LV_R_MAP_FULL;
     if (cls.flags & LV_CLASS_ADMIT) {
       if (!conforms(sh.admit, k.t)) return LV_R_ADMISSION;
       sh.admit = after(sh.admit, k.t, cls.admit.cost, cls.admit.tau_ns);
     }
-    return limit_above(k, create(k.kb, *k.pkt, *k.bytes, k, true));
+    return limit_above(k, create(k.kb, *k.pkt, *k.bytes, k, true), true);
   }
 
   uint32_t limit(Packet& k) {
@@ -583,11 +604,11 @@ class Model {
     if ((k.flags & LV_CLASS_FAST_REJECT) && !(cls.flags & LV_CLASS_BAN)) {
       if (k.pkt->cost && !conforms(st.ready, k.t)) {
         st.refused = true;
-        return reject(k, st.ready, LV_R_RATE, LV_R_RATE);
+        return reject(k, st.ready, LV_R_RATE, LV_R_RATE, &st);
       }
       if (k.bytes->cost && !conforms(st.ready_b, k.t)) {
         st.refused = true;
-        return reject(k, st.ready_b, LV_R_BYTES, LV_R_BYTES);
+        return reject(k, st.ready_b, LV_R_BYTES, LV_R_BYTES, &st);
       }
     }
     uint64_t hot_ready = 0;
@@ -600,10 +621,10 @@ class Model {
           ++feats_.expiries;
         }
       }
-      return limit_above(k, st);
+      return limit_above(k, st, false);
     }
     if (cls.flags & LV_CLASS_BAN) return ban(k, st, r);
-    return reject(k, hot_ready, r, r);
+    return reject(k, hot_ready, r, r, &st);
   }
 
   // Keep a banned source failing its own limit (the packet limit, else the byte limit)
@@ -645,7 +666,7 @@ class Model {
     b.epoch = cls.epoch;
     bans_[bk] = b;
     push(k, st, b.until);
-    return reject(k, k.t + kBanGrainNs, r, LV_R_BAN);
+    return reject(k, k.t + kBanGrainNs, r, LV_R_BAN, &st);
   }
 
   uint32_t measure(const Packet& k, LimState& st, Ban& b) {
@@ -661,7 +682,7 @@ class Model {
       if (p.cost) b.shadow = after(b.shadow, k.t, p.cost, p.tau_ns);
       if (bb.cost) b.shadow_b = after(b.shadow_b, k.t, byte_cost(k.len, bb), bb.tau_ns);
     }
-    return reject(k, b.until - b.duration + kBanGrainNs, LV_R_BAN, LV_R_BAN);
+    return reject(k, b.until - b.duration + kBanGrainNs, LV_R_BAN, LV_R_BAN, &st);
   }
 
   uint32_t mode(const Packet& k, uint32_t reason) {
@@ -1020,9 +1041,14 @@ std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const 
     const std::optional<lv_state> st = dp.state(key);
     if (!st) {
       out << "a state the model made is not in lv_state (class " << key.class_id << ")\n";
-    } else if (st->ready_ns != s.ready || st->ready_bytes_ns != s.ready_b) {
+    } else if (st->ready_ns != s.ready || st->ready_bytes_ns != s.ready_b || st->passed != s.passed ||
+               st->dropped != s.dropped) {
       out << "state of class " << key.class_id << (key.family & LV_KEY_NETWORK ? " (network)" : "") << ": ready "
-          << st->ready_ns << "/" << st->ready_bytes_ns << ", model " << s.ready << "/" << s.ready_b << "\n";
+          << st->ready_ns << "/" << st->ready_bytes_ns << " passed " << LV_COUNT_PACKETS(st->passed) << "p/"
+          << LV_COUNT_BYTES(st->passed) << "B dropped " << LV_COUNT_PACKETS(st->dropped) << "p/"
+          << LV_COUNT_BYTES(st->dropped) << "B; model " << s.ready << "/" << s.ready_b << " passed "
+          << LV_COUNT_PACKETS(s.passed) << "p/" << LV_COUNT_BYTES(s.passed) << "B dropped "
+          << LV_COUNT_PACKETS(s.dropped) << "p/" << LV_COUNT_BYTES(s.dropped) << "B\n";
     }
   }
   if (dp.state_count() != m.states().size())
