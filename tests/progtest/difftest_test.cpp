@@ -1,9 +1,9 @@
 // difftest_test.cpp - the differential test of the datapath: random policies, compiled
 // and written by the controller's own path, and random frames through the real XDP
 // program (BPF_PROG_TEST_RUN), each frame's verdict and reason, and at the end of each
-// policy the per-class and would-drop counters and every state (its ready times and
-// its display counts), ban record, hot slot, shared budget and lease the program keeps,
-// compared with a userspace model.
+// policy the per-class and would-drop counters, every state (its ready times and its
+// display counts), ban record, hot slot, shared budget and lease the program keeps, and
+// every event it sent, compared with a userspace model.
 //
 // The model does not call the code under test. It parses with the reference parser
 // (tests/model/parse_model.hpp, written apart from bpf/parse.h); it classifies by first
@@ -14,8 +14,8 @@
 // matching on the program's clock). It takes from compile() only what it wrote: each
 // limit's cost and tolerance (ns), the class ids, a class total's lease. The levels,
 // the order of the checks, the hot sources (bpf/shared/percpu.h: their slot hash, like
-// lv_seen's, is the one thing it shares), monitor mode and bans are written here from
-// docs/ARCHITECTURE.md and docs/CONFIG.md.
+// lv_seen's, is the one thing it shares), monitor mode, bans and events are written
+// here from docs/ARCHITECTURE.md and docs/CONFIG.md.
 //
 // Time: the program reads the kernel's clock, which a test cannot set, but it can read
 // what the program read. The test runs on one CPU and keeps that CPU "quiet" (fewer
@@ -23,16 +23,21 @@
 // it gets there), so the program reads the fine clock once for every packet and leaves
 // the reading in lv_percpu.clock.ns; the test checks that it lies within the run
 // (CLOCK_MONOTONIC before and after) and gives it to the model, which decides every
-// frame at that instant: nothing is undecidable. Rates are tens to thousands of
+// frame at that instant: nothing is undecidable. (A packet decided on a cached reading
+// fails the test: its reading is not within its run.) Rates are tens to thousands of
 // packets a second and the frames of a policy (2,400 by default) run over 100-200 ms,
-// with sleeps of a few ms (and rarely tens) between some, so buckets refill; bans are
-// mostly 20-200 ms, so they end, are extended, double within forget_after and start
-// over after it within a policy. Modelled besides the source's limits: the admission
-// budget (new_sources), networks, class totals (this CPU's lease of the shared GCRA),
-// when_full = "refuse" (a small max_sources), bans per class and in every class, the
-// hot sources, overrides, allow and deny lists, monitor mode, and SYN authentication's
+// with sleeps of a few ms (and rarely tens) between some, so buckets refill; a few
+// busy senders change every few hundred frames; bans are mostly 5-40 ms, so within a
+// policy they end, are extended, double within forget_after (1-20 ms, or an hour), are
+// held at ban_max and start over.
+//
+// Modelled besides the source's limits: the admission budget (new_sources), networks,
+// class totals (this CPU's lease of the shared GCRA), when_full = "refuse" (a small
+// max_sources), bans per class and in every class, the hot sources, overrides, allow
+// and deny lists, monitor mode, events (a source's first drop, a ban, a spent budget, a
+// full map; the event rate and the counts of those over it), and SYN authentication's
 // gate for TCP that is not a SYN (no source is known-good, no connection is the host's:
-// unverified). Not modelled (not generated): events, the autopilot (time-driven:
+// unverified). Not modelled (not generated): the autopilot (time-driven:
 // autopilot_test.cpp covers it; a budget, new_sources, still wins over it), SYNs into a
 // class with SYN authentication (answered with cookies: syn_hostile_test.cpp; the test
 // draws another frame instead), known-good sources, CrowdSec, more than one CPU
@@ -46,7 +51,8 @@
 // LEVEE_DIFF_SAY=1 prints why validate() refused a policy. Floors (over the default
 // run): every reason the generator aims at decides at least 1 frame in 1,000; limits
 // refill; bans end, double, are held at ban_max, start over, are extended and drop in
-// other classes; class totals lease; each some times (the figures the run prints).
+// other classes; class totals lease; events are sent and suppressed; each some times
+// (the figures the run prints).
 #include <bpf/libbpf.h>
 #include <sched.h>
 
@@ -170,15 +176,17 @@ struct Totals {
 
 // What the generator is for, counted by the model (floors in the test).
 struct Feats {
-  uint64_t refills = 0;    // a limit passed a packet after refusing one
-  uint64_t bans = 0;       // bans started
-  uint64_t expiries = 0;   // a banned source's packet decided after its ban ended
-  uint64_t doubled = 0;    // a ban started within forget_after of the last: longer
-  uint64_t capped = 0;     // ... and held at ban_max
-  uint64_t forgotten = 0;  // ... after a quiet forget_after: back to `ban`
-  uint64_t extended = 0;   // a banned source over its limits again: the ban moved on
-  uint64_t elsewhere = 0;  // dropped for a ban another class imposed in every class
-  uint64_t leases = 0;     // class total leases taken
+  uint64_t refills = 0;     // a limit passed a packet after refusing one
+  uint64_t bans = 0;        // bans started
+  uint64_t expiries = 0;    // a banned source's packet decided after its ban ended
+  uint64_t doubled = 0;     // a ban started within forget_after of the last: longer
+  uint64_t capped = 0;      // ... and held at ban_max
+  uint64_t forgotten = 0;   // ... after a quiet forget_after: back to `ban`
+  uint64_t extended = 0;    // a banned source over its limits again: the ban moved on
+  uint64_t elsewhere = 0;   // dropped for a ban another class imposed in every class
+  uint64_t leases = 0;      // class total leases taken
+  uint64_t events = 0;      // events sent
+  uint64_t suppressed = 0;  // ... and over the event rate
   void add(const Feats& o) {
     refills += o.refills;
     bans += o.bans;
@@ -189,6 +197,8 @@ struct Feats {
     extended += o.extended;
     elsewhere += o.elsewhere;
     leases += o.leases;
+    events += o.events;
+    suppressed += o.suppressed;
   }
 };
 
@@ -227,7 +237,11 @@ class Model {
     const lv_class& cls = pol_.classes[cid];
     Packet k{p, cid, pos, cls, frame.size(), key_of(p, spec.prefix4, spec.prefix6, cid, 0, cls.epoch), {}, *t};
     k.kb = bytes_of(k.key);
-    return count(mode(k, decide(k)), cid, frame.size());
+    const uint32_t r = decide(k);
+    // A class-wide condition is an event, once a second a class at most.
+    if (r == LV_R_ADMISSION) event_every(k, admit_event_[cid], LV_EV_ADMISSION, r);
+    if (r == LV_R_MAP_FULL) event_every(k, full_event_[cid], LV_EV_MAP_FULL, r);
+    return count(mode(k, r), cid, frame.size());
   }
   // Is the frame a SYN into a class with SYN authentication (which the model leaves to
   // syn_hostile_test.cpp: the test does not send it)?
@@ -243,6 +257,11 @@ class Model {
   const Lease& lease(uint32_t cid) const { return lease_[cid]; }
   const Shared& shared(uint32_t cid) const { return shared_[cid]; }
   const std::map<uint32_t, Hot>& hot() const { return hot_; }
+  const std::vector<lv_event>& events() const { return events_; }
+  uint64_t events_ready() const { return events_ready_; }
+  uint64_t suppressed() const { return suppressed_; }
+  uint64_t admit_event(uint32_t cid) const { return admit_event_[cid]; }
+  uint64_t full_event(uint32_t cid) const { return full_event_[cid]; }
   uint32_t hot_last() const { return hot_last_; }
 
  private:
@@ -373,6 +392,39 @@ class Model {
     return h.reason;
   }
 
+  // An event about the packet's source as keyed (docs/CONFIG.md, events_per_second):
+  // sent within one rate all CPUs share (a GCRA on the packet's time), else counted as
+  // suppressed by this CPU, and the next one it sends says how many.
+  void event(const Packet& k, uint8_t type, uint32_t reason, uint32_t count, uint64_t value) {
+    const lv_limit& l = pol_.events;
+    if (!l.cost) return;
+    if (!conforms(events_ready_, k.t)) {
+      ++suppressed_;
+      ++feats_.suppressed;
+      return;
+    }
+    events_ready_ = after(events_ready_, k.t, l.cost, l.tau_ns);
+    lv_event e{};
+    e.time_ns = k.t;
+    std::memcpy(e.addr, k.key.addr, sizeof e.addr);
+    e.type = type;
+    e.family = static_cast<uint8_t>(k.p.family);
+    e.class_id = static_cast<uint16_t>(k.cid);
+    e.reason = static_cast<uint8_t>(reason);
+    e.count = count;
+    e.suppressed = static_cast<uint32_t>(suppressed_);
+    e.value = value;
+    suppressed_ = 0;
+    events_.push_back(e);
+    ++feats_.events;
+  }
+  // One a second at most (`last`: when the class last sent it).
+  void event_every(const Packet& k, uint64_t& last, uint8_t type, uint32_t reason) {
+    if (last && static_cast<int64_t>(k.t - last) < static_cast<int64_t>(LV_NSEC_PER_SEC)) return;
+    last = k.t;
+    event(k, type, reason, 0, 0);
+  }
+
   // A rejection on the full path: the source takes (or keeps) its hot slot, with the
   // time the refusing level looks at and the reason its repeats get.
   // Its drops are counted in its state (`st`, if it has one) once per LV_HOT_MAX_HITS,
@@ -394,7 +446,13 @@ class Model {
       }
       n += h.hits;
     }
-    if (st) st->dropped += n | (n * k.len) << 32;
+    if (st) {
+      // A source's first drop is an event (but for what a class or a network decided
+      // as a whole: newcomer, escalated).
+      if (st->dropped == 0 && reason != LV_R_NEWCOMER && reason != LV_R_ESCALATED)
+        event(k, LV_EV_LIMITED, reason, 0, 0);
+      st->dropped += n | (n * k.len) << 32;
+    }
     h.set = true;
     h.key = k.kb;
     h.hits = 0;
@@ -669,6 +727,7 @@ class Model {
     b.epoch = cls.epoch;
     bans_[bk] = b;
     push(k, st, b.until);
+    event(k, LV_EV_BANNED, r, offences, d);
     return reject(k, k.t + kBanGrainNs, r, LV_R_BAN, &st);
   }
 
@@ -725,6 +784,10 @@ class Model {
   uint32_t hot_last_ = 0;
   Totals t_;
   Feats feats_;
+  std::vector<lv_event> events_;  // what the program sent, in order
+  uint64_t events_ready_ = 0;     // the event rate's GCRA, all CPUs'
+  uint64_t suppressed_ = 0;       // events this CPU did not send since it last sent one
+  std::array<uint64_t, LV_MAX_CLASSES> admit_event_{}, full_event_{};
 };
 
 // ---- generators ------------------------------------------------------------------
@@ -918,6 +981,7 @@ class Gen {
       pol.iface.refuse_full = true;
       pol.iface.max_sources = static_cast<uint32_t>(n(16, 160));
     }
+    pol.iface.events_per_second = pick(std::vector<uint64_t>{100, 100, 1000, 20, 0});
     pol.monitor = p(0.05);
     pol.deny_in_monitor = p(0.5);
     const uint64_t noverrides = n(0, 2);
@@ -1033,8 +1097,9 @@ struct Figures {
   Feats feats;
 };
 
-// Every state, ban record, hot slot, shared budget and lease of the model against the
-// program's maps at the end of a policy: the same values to the nanosecond. An empty string if
+// Every state, ban record, hot slot, shared budget, lease and the event rate of the
+// model against the program's maps at the end of a policy: the same values to the
+// nanosecond. An empty string if
 // they agree.
 std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const lv_percpu& pc, const lv_policy& slot) {
   std::ostringstream out;
@@ -1082,11 +1147,18 @@ std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const 
           << reason_name(h.reason) << " fast " << h.fast << " ready " << h.ready << "\n";
   }
   if (pc.hot_last != m.hot_last()) out << "hot_last " << pc.hot_last << ", model " << m.hot_last() << "\n";
+  const lv_shared all = dp.shared(LV_MAX_CLASSES);
+  if (all.events_ready != m.events_ready() || pc.events_suppressed != m.suppressed())
+    out << "event rate " << all.events_ready << ", " << pc.events_suppressed << " suppressed; model "
+        << m.events_ready() << ", " << m.suppressed() << "\n";
   if (dp.ban_count() != m.bans().size())
     out << "lv_bans holds " << dp.ban_count() << " records, the model " << m.bans().size() << "\n";
   for (uint32_t c = 0; c < slot.nr_classes && c < LV_MAX_CLASSES; ++c) {
     const lv_shared sh = dp.shared(c);
     const Shared& ms = m.shared(c);
+    if (sh.admit_event_ns != m.admit_event(c) || sh.full_event_ns != m.full_event(c))
+      out << "class " << c << " last events: admission " << sh.admit_event_ns << " map full " << sh.full_event_ns
+          << "; model " << m.admit_event(c) << " " << m.full_event(c) << "\n";
     if (sh.admit_ready != ms.admit || sh.total_ready != ms.total || sh.total_ready_bytes != ms.total_b)
       out << "class " << c << " shared: admission " << sh.admit_ready << " total " << sh.total_ready << "/"
           << sh.total_ready_bytes << "; model " << ms.admit << " " << ms.total << "/" << ms.total_b << "\n";
@@ -1095,6 +1167,25 @@ std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const 
         (pc.lease[c].credit_ns != ml.credit || pc.lease[c].credit_bytes_ns != ml.credit_b))
       out << "class " << c << " lease: " << pc.lease[c].credit_ns << "/" << pc.lease[c].credit_bytes_ns << "; model "
           << ml.credit << "/" << ml.credit_b << "\n";
+  }
+  return out.str();
+}
+
+// The events the program sent against the model's, in order, field by field: "" if
+// they agree.
+std::string compare_events(const std::vector<lv_event>& got, const std::vector<lv_event>& want) {
+  std::ostringstream out;
+  auto say = [&](const char* who, const lv_event& e) {
+    out << who << " type " << int{e.type} << " class " << e.class_id << " reason " << reason_name(e.reason)
+        << " family " << int{e.family} << " count " << e.count << " suppressed " << e.suppressed << " value " << e.value
+        << " at " << e.time_ns << "\n";
+  };
+  for (size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    if (i < got.size() && i < want.size() && std::memcmp(&got[i], &want[i], sizeof(lv_event)) == 0) continue;
+    out << "event " << i << " of " << got.size() << " (model " << want.size() << "):\n";
+    if (i < got.size()) say("  program", got[i]);
+    if (i < want.size()) say("  model  ", want[i]);
+    break;
   }
   return out.str();
 }
@@ -1201,6 +1292,7 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
       EXPECT_EQ(by_class[c].dropped.bytes, tm.by_class[c].dropped.bytes) << where << " class " << c;
     }
     const std::string diff = compare_state(dp(), model, cpu, pcs[cpu], slot);
+    EXPECT_EQ(compare_events(dp().events(), model.events()), "") << where << ": the events differ from the model's";
     EXPECT_EQ(diff, "") << where << ": the maps differ from the model's";
     fig.states += model.states().size();
     fig.ban_records += model.bans().size();
@@ -1218,12 +1310,13 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
       static_cast<unsigned long long>(fig.syns_not_sent), secs);
   std::printf(
       "difftest: refills %llu, bans %llu (ended %llu, doubled %llu, held at ban_max %llu, started over %llu, "
-      "extended %llu), banned elsewhere %llu, class total leases %llu\n",
+      "extended %llu), banned elsewhere %llu, class total leases %llu, events %llu (%llu over the rate)\n",
       static_cast<unsigned long long>(ft.refills), static_cast<unsigned long long>(ft.bans),
       static_cast<unsigned long long>(ft.expiries), static_cast<unsigned long long>(ft.doubled),
       static_cast<unsigned long long>(ft.capped), static_cast<unsigned long long>(ft.forgotten),
       static_cast<unsigned long long>(ft.extended), static_cast<unsigned long long>(ft.elsewhere),
-      static_cast<unsigned long long>(ft.leases));
+      static_cast<unsigned long long>(ft.leases), static_cast<unsigned long long>(ft.events),
+      static_cast<unsigned long long>(ft.suppressed));
   std::printf("difftest: by reason %s\n", describe(fig.by_reason).c_str());
   EXPECT_GE(fig.policies, policies * 99 / 100) << "the generator's policies are refused";
   EXPECT_GE(fig.frames, frames * 95 / 100) << "too few frames compared";
@@ -1244,7 +1337,8 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
   for (auto [n, what] : {std::pair{ft.expiries, "bans ended"}, std::pair{ft.doubled, "bans doubled"},
                          std::pair{ft.capped, "bans held at ban_max"}, std::pair{ft.forgotten, "bans started over"},
                          std::pair{ft.extended, "bans extended"}, std::pair{ft.elsewhere, "bans in every class"},
-                         std::pair{ft.leases, "leases"}})
+                         std::pair{ft.leases, "leases"}, std::pair{ft.events, "events"},
+                         std::pair{ft.suppressed, "events over the rate"}})
     EXPECT_GE(n, floor) << what << ": too few";
 }
 
