@@ -36,12 +36,14 @@
 // max_sources), bans per class and in every class, the hot sources, overrides, allow
 // and deny lists, monitor mode, events (a source's first drop, a ban, a spent budget, a
 // full map; the event rate and the counts of those over it), and SYN authentication's
-// gate for TCP that is not a SYN (no source is known-good, no connection is the host's:
-// unverified). Not modelled (not generated): the autopilot (time-driven:
-// autopilot_test.cpp covers it; a budget, new_sources, still wins over it), SYNs into a
-// class with SYN authentication (answered with cookies: syn_hostile_test.cpp; the test
-// draws another frame instead), known-good sources, CrowdSec, more than one CPU
-// (concurrency_test.cpp).
+// gate: a few sources of the class marked known-good (KnownGood::mark(), as levee run
+// marks those that behaved) go on to the limits, SYNs and all; any other's TCP that is
+// not a SYN is dropped unverified (no connection is the host's, no cookie returned).
+// Not modelled (not generated): the autopilot (time-driven: autopilot_test.cpp covers
+// it; a budget, new_sources, still wins over it), the SYNs of sources not known-good
+// into a class with SYN authentication (answered with cookies: syn_hostile_test.cpp;
+// the test draws another frame instead), proxy mode (it needs levee's tc program),
+// CrowdSec, more than one CPU (concurrency_test.cpp).
 //
 // LEVEE_DIFF_SEED (default 1), LEVEE_DIFF_POLICIES (default 500), LEVEE_DIFF_FRAMES
 // (default 1,200,000, shared out over the policies); LEVEE_DIFF_FROM=N starts at policy
@@ -68,6 +70,7 @@
 #include <gtest/gtest.h>
 
 #include "datapath.hpp"
+#include "datapath/known_good.hpp"
 #include "frames.hpp"
 #include "packet.hpp"
 #include "parse_model.hpp"
@@ -186,6 +189,8 @@ struct Feats {
   uint64_t elsewhere = 0;   // dropped for a ban another class imposed in every class
   uint64_t leases = 0;      // class total leases taken
   uint64_t events = 0;      // events sent
+  uint64_t unverified = 0;  // TCP of an unproven source in a class with syn_auth
+  uint64_t good = 0;        // ... of a known-good one, SYNs too: on to the limits
   uint64_t suppressed = 0;  // ... and over the event rate
   void add(const Feats& o) {
     refills += o.refills;
@@ -198,6 +203,8 @@ struct Feats {
     elsewhere += o.elsewhere;
     leases += o.leases;
     events += o.events;
+    unverified += o.unverified;
+    good += o.good;
     suppressed += o.suppressed;
   }
 };
@@ -247,8 +254,18 @@ class Model {
   // syn_hostile_test.cpp: the test does not send it)?
   bool answered_syn(const Bytes& frame) const {
     const model::Parsed p = model::parse_frame(frame);
-    return p.reason == LV_R_CONFORMING && p.kind == LV_L4_TCP_SYN &&
-           spec_.classes[classify(p)].syn_auth != SynAuth::Off;
+    if (p.reason != LV_R_CONFORMING || p.kind != LV_L4_TCP_SYN) return false;
+    const size_t pos = classify(p);
+    const ClassSpec& spec = spec_.classes[pos];
+    const uint32_t cid = ids_[pos];
+    return spec.syn_auth != SynAuth::Off &&
+           !good_.contains(bytes_of(key_of(p, spec.prefix4, spec.prefix6, cid, 0, pol_.classes[cid].epoch)));
+  }
+  // A source marked known-good (KnownGood::mark(), as levee run marks one that
+  // behaved): its key as a source; it is known too (lv_seen).
+  void mark_good(const lv_key& key) {
+    good_.insert(bytes_of(key));
+    seen_.insert(lv_seen_hash(&key, seed_));
   }
   const Totals& totals() const { return t_; }
   const Feats& feats() const { return feats_; }
@@ -646,13 +663,19 @@ class Model {
     const lv_class& cls = k.cls;
     if (!k.pkt->cost && !k.bytes->cost && !(cls.flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_AUTH)))
       return LV_R_CONFORMING;
-    // SYN authentication (docs/CONFIG.md, "syn_auth"), before any budget: a TCP packet
-    // that is not a SYN, of a source that is not known-good (none is: nothing here
-    // proves one), goes on only with a connection the host has or a cookie returned.
-    // The frames' destination has no connection and their numbers return no cookie: it
-    // is dropped unverified. (Its TCP header is never deeper than SYN authentication
-    // reads: the frames are short.) Its SYNs are syn_hostile_test.cpp's: none is sent.
-    if ((cls.flags & LV_CLASS_SYN_AUTH) && k.p.kind == LV_L4_TCP) return LV_R_UNVERIFIED;
+    // SYN authentication (docs/CONFIG.md, "syn_auth"), before any budget: the TCP of a
+    // known-good source goes on to the limits (its ACKs' cookies are checked only in
+    // proxy mode, which needs levee's tc program: not here); a packet that is not a SYN,
+    // of any other source, goes on only with a connection the host has or a cookie
+    // returned. The frames' destination has no connection and their numbers return no
+    // cookie: it is dropped unverified. (Its TCP header is never deeper than SYN
+    // authentication reads: the frames are short.) Such a source's SYNs are
+    // syn_hostile_test.cpp's: none is sent.
+    if ((cls.flags & LV_CLASS_SYN_AUTH) && k.p.kind == LV_L4_TCP && !good_.contains(k.kb)) {
+      ++feats_.unverified;
+      return LV_R_UNVERIFIED;
+    }
+    if ((cls.flags & LV_CLASS_SYN_AUTH) && (k.p.kind == LV_L4_TCP || k.p.kind == LV_L4_TCP_SYN)) ++feats_.good;
     // A budget spent refuses the sources the known-source filter has not seen.
     if ((cls.flags & LV_CLASS_ADMIT) && !conforms(shared_[k.cid].admit, k.t) &&
         !seen_.contains(lv_seen_hash(&k.key, seed_)))
@@ -780,6 +803,7 @@ class Model {
   std::array<Shared, LV_MAX_CLASSES> shared_{};
   std::array<Lease, LV_MAX_CLASSES> lease_{};
   std::set<uint32_t> seen_;
+  std::set<KeyBytes> good_;  // sources marked known-good
   std::map<uint32_t, Hot> hot_;
   uint32_t hot_last_ = 0;
   Totals t_;
@@ -811,6 +835,13 @@ class Gen {
     }
     if (p(0.9)) return "198.18." + std::to_string(n(0, nets_ - 1)) + "." + std::to_string(n(1, hosts_));
     return "198." + std::to_string(n(18, 19)) + "." + std::to_string(n(0, 255)) + "." + std::to_string(n(0, 255));
+  }
+
+  // Sources a policy marks known-good: a few of those near each other.
+  std::vector<std::string> good_sources() {
+    std::vector<std::string> out;
+    for (uint64_t i = n(1, 6); i > 0; --i) out.push_back(source(p(0.4)));
+    return out;
   }
 
   // A frame's source: half the time one of a phase's few busy senders (a flood, or a
@@ -1219,6 +1250,24 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
     ++fig.policies;
     const lv_policy slot = ctl.active();
     Model model(pol, slot, clk, dp().control().seen_seed, static_cast<unsigned>(ncpus));
+    // A class with SYN authentication: some of its sources known-good, as levee run
+    // marks those that behaved (their SYNs go on to the limits, and are sent).
+    if (pol.classes.front().syn_auth != SynAuth::Off) {
+      const Pinned pins = dp().pinned("lvdiff");
+      auto kg = KnownGood::open(pins, ctl.map());
+      ASSERT_TRUE(kg) << kg.error().message();
+      const ClassSpec& c = pol.classes.front();
+      uint32_t cid = 0;
+      while (cid < LV_MAX_CLASSES && c.name != slot.classes[cid].name) ++cid;
+      ASSERT_LT(cid, LV_MAX_CLASSES);
+      for (const std::string& a : g.good_sources()) {
+        lv_key key =
+            source_key(a, a.find(':') == std::string::npos ? c.prefix4 : c.prefix6, static_cast<uint16_t>(cid));
+        key.epoch = slot.classes[cid].epoch;
+        kg.value().mark(key);
+        model.mark_good(key);
+      }
+    }
     std::vector<lv_percpu> pcs = dp().percpu();
     Counters last{};
     const std::string where = "seed " + std::to_string(seed) + " policy " + std::to_string(i);
@@ -1310,13 +1359,15 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
       static_cast<unsigned long long>(fig.syns_not_sent), secs);
   std::printf(
       "difftest: refills %llu, bans %llu (ended %llu, doubled %llu, held at ban_max %llu, started over %llu, "
-      "extended %llu), banned elsewhere %llu, class total leases %llu, events %llu (%llu over the rate)\n",
+      "extended %llu), banned elsewhere %llu, class total leases %llu, events %llu (%llu over the rate), syn_auth: "
+      "%llu unverified, %llu known-good\n",
       static_cast<unsigned long long>(ft.refills), static_cast<unsigned long long>(ft.bans),
       static_cast<unsigned long long>(ft.expiries), static_cast<unsigned long long>(ft.doubled),
       static_cast<unsigned long long>(ft.capped), static_cast<unsigned long long>(ft.forgotten),
       static_cast<unsigned long long>(ft.extended), static_cast<unsigned long long>(ft.elsewhere),
       static_cast<unsigned long long>(ft.leases), static_cast<unsigned long long>(ft.events),
-      static_cast<unsigned long long>(ft.suppressed));
+      static_cast<unsigned long long>(ft.suppressed), static_cast<unsigned long long>(ft.unverified),
+      static_cast<unsigned long long>(ft.good));
   std::printf("difftest: by reason %s\n", describe(fig.by_reason).c_str());
   EXPECT_GE(fig.policies, policies * 99 / 100) << "the generator's policies are refused";
   EXPECT_GE(fig.frames, frames * 95 / 100) << "too few frames compared";
@@ -1338,7 +1389,8 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
                          std::pair{ft.capped, "bans held at ban_max"}, std::pair{ft.forgotten, "bans started over"},
                          std::pair{ft.extended, "bans extended"}, std::pair{ft.elsewhere, "bans in every class"},
                          std::pair{ft.leases, "leases"}, std::pair{ft.events, "events"},
-                         std::pair{ft.suppressed, "events over the rate"}})
+                         std::pair{ft.suppressed, "events over the rate"},
+                         std::pair{ft.good, "TCP of known-good sources in syn_auth classes"}})
     EXPECT_GE(n, floor) << what << ": too few";
 }
 
