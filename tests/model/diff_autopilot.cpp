@@ -207,8 +207,11 @@ uint32_t Model::probation_find(const Packet& k, LimState*& st, bool& probation) 
 // ---- the network watch ------------------------------------------------------------
 
 // Is this packet the sample of the CPU's last 2^sample_shift watched packets? Counts
-// it. (docs: "one in 32 of a class"; the tick is the CPU's, across its watched
-// classes: docs silent, limit.h.)
+// it. The docs say "one passed packet in 32 of a class"; they are silent on what
+// limit.h does: one tick for the CPU across its watched classes, counted for every
+// packet its source's own limits passed, before the levels above (one they refuse
+// spends a tick and is no sample) and for known-good sources (counted, never sampled),
+// and for arrivals refused as new.
 bool Model::sampled(const Packet& k) {
   ++tick_;
   return !(tick_ & ((1ull << (k.cls.autop.sample_shift & 15)) - 1));

@@ -45,7 +45,7 @@
 // behaved, go on to the limits, SYNs and all; any other's TCP that is not a SYN is
 // dropped unverified: no connection is the host's, no cookie returned), and the
 // autopilot. In half the policies classes have new_sources = "auto" and escalate, with
-// a floor of 300-4,000 arrivals a second, `sustain` 0-20 ms, and (patched into the
+// a floor of 200-2,500 arrivals a second, `sustain` 0-20 ms, and (patched into the
 // compiled policy: a config's is 1 s at least) `release` 5-40 ms, a tolerance of 2-30
 // ms and one sample in 4 to 16; their frames come in phases: floods of new sources
 // (from one network, or anywhere), calm spells (the policy's known hosts, a frame every
@@ -336,7 +336,7 @@ class Gen {
       }
     }
     c.monitor = p(0.1);
-    c.admission = auto_ && !c.new_sources.set() && p(0.6) ? Admission::Auto : Admission::Off;
+    c.admission = auto_ && !c.new_sources.set() && p(0.7) ? Admission::Auto : Admission::Off;
     c.escalate = auto_ && p(0.6);
     c.autop = autop_;
     return c;
@@ -368,7 +368,7 @@ class Gen {
     auto_ = p(0.5);
     autop_ = AutoSpec{};
     if (auto_) {
-      autop_.floor = n(300, 4000);
+      autop_.floor = n(200, 2500);
       autop_.burst_ns = 10'000'000;
       const uint64_t sustain_ms = n(0, 20);
       autop_.sustain_ns = sustain_ms * 1'000'000;
@@ -832,7 +832,7 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
   }
   // What the generator is for: every level decides some frames.
   for (uint32_t r : {LV_R_RATE, LV_R_BYTES, LV_R_BAN, LV_R_NETWORK, LV_R_ADMISSION, LV_R_ALLOW, LV_R_DENY,
-                     LV_R_CLASS_LIMIT, LV_R_MAP_FULL, LV_R_UNVERIFIED, LV_R_ESCALATED})
+                     LV_R_CLASS_LIMIT, LV_R_MAP_FULL, LV_R_UNVERIFIED, LV_R_ESCALATED, LV_R_NEWCOMER})
     EXPECT_GE(fig.by_reason[r].packets, frames / 1000) << reason_name(r) << " decided too few frames";
   // ...and time moves: limits refill, bans end, double, start over and are extended,
   // bans in every class drop in other classes, class totals lease.
