@@ -2,8 +2,8 @@
 // (tests/progtest/difftest_test.cpp): what the XDP program decides for a frame at the
 // clock reading it took, and the state it leaves, written from docs/ARCHITECTURE.md and
 // docs/CONFIG.md, not from bpf/. diff_model.cpp holds the pipeline and the limits;
-// diff_drops.cpp hot sources, events and bans; diff_autopilot.cpp the autopilot (admission, probation, the
-// network watch). One CPU: the per-CPU state (hot slots, leases, the watch's tick, what
+// diff_drops.cpp hot sources, events and bans; diff_autopilot.cpp the autopilot
+// (admission, probation, the network watch). One CPU: the per-CPU state (hot slots, leases, the watch's tick, what
 // the CPU remembers of each class's autopilot) is that CPU's.
 #ifndef LEVEE_TESTS_MODEL_DIFF_MODEL_HPP
 #define LEVEE_TESTS_MODEL_DIFF_MODEL_HPP
