@@ -286,10 +286,11 @@ uint32_t Model::watch_refuse(const Packet& k, Watch& w, const KeyBytes& wk) {
   return LV_R_ESCALATED;
 }
 
-// A source lv_seen has never seen, of a network this CPU knows escalated: refused
-// before admission, by the memo for a ms after a look at the network's state.
+// A source lv_seen does not know (new, or on probation), of a network this CPU knows
+// escalated: refused before admission, by the memo for a ms after a look at the
+// network's state.
 uint32_t Model::refuse_escalated(const Packet& k) {
-  if (!(k.cls.flags & LV_CLASS_ESCALATE) || conforms(pilot_[k.cid].until, k.t) || seen_bits(k)) return 0;
+  if (!(k.cls.flags & LV_CLASS_ESCALATE) || conforms(pilot_[k.cid].until, k.t) || (seen_bits(k) & 1)) return 0;
   const KeyBytes wk = watch_key(k);
   Memo& m = memo_of(wk);
   if (!conforms(m.look, k.t) && m.key == wk) {

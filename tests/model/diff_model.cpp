@@ -339,16 +339,20 @@ uint32_t Model::limit_above(const Packet& k, LimState& st, bool probation, bool 
   return reject(k, hot_ready, r, r, &st);
 }
 
-// A source without state as a source: its state on probation, if it has one (promoted
-// once the class is calm); else refused read-only by a network or a class total it
-// would be over (the total only for want of packet credit), as a new source of an
-// escalated network, by a full map (when_full = "refuse"), by the admission budget or
-// the autopilot; else its state (on probation, as the autopilot says), made with this
-// packet passed through its own limits (`fresh`). kArrived, or the refusing reason.
+// A source without state as a source: refused as a new source, or one on probation, of
+// an escalated network (but known-good); its state on probation, if it has one
+// (promoted once the class is calm); else refused read-only by a network or a class
+// total it would be over (the total only for want of packet credit), by a full map (when_full = "refuse"), by the
+// admission budget or the autopilot; else its state (on probation, as the autopilot says), made with this packet passed
+// through its own limits (`fresh`). kArrived, or the refusing reason.
 uint32_t Model::new_source(Packet& k, LimState*& st, bool& probation, bool& fresh) {
   const lv_class& cls = k.cls;
   Shared& sh = shared_[k.cid];
   uint64_t ready = 0;
+  if (cls.flags & LV_CLASS_ESCALATE) {  // a new source, or one on probation, of an escalated network
+    KeyBytes wk;
+    if (Watch* w = escalated_net(k, wk); w && !good_.contains(k.kb)) return watch_refuse(k, *w, wk);
+  }
   if (auto_admits(k) && (seen_bits(k) & 2) && probation_find(k, st, probation)) return kArrived;
   if (cls.flags & LV_CLASS_NETWORK) {
     auto it = state_.find(net_key(k));
@@ -358,10 +362,6 @@ uint32_t Model::new_source(Packet& k, LimState*& st, bool& probation, bool& fres
   if ((cls.flags & LV_CLASS_TOTAL) && cls.total_pkt.cost && lease_[k.cid].credit < cls.total_pkt.cost &&
       !conforms(sh.total, k.t))
     return reject(k, sh.total, LV_R_CLASS_LIMIT, LV_R_CLASS_LIMIT, nullptr);
-  if (cls.flags & LV_CLASS_ESCALATE) {
-    KeyBytes wk;
-    if (Watch* w = escalated_net(k, wk); w && !good_.contains(k.kb)) return watch_refuse(k, *w, wk);
-  }
   if (full_at_ && created_ >= full_at_) return LV_R_MAP_FULL;
   bool charged = false;
   probation = false;
