@@ -178,6 +178,20 @@ static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)
 	return w ? lv_watch_refuse(c, w) : 0;
 }
 
+/* A sample charged to a watched network not escalated now: 2^sample_shift packets'
+ * cost; over its limit, escalated (one calm again is released first). */
+static __always_inline void lv_watch_charge(struct lv_ctx *c, struct lv_watch *w, const struct lv_key *k, __u64 t)
+{
+	const struct lv_auto *a = &c->cls->autop;
+	__u64 scale = 1ULL << (a->sample_shift & 15);
+
+	if (w->escalated_ns)
+		lv_watch_release(c, w, k, t);
+	if (lv_gcra_take(&w->ready_ns, LV_READ_ONCE(w->ready_ns), t, a->watch.cost * scale, a->watch.tau_ns,
+			 LV_R_ESCALATED) != LV_R_CONFORMING)
+		lv_watch_escalate(c, w, k, t);
+}
+
 /*
  * A sample of the arrivals the class refused (admission, newcomer), charged to their
  * network if it is watched already: a network whose new sources flood is escalated
@@ -187,20 +201,13 @@ static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)
  */
 static __always_inline void lv_watch_refused(struct lv_ctx *c, __u64 t)
 {
-	const struct lv_auto *a = &c->cls->autop;
-	__u64 scale = 1ULL << (a->sample_shift & 15);
 	struct lv_watch *w;
 	struct lv_key k;
 
 	lv_watch_key(c, &k);
 	w = bpf_map_lookup_elem(&lv_state, &k);
-	if (!w || lv_watch_escalated(w, t, a->release_ns))
-		return;
-	if (w->escalated_ns)
-		lv_watch_release(c, w, &k, t);
-	if (lv_gcra_take(&w->ready_ns, LV_READ_ONCE(w->ready_ns), t, a->watch.cost * scale, a->watch.tau_ns,
-			 LV_R_ESCALATED) != LV_R_CONFORMING)
-		lv_watch_escalate(c, w, &k, t);
+	if (w && !lv_watch_escalated(w, t, c->cls->autop.release_ns))
+		lv_watch_charge(c, w, &k, t);
 }
 
 /*
@@ -213,14 +220,12 @@ static __always_inline void lv_watch_refused(struct lv_ctx *c, __u64 t)
  */
 static __always_inline __u32 lv_watch(struct lv_ctx *c, __u64 t, int sample, __u64 *hot_ready)
 {
-	const struct lv_auto *a = &c->cls->autop;
-	__u64 scale = 1ULL << (a->sample_shift & 15);
 	struct lv_watch *w;
 	struct lv_key k;
 
 	lv_watch_key(c, &k);
 	w = bpf_map_lookup_elem(&lv_state, &k);
-	if (w && lv_watch_escalated(w, t, a->release_ns))
+	if (w && lv_watch_escalated(w, t, c->cls->autop.release_ns))
 		return lv_watch_enforce(c, w, t, hot_ready);
 	if (!sample)
 		return LV_R_CONFORMING;
@@ -228,11 +233,7 @@ static __always_inline __u32 lv_watch(struct lv_ctx *c, __u64 t, int sample, __u
 		lv_watch_create(c, &k);
 		return LV_R_CONFORMING;
 	}
-	if (w->escalated_ns)
-		lv_watch_release(c, w, &k, t);
-	if (lv_gcra_take(&w->ready_ns, LV_READ_ONCE(w->ready_ns), t, a->watch.cost * scale, a->watch.tau_ns,
-			 LV_R_ESCALATED) != LV_R_CONFORMING)
-		lv_watch_escalate(c, w, &k, t);
+	lv_watch_charge(c, w, &k, t);
 	return LV_R_CONFORMING;
 }
 

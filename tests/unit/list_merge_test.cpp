@@ -22,17 +22,6 @@ namespace {
 
 using Values = std::vector<std::pair<Cidr, lv_list_value>>;
 
-PrefixKey prefix_of(const lv_lpm4& k) {
-  std::array<uint8_t, 16> a{};
-  std::memcpy(a.data(), &k.addr, 4);
-  return {k.prefixlen, a};
-}
-PrefixKey prefix_of(const lv_lpm6& k) {
-  std::array<uint8_t, 16> a{};
-  std::memcpy(a.data(), k.addr, 16);
-  return {k.prefixlen, a};
-}
-
 // The fallbacks by their definition (lists.hpp), over a map of every prefix.
 template <typename Key>
 void reference_fallbacks(std::vector<std::pair<Key, lv_list_value>>& entries) {

@@ -6,7 +6,6 @@
 #include <tuple>
 
 namespace levee {
-namespace {
 
 PrefixKey prefix_of(const lv_lpm4& k) {
   std::array<uint8_t, 16> a{};
@@ -18,8 +17,6 @@ PrefixKey prefix_of(const lv_lpm6& k) {
   std::memcpy(a.data(), k.addr, 16);
   return {k.prefixlen, a};
 }
-
-}  // namespace
 
 ListKey list_key(const Cidr& c) { return {c.family, PrefixKey{c.len, c.addr}}; }
 

@@ -23,6 +23,9 @@ namespace levee {
 using PrefixKey = std::pair<unsigned, std::array<uint8_t, 16>>;
 using ListKey = std::pair<uint8_t, PrefixKey>;
 ListKey list_key(const Cidr& c);
+// A trie key's prefix as a PrefixKey.
+PrefixKey prefix_of(const lv_lpm4& k);
+PrefixKey prefix_of(const lv_lpm6& k);
 
 // The same prefix as one flat value in ListKey's order (family, length, address bytes):
 // a million of these sort in a fraction of what a std::map of ListKey costs to fill.
