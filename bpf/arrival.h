@@ -49,6 +49,14 @@ static __always_inline int lv_auto_admits(const struct lv_class *cls)
 	return (cls->flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT)) == LV_CLASS_AUTO_ADMIT;
 }
 
+/* Does the class refuse an escalated network's new sources before admission, and
+ * sample the arrivals it refuses as new (watch.h)? Only with the autopilot's admission:
+ * an operator's budget (new_sources) admits exactly what it says, escalation or not. */
+static __always_inline int lv_escalation_guards_admission(const struct lv_class *cls)
+{
+	return (cls->flags & LV_CLASS_ESCALATE) && lv_auto_admits(cls);
+}
+
 static __always_inline __u64 lv_guard_cost_now(struct lv_ctx *c)
 {
 	return lv_guard_cost(LV_READ_ONCE(c->sh->threshold_cost), &c->cls->autop);
@@ -331,7 +339,7 @@ static __always_inline __u32 lv_new_source(struct lv_ctx *c, __u64 *t)
 	__u32 r;
 
 	/* A new source, or one on probation, of an escalated network waits (watch.h). */
-	if (cls->flags & LV_CLASS_ESCALATE) {
+	if (lv_escalation_guards_admission(cls)) {
 		struct lv_watch *w = lv_watch_escalated_net(c);
 
 		if (w && !lv_good_known(c))

@@ -258,7 +258,8 @@ static __always_inline __u32 lv_limit_state(struct lv_ctx *c, struct lv_state *s
  * one in 2^sample_shift is charged to its network. Returns `r`. */
 static __always_inline __u32 lv_refused_arrival(struct lv_ctx *c, __u32 r)
 {
-	if ((r == LV_R_ADMISSION || r == LV_R_NEWCOMER) && (c->cls->flags & LV_CLASS_ESCALATE) && lv_watch_sampled(c)) {
+	if ((r == LV_R_ADMISSION || r == LV_R_NEWCOMER) && lv_escalation_guards_admission(c->cls) &&
+	    lv_watch_sampled(c)) {
 		lv_stage(c);
 		lv_watching_refused();
 		lv_pilot_of(c)->escalated_until_ns = LV_READ_ONCE(c->sh->escalated_until_ns);
@@ -271,7 +272,7 @@ static __always_inline __u32 lv_refused_arrival(struct lv_ctx *c, __u32 r)
  * lookups (watch.h). */
 static __always_inline __u32 lv_refuse_escalated(struct lv_ctx *c)
 {
-	if (!(c->cls->flags & LV_CLASS_ESCALATE) || lv_gcra_conforms(lv_pilot_of(c)->escalated_until_ns, c->now) ||
+	if (!lv_escalation_guards_admission(c->cls) || lv_gcra_conforms(lv_pilot_of(c)->escalated_until_ns, c->now) ||
 	    (lv_seen_check(c) & LV_SEEN_KNOWN))
 		return 0;
 	return lv_watch_refuses_unseen(c);

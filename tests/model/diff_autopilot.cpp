@@ -34,6 +34,11 @@ bool Model::auto_admits(const Packet& k) const {
   return (k.cls.flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT)) == LV_CLASS_AUTO_ADMIT;
 }
 
+// Escalation refuses an escalated network's new sources before admission, and samples
+// the arrivals refused as new, only with the autopilot's admission (docs/CONFIG.md: an
+// operator's budget admits exactly what it says).
+bool Model::guards_admission(const Packet& k) const { return (k.cls.flags & LV_CLASS_ESCALATE) && auto_admits(k); }
+
 // What lv_seen says of the packet's source: 1 known (state as a source, or known-good),
 // 2 on probation.
 uint32_t Model::seen_bits(const Packet& k) const {
@@ -290,7 +295,7 @@ uint32_t Model::watch_refuse(const Packet& k, Watch& w, const KeyBytes& wk) {
 // escalated: refused before admission, by the memo for a ms after a look at the
 // network's state.
 uint32_t Model::refuse_escalated(const Packet& k) {
-  if (!(k.cls.flags & LV_CLASS_ESCALATE) || conforms(pilot_[k.cid].until, k.t) || (seen_bits(k) & 1)) return 0;
+  if (!guards_admission(k) || conforms(pilot_[k.cid].until, k.t) || (seen_bits(k) & 1)) return 0;
   const KeyBytes wk = watch_key(k);
   Memo& m = memo_of(wk);
   if (!conforms(m.look, k.t) && m.key == wk) {
@@ -319,7 +324,7 @@ void Model::watch_refused(const Packet& k) {
 }
 
 uint32_t Model::refused_arrival(const Packet& k, uint32_t r) {
-  if ((r == LV_R_ADMISSION || r == LV_R_NEWCOMER) && (k.cls.flags & LV_CLASS_ESCALATE) && sampled(k)) {
+  if ((r == LV_R_ADMISSION || r == LV_R_NEWCOMER) && guards_admission(k) && sampled(k)) {
     watch_refused(k);
     pilot_[k.cid].until = shared_[k.cid].escalated_until;
   }

@@ -349,7 +349,7 @@ uint32_t Model::new_source(Packet& k, LimState*& st, bool& probation, bool& fres
   const lv_class& cls = k.cls;
   Shared& sh = shared_[k.cid];
   uint64_t ready = 0;
-  if (cls.flags & LV_CLASS_ESCALATE) {  // a new source, or one on probation, of an escalated network
+  if (guards_admission(k)) {  // a new source, or one on probation, of an escalated network
     KeyBytes wk;
     if (Watch* w = escalated_net(k, wk); w && !good_.contains(k.kb)) return watch_refuse(k, *w, wk);
   }

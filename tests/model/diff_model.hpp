@@ -235,6 +235,7 @@ class Model {
 
   // diff_autopilot.cpp: admission, probation, the network watch.
   bool auto_admits(const Packet& k) const;
+  bool guards_admission(const Packet& k) const;
   uint64_t threshold_cost(const Packet& k) const;
   bool calm(const Packet& k) const;
   void note(const Packet& k);
