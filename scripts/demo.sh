@@ -87,7 +87,7 @@ if [ -z "$sent_flood" ]; then
   echo "the flood generator failed:"; cat "$TMP/flood.err"; exit 1
 fi
 printf '  client   sent %9d   server received %9d   lost %d\n' "$sent_client" "$got_client" $((sent_client - got_client))
-printf '  flood    sent %9d   server received %9d   (refused as a flood of new sources: admission)\n' \
+printf '  flood    sent %9d   server received %9d   (its /16 escalated: its new sources refused)\n' \
   "$sent_flood" "$got_flood"
 
 say "what the autopilot said (levee events)"
