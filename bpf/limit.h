@@ -24,6 +24,7 @@
 #include "stage.h"
 #include "state.h"
 #include "synauth.h"
+#include "syn_auto.h"
 #include "watch.h"
 
 /* The state of the staged source (on probation or not), in a global function. */
@@ -290,12 +291,13 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 	__u32 r;
 
 	if (!lim->pkt->cost && !lim->bytes->cost &&
-	    !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_AUTH)))
+	    !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_ANY)))
 		return LV_R_CONFORMING; /* a class without limits */
 
 	/* TCP of a source that has not proved its address passes SYN authentication's
-	 * gate first, before any budget, which a SYN flood would otherwise spend. */
-	if (lv_syn_protected(c)) {
+	 * gate first, before any budget, which a SYN flood would otherwise spend: always,
+	 * or while the autopilot is engaged (syn_auth = "auto"). */
+	if (lv_syn_protected(c) || lv_syn_auto_gates(c)) {
 		r = lv_syn_gate(c, xdp);
 		if (r)
 			return r;

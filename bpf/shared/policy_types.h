@@ -38,7 +38,12 @@ enum lv_class_flags {
 	LV_CLASS_SYN_AUTH = 1u << 10,   /* TCP sources prove their address first (syncookie.h) */
 	LV_CLASS_SYN_RESET = 1u << 11,  /* ...by reset, even where levee's tc program could hand
 					 * the connection to the listener (synauth.h) */
+	LV_CLASS_SYN_AUTO = 1u << 12,   /* ...only while the autopilot is engaged, and only a source
+					 * without state (syn_auto.h); not with LV_CLASS_SYN_AUTH */
 };
+
+/* A class that may answer SYNs: it needs the cookie keys, and levee's tc program to proxy. */
+#define LV_CLASS_SYN_ANY (LV_CLASS_SYN_AUTH | LV_CLASS_SYN_AUTO)
 
 /*
  * The class's autopilot: what it takes as normal and how it reacts (the controller

@@ -923,5 +923,135 @@ TEST_F(HostConnections, AnEstablishedOneThatCarriedTheHostsDataProvesItsSource) 
   close(cl);
 }
 
+// ---- syn_auth = "auto": challenges while the autopilot is engaged -----------------------
+
+class SynAuto : public SynProxy {
+ protected:
+  void SetUp() override {
+    SynProxy::SetUp();
+    if (IsSkipped()) return;
+    ctl_->publish(policy(false));
+  }
+  static Policy policy(bool monitor) {
+    Policy p = syn_auth_policy();
+    p.classes[0].syn_auth = levee::SynAuth::Auto;
+    p.classes[0].admission = Admission::Auto;
+    p.classes[0].monitor = monitor;
+    return p;
+  }
+  lv_shared guard() { return dp().shared(0); }
+  // The class engaged with its threshold spent, as a flood of new sources leaves it, and
+  // this CPU told so by an arrival (refused by admission, or counted in monitor mode).
+  void engage(Outcome teller = {XDP_DROP, LV_R_ADMISSION}) {
+    lv_shared g = guard();
+    const uint64_t now = monotonic_ns();
+    g.engaged_ns = g.last_over_ns = g.over_since_ns = now;
+    g.admit_ready = g.newcomer_ready = now + 3600 * LV_NSEC_PER_SEC;
+    dp().put_shared(0, g);
+    EXPECT_EQ(dp().send(client("198.18.7.250", kTcpSyn)), teller) << "the arrival that tells this CPU";
+  }
+  // The ACK a client returns `a` with, on its port `port`.
+  static Bytes ack_of(const std::string& src, const Answer& a, uint16_t port = kClientPort) {
+    const std::vector<uint8_t> ts = echo(a);
+    return client_with(src, kTcpAck, port + 1u, a.seq + 1, ts.data(), ts.size(), port);
+  }
+  static Bytes syn_of(const std::string& src, uint16_t port = kClientPort) {
+    return client_with(src, kTcpSyn, port, 0, kLinuxOptions, sizeof kLinuxOptions, port);
+  }
+};
+
+TEST_F(SynAuto, ACalmClassLetsTheSynsOfNewSourcesStraightOn) {
+  for (const std::string src : {"198.18.7.1", "2001:db8:7::1"}) {
+    const Bytes syn = syn_of(src);
+    EXPECT_EQ(dp().send(syn), kConforming) << src;
+    EXPECT_EQ(dp().run_out(syn).out, syn) << src << ": nothing answered";
+  }
+  EXPECT_EQ(dp().state_count(), 2u);
+  EXPECT_EQ(dp().counters()[LV_R_CHALLENGED].packets, 0u);
+}
+
+// Engaged, a new source's SYN is answered instead of refused; its handshake proves it,
+// and admission lets the proven source in past the spent threshold. A bare ACK of an
+// unproven source is nothing the host asked for.
+TEST_F(SynAuto, AnEngagedClassChallengesNewSourcesAndAHandshakeLetsThemIn) {
+  engage();
+  for (const std::string src : {"198.18.7.2", "2001:db8:7::2"}) {
+    SCOPED_TRACE(src);
+    EXPECT_EQ(dp().send(client(src, kTcpAck)), kUnverified);
+    const Answer a = answer(syn_of(src), is_ipv6(src));
+    EXPECT_EQ(dp().send(ack_of(src, a)), kProxied);
+    EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming) << "known-good: admitted";
+  }
+  EXPECT_EQ(guard().good_admitted, 2u);
+  EXPECT_EQ(dp().state_count(), 2u) << "the proven sources only";
+}
+
+// A source with state got it while the class was calm, or from admission: it keeps
+// its limits and is not asked to prove anything.
+TEST_F(SynAuto, ASourceWithStateIsNotChallenged) {
+  for (const std::string src : {"198.18.7.3", "2001:db8:7::3"}) EXPECT_EQ(dp().send(syn_of(src)), kConforming);
+  engage();
+  for (const std::string src : {"198.18.7.3", "2001:db8:7::3"}) {
+    EXPECT_EQ(dp().send(syn_of(src, 41000)), kConforming) << src;
+    EXPECT_EQ(dp().send(client(src, kTcpAck)), kConforming) << src;
+  }
+  EXPECT_EQ(dp().counters()[LV_R_CHALLENGED].packets, 0u);
+}
+
+// A client opening several connections at once: the SYNs beside the one that proved it
+// were answered too, and their ACKs go to the listener with their cookies, though the
+// source has state by then.
+TEST_F(SynAuto, AConnectionOpenedBesideTheOneThatProvedItsSourceIsHandedOver) {
+  engage();
+  const std::string src = "198.18.7.4";
+  const Answer first = answer(syn_of(src, 41000), false), second = answer(syn_of(src, 41001), false);
+  EXPECT_EQ(dp().send(ack_of(src, first, 41000)), kProxied);
+  EXPECT_EQ(dp().send(client_with(src, kTcpAck, 41002, first.seq + 1, nullptr, 0, 41000)), kConforming)
+      << "the first connection's data: admitted, with state";
+  ASSERT_EQ(dp().state_count(), 1u);
+  const Bytes ack = ack_of(src, second, 41001);
+  const RunResult r = dp().run_out(ack);
+  EXPECT_EQ(r.retval, uint32_t{XDP_PASS});
+  EXPECT_EQ(r.out.size(), ack.size() + sizeof(lv_handoff)) << "handed over with its cookie";
+}
+
+// What the gate holds is the flood the class engaged for: it keeps the class engaged.
+TEST_F(SynAuto, AFloodTheGateHoldsKeepsTheClassEngaged) {
+  engage();
+  lv_shared g = guard();
+  g.last_over_ns = monotonic_ns() - LV_NSEC_PER_SEC;
+  dp().put_shared(0, g);
+  const uint64_t before = g.last_over_ns;
+  for (int i = 1; i <= 20; ++i) EXPECT_EQ(dp().send(client("198.18.8." + std::to_string(i), kTcpSyn)), kChallenged);
+  EXPECT_GT(guard().last_over_ns, before + LV_NSEC_PER_SEC / 2) << "noted as abnormal arrivals";
+  EXPECT_NE(guard().engaged_ns, 0u);
+}
+
+// Calm again, the first packet to see it releases the class, and a new source's SYN
+// goes straight on to admission, which admits it as a source.
+TEST_F(SynAuto, OnceCalmTheClassReleasesAndSynsGoStraightOnAgain) {
+  engage();
+  EXPECT_EQ(dp().send(client("198.18.7.5", kTcpSyn)), kChallenged);
+  lv_shared g = guard();
+  g.last_over_ns = monotonic_ns() - ctl_->active().classes[0].autop.release_ns - LV_NSEC_PER_SEC;
+  g.admit_ready = 0;
+  dp().put_shared(0, g);
+  const Bytes syn = syn_of("198.18.7.6");
+  EXPECT_EQ(dp().send(syn), kConforming);
+  EXPECT_EQ(guard().engaged_ns, 0u);
+  int released = 0;
+  for (const lv_event& e : dp().events()) released += e.type == LV_EV_RELEASED;
+  EXPECT_EQ(released, 1);
+  EXPECT_EQ(dp().send(client("198.18.7.7", kTcpSyn)), kConforming);
+}
+
+TEST_F(SynAuto, InMonitorModeAnEngagedClassAnswersNothing) {
+  ctl_->publish(policy(true));
+  engage(Outcome{XDP_PASS, LV_R_MONITORED});
+  const Bytes syn = syn_of("198.18.7.8");
+  EXPECT_EQ(dp().send(syn), (Outcome{XDP_PASS, LV_R_MONITORED}));
+  EXPECT_EQ(dp().run_out(syn).out, syn) << "the SYN goes on as it came";
+}
+
 }  // namespace
 }  // namespace levee::progtest

@@ -1303,6 +1303,28 @@ TEST(ConfigSynAuth, ResetModeHasAFlagOfItsOwnAndProxyCompilesAsCookie) {
   EXPECT_NE(bad.error().message().find("proxy"), std::string::npos) << bad.error().message();
 }
 
+// "auto" is a flag of its own, not SYN_AUTH's: the datapath gates only while the
+// autopilot is engaged. It needs the autopilot's admission, which engages it.
+TEST(ConfigSynAuth, AutoHasAFlagOfItsOwnAndNeedsTheAutopilotsAdmission) {
+  const std::string web =
+      "[[class]]\nname = \"web\"\nmatch = { proto = \"tcp\" }\nrate = 1\nburst = 1\n"
+      "syn_auth = \"auto\"\n";
+  Policy p = parse_ok(web + kDefault);
+  EXPECT_EQ(named(p, "web").syn_auth, SynAuth::Auto);
+  const lv_class k = compile_class(named(p, "web"), kTick, 2);
+  EXPECT_EQ(k.flags & (LV_CLASS_SYN_AUTH | LV_CLASS_SYN_RESET | LV_CLASS_SYN_AUTO), LV_CLASS_SYN_AUTO);
+  EXPECT_EQ(class_of(k).syn_auth, SynAuth::Auto);
+  EXPECT_TRUE(has_syn_auth(p)) << "the cookie keys and the tc program, as for the other modes";
+  for (const char* admission : {"new_sources = 50\n", "new_sources = \"off\"\n"}) {
+    auto bad = parse(web + admission + kDefault);
+    ASSERT_FALSE(bad.ok()) << admission;
+    EXPECT_EQ(bad.error().message(),
+              "t.toml:1: class[0]: class 'web' has syn_auth = \"auto\", which the autopilot's admission engages, but "
+              "new_sources is not \"auto\"; give it new_sources = \"auto\", or syn_auth = \"cookie\" to authenticate "
+              "every new TCP source");
+  }
+}
+
 TEST(ConfigSynAuth, NeedsAClassThatSeesWholeTcpConnections) {
   auto msg = [](const std::string& text) {
     auto r = parse(text);

@@ -73,7 +73,7 @@ void SynWatch::check(const Pinned& pins, PolicyMap& policy, const Emit& emit) {
   const lv_policy& pol = policy.active();
   bool syn_auth = false;
   for (uint32_t i = 0; i < pol.nr_classes && i < LV_MAX_CLASSES; ++i)
-    syn_auth |= (pol.classes[pol.order[i]].flags & LV_CLASS_SYN_AUTH) != 0;
+    syn_auth |= (pol.classes[pol.order[i]].flags & LV_CLASS_SYN_ANY) != 0;
   if (!syn_auth) return;
   const TcpSysctls sys = read_tcp_sysctls();
   if (const uint32_t off = tcp_off_of(sys); off != ctl.tcp_off) {

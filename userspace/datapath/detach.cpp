@@ -44,7 +44,7 @@ Leaving read_leaving(const std::string& dir) {
   l.own_hook = (ctl.tc_flags & LV_TC_OWN_HOOK) != 0;
   const lv_policy& pol = ctl.slot[ctl.active & 1];
   for (uint32_t i = 0; i < pol.nr_classes && i < LV_MAX_CLASSES; ++i)
-    l.syn_auth |= (pol.classes[pol.order[i]].flags & LV_CLASS_SYN_AUTH) != 0;
+    l.syn_auth |= (pol.classes[pol.order[i]].flags & LV_CLASS_SYN_ANY) != 0;
   for (unsigned s = 0; s < 2; ++s)
     for (unsigned i = 0; i < 2; ++i) l.cookie_keys[s][i] = ctl.cookie_key[s][i];
   return l;

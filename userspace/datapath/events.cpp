@@ -47,6 +47,7 @@ EventRecord decode_event(const lv_event& e, const lv_policy& p, const Clocks& cl
     case LV_EV_ENGAGED:
     case LV_EV_RELEASED:
       r.address.clear();  // the class as a whole
+      r.syn_auto = c && (c->flags & LV_CLASS_SYN_AUTO);
       break;
     case LV_EV_ESCALATED:
     case LV_EV_DEESCALATED:

@@ -59,6 +59,8 @@ struct EventRecord {
   uint32_t suppressed = 0;         // events the sending CPU could not send before this one
   bool every_class = false;        // banned, ban_ended: the ban applies in every class
   bool lifted = false;             // ban_ended: its record went before its end (levee unban)
+  bool syn_auto = false;           // engaged, released: the class has syn_auth = "auto" (it challenges
+                                   // the SYNs of new TCP sources while engaged)
   bool monitor = false;            // engaged, escalated, banned: the class monitors (nothing is refused;
                                    // a ban only counts, and is not shared with a CrowdSec fleet)
   std::string why;                 // syn_proxy: why it proxies or not

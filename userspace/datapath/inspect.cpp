@@ -66,7 +66,7 @@ void read_syn(const Pinned& p, const PolicyMap& pm, IfaceStatus& s) {
   s.good_epoch = pm.control().good_epoch;
   const lv_policy& pol = pm.active();
   bool any = false;
-  for (const lv_class& k : s.classes) any |= (k.flags & LV_CLASS_SYN_AUTH) != 0;
+  for (const lv_class& k : s.classes) any |= (k.flags & LV_CLASS_SYN_ANY) != 0;
   if (!any) return;
   const lv_control& ctl = pm.control();
   IfaceStatus::SynAuth syn;

@@ -67,6 +67,7 @@ nlohmann::json event_json(const EventRecord& r) {
     j["threshold"] = r.value;
     j["engagements"] = r.count;
   }
+  if (r.type == LV_EV_ENGAGED || r.type == LV_EV_RELEASED) j["syn_auth"] = r.syn_auto ? "auto" : "off";
   if (r.type == LV_EV_ESCALATED || r.type == LV_EV_ANSWER_LIMITED) j["limit_pps"] = r.value;
   if (r.type == LV_EV_ENGAGED || r.type == LV_EV_ESCALATED || r.type == LV_EV_ANSWER_LIMITED) j["monitor"] = r.monitor;
   if (r.type == LV_EV_RELEASED || r.type == LV_EV_DEESCALATED) j["duration_ms"] = r.value / 1'000'000;
@@ -106,12 +107,16 @@ std::string event_text(const EventRecord& r) {
       out += ": no room for a new source";
       break;
     case LV_EV_ENGAGED:
-      out += fmt::format(": the autopilot {} new sources over {}/s (engagement {}{})",
-                         r.monitor ? "would refuse" : "refuses", group_digits(r.value), r.count,
-                         r.monitor ? ", monitor mode" : "");
+      out += fmt::format(": the autopilot {} new sources over {}/s{} (engagement {}{})",
+                         r.monitor ? "would refuse" : "refuses", group_digits(r.value),
+                         r.syn_auto ? (r.monitor ? " and would challenge new TCP sources' SYNs"
+                                                 : " and challenges new TCP sources' SYNs")
+                                    : "",
+                         r.count, r.monitor ? ", monitor mode" : "");
       break;
     case LV_EV_RELEASED:
-      out += fmt::format(": the autopilot released after {}", format_duration(r.value / 1'000'000 * 1'000'000));
+      out += fmt::format(": the autopilot released after {}{}", format_duration(r.value / 1'000'000 * 1'000'000),
+                         r.syn_auto ? "; new TCP sources' SYNs go straight on again" : "");
       break;
     case LV_EV_ESCALATED:
       out += fmt::format(": network {} to {} packets/s as a whole{}", r.monitor ? "would be limited" : "limited",

@@ -71,6 +71,13 @@ json escalated_json(const IfaceStatus& s, size_t i) {
   return list;
 }
 
+// syn_auth = "auto" in the class: "challenging" while engaged, else "ready"; null
+// where the class has no such thing.
+json syn_auth_state(const IfaceStatus& s, size_t i, const AutopilotView& v) {
+  if (!(s.classes[i].flags & LV_CLASS_SYN_AUTO)) return nullptr;
+  return v.state == AutopilotView::Engaged ? "challenging" : "ready";
+}
+
 // The admission autopilot's figures; null where the class has none of it.
 json admission_json(const IfaceStatus& s, size_t i, const AutopilotView& v) {
   const lv_guard& g = v.guard;
@@ -85,6 +92,7 @@ json admission_json(const IfaceStatus& s, size_t i, const AutopilotView& v) {
           {"floor", on ? json(a.floor) : json(nullptr)},
           {"margin", on ? json(a.margin) : json(nullptr)},
           {"sustain_ms", on ? json(a.sustain_ns / kNsPerMs) : json(nullptr)},
+          {"syn_auth", syn_auth_state(s, i, v)},
           {"engagements", g.engagements},
           {"arrivals", g.arrivals},
           {"probation", g.probation},
@@ -205,9 +213,10 @@ std::string admission_state_text(const IfaceStatus& s, size_t i, const Autopilot
     case AutopilotView::Abnormal:
       return "abnormal (new sources admitted on probation)";
     case AutopilotView::Engaged:
-      return fmt::format("{} since {} ago",
+      return fmt::format("{} since {} ago{}",
                          (s.classes[i].flags & LV_CLASS_MONITOR) ? "would be engaged (monitor)" : "engaged",
-                         format_remaining(ago(v.guard.engaged_ns, s.now_ns)));
+                         format_remaining(ago(v.guard.engaged_ns, s.now_ns)),
+                         (s.classes[i].flags & LV_CLASS_SYN_AUTO) ? ", challenging new TCP sources' SYNs" : "");
     case AutopilotView::ReleasePending:
       return "calm (release pending)";
     default:

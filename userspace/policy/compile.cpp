@@ -305,7 +305,10 @@ lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus) {
     k.flags |= LV_CLASS_BAN | (c.ban.all_classes ? LV_CLASS_BAN_ALL : 0);
   }
   if (c.monitor) k.flags |= LV_CLASS_MONITOR_OWN | LV_CLASS_MONITOR;
-  if (c.syn_auth != SynAuth::Off) k.flags |= LV_CLASS_SYN_AUTH;
+  if (c.syn_auth == SynAuth::Auto)
+    k.flags |= LV_CLASS_SYN_AUTO;
+  else if (c.syn_auth != SynAuth::Off)
+    k.flags |= LV_CLASS_SYN_AUTH;
   if (c.syn_auth == SynAuth::Reset) k.flags |= LV_CLASS_SYN_RESET;
   compile_autopilot(c, k);
 
@@ -387,6 +390,7 @@ ClassSpec class_of(const lv_class& c) {
   s.monitor = c.flags & LV_CLASS_MONITOR_OWN;
   // "proxy" and "cookie" compile alike: the interface decides (lv_control.handoff).
   if (c.flags & LV_CLASS_SYN_AUTH) s.syn_auth = (c.flags & LV_CLASS_SYN_RESET) ? SynAuth::Reset : SynAuth::Cookie;
+  if (c.flags & LV_CLASS_SYN_AUTO) s.syn_auth = SynAuth::Auto;
   autopilot_of(c, s);
   return s;
 }

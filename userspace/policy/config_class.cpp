@@ -31,10 +31,11 @@ ClassSpec Reader::klass(const toml::table& t, const std::string& path, bool is_d
   if (const toml::node* n = t.get("network")) network(*n, join(path, "network"), c);
   if (const toml::node* n = t.get("total")) total(*n, join(path, "total"), c);
   if (const toml::node* n = t.get("syn_auth"))
-    if (auto v = choice(*n, join(path, "syn_auth"), {"cookie", "proxy", "reset", "off"}))
+    if (auto v = choice(*n, join(path, "syn_auth"), {"cookie", "proxy", "reset", "auto", "off"}))
       c.syn_auth = *v == "cookie"  ? SynAuth::Cookie
                    : *v == "proxy" ? SynAuth::Proxy
                    : *v == "reset" ? SynAuth::Reset
+                   : *v == "auto"  ? SynAuth::Auto
                                    : SynAuth::Off;
   inherit(t, path, inheritable(t, path), c);
   return c;

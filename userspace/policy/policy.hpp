@@ -165,7 +165,7 @@ struct AutoSpec {
 enum class Admission : uint8_t { Auto, Off, Budget };
 const char* admission_name(Admission a);  // "auto", "off", "budget"
 
-enum class SynAuth { Off, Cookie, Proxy, Reset };
+enum class SynAuth { Off, Cookie, Proxy, Reset, Auto };
 
 struct Policy;
 // Whether some class of the policy has SYN authentication.
@@ -221,7 +221,9 @@ struct ClassSpec {
   // gets any (bpf/synauth.h). "proxy" hands the proven connection to the local listener
   // at once (levee's tc program); "reset" has the client prove it with a RST and
   // connect again a second later, and works for a listener anywhere; "cookie" is proxy
-  // where the kernel allows it, else reset.
+  // where the kernel allows it, else reset. "auto" is "cookie" while the class's
+  // autopilot is engaged, for sources without state only, and nothing while it is calm
+  // (bpf/syn_auto.h).
   SynAuth syn_auth = SynAuth::Off;
 
   // A limit on each source's packets or bytes (what a ban needs to be triggered).

@@ -51,6 +51,12 @@ Status check_match(const ClassSpec& c) {
       (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn || !c.match.sports.empty()))
     return at(c.where, fmt::format("class '{}' has syn_auth but does not match all of TCP's packets", c.name),
               "give it match.proto = \"tcp\" (destination ports as you like), no match.syn and no match.sport");
+  if (c.syn_auth == SynAuth::Auto && c.admission_in_force() != Admission::Auto)
+    return at(c.where,
+              fmt::format("class '{}' has syn_auth = \"auto\", which the autopilot's admission engages, but "
+                          "new_sources is not \"auto\"",
+                          c.name),
+              R"(give it new_sources = "auto", or syn_auth = "cookie" to authenticate every new TCP source)");
   return {};
 }
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * syn_auto.h - syn_auth = "auto" (LV_CLASS_SYN_AUTO): SYN authentication that the
+ * autopilot engages. While the class is calm, its TCP goes on as in a class without
+ * it, at the cost of one flag and one per-CPU byte. Once the class is engaged (a flood
+ * of new sources, arrival.h), the TCP of a source without state (not known to lv_seen:
+ * never seen, or on probation) passes SYN authentication's gate (synauth.h) instead of
+ * admission: a real client proves its address with one handshake and is known-good,
+ * which admission lets in; a spoofed SYN gets a cookie and nothing else. A source with
+ * state keeps its limits and is not asked: it arrived while the class was calm, or was
+ * admitted by it.
+ *
+ * Each packet the gate takes counts for the autopilot as the arrival it would have
+ * been: against the threshold, and over it noted (lv_guard_note()), so that a flood
+ * the gate holds keeps the class engaged instead of releasing it and spending
+ * admission's budget at every release. The class releases once calm, as with admission
+ * alone: the first packet to find it calm says so.
+ *
+ * Known limits: a client whose stack never completes the proxied handshake or answers a
+ * wrong SYN-ACK with a RST (reset mode) waits until the class is calm. A flood of
+ * ACKs from spoofed sources costs a cookie check and a socket lookup each while the
+ * class is engaged, as in a class with syn_auth always on.
+ */
+#ifndef LEVEE_SYN_AUTO_H
+#define LEVEE_SYN_AUTO_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "levee_abi.h"
+#include "limiter.h"
+#include "arrival.h"
+#include "context.h"
+#include "good.h"
+#include "seen.h"
+
+/* The gate's packet, as the arrival it stands for: within the threshold it takes its
+ * share of it; over it, it is abnormal and keeps the class engaged. */
+static __always_inline void lv_syn_auto_arrival(struct lv_ctx *c)
+{
+	__u64 ready = LV_READ_ONCE(c->sh->admit_ready);
+
+	if (lv_gcra_conforms(ready, c->now) &&
+	    lv_gcra_take(&c->sh->admit_ready, ready, c->now, lv_guard_cost_now(c), c->cls->autop.burst_ns,
+			 LV_R_ADMISSION) == LV_R_CONFORMING)
+		return;
+	lv_guard_note(c);
+}
+
+/*
+ * Does SYN authentication's gate take this packet of a class with syn_auth = "auto"?
+ * Only TCP, only while the class is engaged (this CPU's memory of it first, which an
+ * arrival since the engagement has set), only of a source without state.
+ */
+static __always_inline int lv_syn_auto_gates(struct lv_ctx *c)
+{
+	struct lv_pilot *pilot;
+
+	if (!(c->cls->flags & LV_CLASS_SYN_AUTO) || (c->pkt->kind != LV_L4_TCP_SYN && c->pkt->kind != LV_L4_TCP))
+		return 0;
+	pilot = lv_pilot_of(c);
+	if (!pilot->engaged)
+		return 0;
+	if (!lv_guard_engaged(c)) {
+		pilot->engaged = 0;
+		return 0;
+	}
+	if (lv_guard_is_calm(c)) {
+		lv_guard_release(c, c->now);
+		pilot->engaged = 0;
+		return 0;
+	}
+	/* A source that may have state: the gate only for a known-good one's ACK, which may
+	 * return the cookie of a connection opened beside the one that proved it (synauth.h:
+	 * the gate hands it to the listener, which never saw its SYN). */
+	if (lv_seen_check(c) & LV_SEEN_KNOWN)
+		return c->pkt->kind == LV_L4_TCP && lv_good_known(c);
+	lv_syn_auto_arrival(c);
+	return 1;
+}
+
+#endif /* LEVEE_SYN_AUTO_H */
