@@ -180,7 +180,7 @@ void run_all(Bench& b) {
   // levee's own object, as the product embeds it, with a policy as the controller
   // compiles and publishes it (class table, event rate, flags).
   auto run_levee = [&](const std::string& name, const std::string& what, levee::CompiledPolicy& c, uint64_t warm,
-                       uint32_t verdict) {
+                       uint32_t verdict, const std::vector<uint8_t>& fr) {
     SkelPtr<levee_bpf> sk{levee_bpf__open(), levee_bpf__destroy};
     if (!sk.s) throw std::runtime_error("open levee object");
     bpf_map__set_max_entries(sk.s->maps.lv_state, 1 << 16);
@@ -191,15 +191,15 @@ void run_all(Bench& b) {
     if (!st) throw std::runtime_error(st.error().message());
     int fd = bpf_program__fd(sk.s->progs.levee_xdp);
     // Warm up: create the source's state and, for the drop cases, spend its burst.
-    test_run(fd, frame, warm, verdict);
-    b.add(name, what, o.repeat, [&] { return test_run(fd, frame, o.repeat, verdict); });
+    test_run(fd, fr, warm, verdict);
+    b.add(name, what, o.repeat, [&] { return test_run(fd, fr, o.repeat, verdict); });
   };
   auto levee_case = [&](const std::string& name, const std::string& what, Limits l, uint32_t verdict,
-                        const std::function<void(lv_class&)>& extra = {}) {
+                        const std::function<void(lv_class&)>& extra = {}, const std::vector<uint8_t>* fr = nullptr) {
     if (!b.wants(name)) return;
     levee::CompiledPolicy c = levee::compile(levee::one_class_policy(l), levee::Clocks::read());
     if (extra) extra(c.slot.classes[c.slot.order[0]]);
-    run_levee(name, what, c, std::min<uint64_t>(l.burst, 1000) + 1000, verdict);
+    run_levee(name, what, c, std::min<uint64_t>(l.burst, 1000) + 1000, verdict, fr ? *fr : frame);
   };
   levee_case("levee_pass", "known source under its limit (cached-clock check, fine clock, CAS)",
              Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS);
@@ -207,6 +207,15 @@ void run_all(Bench& b) {
   // packets, one in 32 charged to its network (bpf/watch.h).
   levee_case("levee_pass_no_autopilot", "levee_pass with the autopilot off (new_sources, escalate = \"off\")",
              Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS, autopilot_off);
+  // What syn_auth = "auto" (on by default) costs a calm class's TCP: a flag and this
+  // CPU's memory of the class (bpf/syn_auto.h), against "off".
+  const std::vector<uint8_t> ack =
+      levee::pkt::Frame().eth().ipv4("198.18.0.7", "198.19.0.1").tcp(40000, 80, levee::pkt::kTcpAck).pad_to(64).bytes();
+  levee_case("levee_pass_tcp", "levee_pass of a TCP ACK, syn_auth \"auto\" (the default) in a calm class",
+             Limits{10'000'000, 1'000'000'000, 32, 64}, XDP_PASS, {}, &ack);
+  levee_case(
+      "levee_pass_tcp_syn_off", "levee_pass_tcp with syn_auth = \"off\"", Limits{10'000'000, 1'000'000'000, 32, 64},
+      XDP_PASS, [](lv_class& c) { c.flags &= ~uint32_t{LV_CLASS_SYN_AUTO}; }, &ack);
   levee_case("levee_drop", "known source over its limit, rate 100 burst 100 (fast reject on cached clock)",
              Limits{100, 100, 32, 64}, XDP_DROP);
   levee_case("levee_drop_fine", "known source over its limit, rate 100 burst 1 (fine clock every packet)",
@@ -255,7 +264,7 @@ void run_all(Bench& b) {
     auto ok = levee::validate(pol, levee::Clocks::read().now_unix_ns);
     if (!ok) throw std::runtime_error(ok.error().message());
     levee::CompiledPolicy c = levee::compile(pol, levee::Clocks::read());
-    run_levee(name, what, c, std::min<uint64_t>(r.burst, 1000) + 1000, verdict);
+    run_levee(name, what, c, std::min<uint64_t>(r.burst, 1000) + 1000, verdict, frame);
   };
   policy_case("levee_pass_32c_100k", "levee_pass with 32 classes and 100k deny entries",
               levee::Rate{10'000'000, 1'000'000'000}, XDP_PASS);
