@@ -291,8 +291,9 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 	__u32 r;
 
 	if (!lim->pkt->cost && !lim->bytes->cost &&
-	    !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_ANY)))
-		return LV_R_CONFORMING; /* a class without limits */
+	    !(c->cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL | LV_CLASS_SYN_AUTH)))
+		return LV_R_CONFORMING; /* a class without limits (its autopilot never engages:
+					 * nothing for syn_auth = "auto" to do) */
 
 	/* TCP of a source that has not proved its address passes SYN authentication's
 	 * gate first, before any budget, which a SYN flood would otherwise spend: always,

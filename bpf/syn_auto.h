@@ -40,9 +40,8 @@ static __always_inline void lv_syn_auto_arrival(struct lv_ctx *c)
 {
 	__u64 ready = LV_READ_ONCE(c->sh->admit_ready);
 
-	if (lv_gcra_conforms(ready, c->now) &&
-	    lv_gcra_take(&c->sh->admit_ready, ready, c->now, lv_guard_cost_now(c), c->cls->autop.burst_ns,
-			 LV_R_ADMISSION) == LV_R_CONFORMING)
+	if (lv_gcra_conforms(ready, c->now) && lv_gcra_take(&c->sh->admit_ready, ready, c->now, lv_guard_cost_now(c),
+							    c->cls->autop.burst_ns, LV_R_ADMISSION) == LV_R_CONFORMING)
 		return;
 	lv_guard_note(c);
 }

@@ -722,8 +722,8 @@ using SynAuthKeys = E2e;
 // A detach and an attach within a cookie's life keep the SYN cookie keys, so that clients
 // in the middle of a handshake complete it: the detach leaves them in a root-only file,
 // the attach takes them and removes it. Keys older than a cookie's life (17.2 s) are not
-// taken (new ones are drawn), and the file goes too. A policy without syn_auth leaves no
-// file. (Before, every attach drew new keys.)
+// taken (new ones are drawn), and the file goes too. A policy whose classes all have
+// syn_auth = "off" leaves no file. (Before, every attach drew new keys.)
 TEST_F(SynAuthKeys, KeptAcrossADetachAndAttachWithinACookiesLife) {
   TempDir dir;
   const std::string config = dir.write("levee.toml", kSynAuthPolicy);
@@ -759,6 +759,10 @@ TEST_F(SynAuthKeys, KeptAcrossADetachAndAttachWithinACookiesLife) {
 
   std::remove(file.c_str());
   attach({"--rate", "500", "--burst", "100"});
+  detach();
+  EXPECT_EQ(stat(file.c_str(), &st), 0) << "syn_auth = \"auto\" (the default) may answer: its keys are kept";
+  std::remove(file.c_str());
+  attach({"--config", dir.write("off.toml", "[default]\nrate = 500\nburst = 100\nsyn_auth = \"off\"\n")});
   detach();
   EXPECT_NE(stat(file.c_str(), &st), 0) << "keys kept for a policy without syn_auth";
 }

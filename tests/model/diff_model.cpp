@@ -96,7 +96,7 @@ bool Model::answered_syn(const std::vector<uint8_t>& frame) const {
   const size_t pos = classify(p);
   const ClassSpec& spec = spec_.classes[pos];
   const uint32_t cid = ids_[pos];
-  return spec.syn_auth != SynAuth::Off &&
+  return spec.syn_auth_in_force() != SynAuth::Off &&
          !good_.contains(bytes_of(key_of(p, spec.prefix4, spec.prefix6, cid, 0, pol_.classes[cid].epoch)));
 }
 // A source marked known-good (KnownGood::mark(), as levee run marks one that

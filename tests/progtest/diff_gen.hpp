@@ -190,6 +190,7 @@ class Gen {
   ClassSpec klass(uint64_t i, bool last, const std::optional<std::pair<unsigned, unsigned>>& ban_all) {
     ClassSpec c;
     c.name = last ? "default" : "c" + std::to_string(i);
+    c.syn_auth = SynAuth::Off;  // not "auto" where it fits: the model does not have it
     if (!last) c.match = match();
     // SYN authentication needs all of TCP's packets (validate()): the first class only,
     // so that no class before it takes its SYNs.

@@ -48,7 +48,7 @@ TEST(ConfigExample, ParsesValidatesAndCompiles) {
   EXPECT_EQ(p.classes.back().name, "default");
   EXPECT_EQ(p.classes[class_index(p, "reflection")].match.sports.size(), 6u);
   EXPECT_EQ(p.classes[class_index(p, "smtp")].syn_auth, SynAuth::Cookie);
-  EXPECT_EQ(p.classes[class_index(p, "web")].syn_auth, SynAuth::Off);
+  EXPECT_EQ(p.classes[class_index(p, "web")].syn_auth_in_force(), SynAuth::Auto) << "unset: auto where it fits";
   EXPECT_EQ(p.iface.mode, LV_MODE_AUTO);
   EXPECT_EQ(p.iface.max_sources, 1'000'000u);
 
@@ -1278,7 +1278,9 @@ syn_auth = "off"
 )" + kDefault);
   EXPECT_EQ(named(p, "web").syn_auth, SynAuth::Cookie);
   EXPECT_EQ(named(p, "ssh").syn_auth, SynAuth::Off);
-  EXPECT_EQ(named(p, "default").syn_auth, SynAuth::Off) << "off unless asked";
+  EXPECT_FALSE(named(p, "default").syn_auth_given);
+  EXPECT_EQ(named(p, "default").syn_auth_in_force(), SynAuth::Auto) << "auto where it fits, unless asked";
+  EXPECT_EQ(named(p, "ssh").syn_auth_in_force(), SynAuth::Off) << "off when asked";
   const lv_class k = compile_class(named(p, "web"), kTick, 2);
   EXPECT_TRUE(k.flags & LV_CLASS_SYN_AUTH);
   EXPECT_FALSE(k.flags & LV_CLASS_SYN_RESET);
@@ -1470,7 +1472,11 @@ TEST(ConfigSynAuth, AnAnswerRateARandomFloodWouldMeetIsRefused) {
   EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 611\nanswer_burst = 100\n" + web + kDefault), "(accepted)");
   EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\nanswer_cap = \"1M\"\n" + web + kDefault),
             "(accepted)");
-  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\n" + kDefault), "(accepted)")
+  EXPECT_NE(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\n" + kDefault), "(accepted)")
+      << "the default class answers SYNs: syn_auth is \"auto\" where it fits";
+  EXPECT_EQ(msg("[syn_auth]\nanswer_rate = 200\nanswer_burst = 100\n[default]\nrate = 1\nburst = 1\n"
+                "new_sources = \"off\"\n"),
+            "(accepted)")
       << "no class answers SYNs";
 }
 

@@ -138,17 +138,17 @@ TEST(CompileClass, FastRejectIffTauCoversTwoTicks) {
   // The concurrency progtest's classes, on this machine's tick.
   const uint64_t tick = clock_tick_ns();
   EXPECT_EQ(bool(compile_class({100'000, 100, 32, 64}, tick).flags & LV_CLASS_FAST_REJECT), 99 * 10'000 >= 2 * tick);
-  // No other flag is ever set but the autopilot's (on by default): the per-source limit
-  // alone decides it (the autopilot's tolerances are wider: a network's watch is 64
-  // sources' worth, the threshold's tolerance a second).
+  // No other flag is ever set but the autopilot's and syn_auth = "auto" (on by default):
+  // the per-source limit alone decides it (the autopilot's tolerances are wider: a
+  // network's watch is 64 sources' worth, the threshold's tolerance a second).
   std::mt19937_64 rng(2);
   for (int i = 0; i < 10'000; ++i) {
     const Limits l{std::uniform_int_distribution<uint64_t>(1, kMaxRatePps)(rng),
                    std::uniform_int_distribution<uint64_t>(1, 10'000)(rng), 32, 64};
     const uint64_t t = std::uniform_int_distribution<uint64_t>(1'000'000, 10'000'000)(rng);
     const lv_class k = compile_class(l, t);
-    ASSERT_EQ(k.flags,
-              (k.pkt.tau_ns >= 2 * t ? uint32_t{LV_CLASS_FAST_REJECT} : 0u) | LV_CLASS_AUTO_ADMIT | LV_CLASS_ESCALATE);
+    ASSERT_EQ(k.flags, (k.pkt.tau_ns >= 2 * t ? uint32_t{LV_CLASS_FAST_REJECT} : 0u) | LV_CLASS_AUTO_ADMIT |
+                           LV_CLASS_ESCALATE | LV_CLASS_SYN_AUTO);
   }
 }
 

@@ -335,7 +335,10 @@ TEST(StatusOutput, AutopilotCalmAbnormalEngagedReleasePending) {
 
   g.engaged_ns = kStatusNow - 12'300 * kMs;
   t = status_text({autopilot_status(g)});
-  EXPECT_NE(t.find("    admission   auto, engaged since 12.3 s ago: threshold 4,000"), std::string::npos) << t;
+  EXPECT_NE(
+      t.find("    admission   auto, engaged since 12.3 s ago, challenging new TCP sources' SYNs: threshold 4,000"),
+      std::string::npos)
+      << t;
   a = status_json({autopilot_status(g)})["interfaces"][0]["classes"][0]["autopilot"];
   EXPECT_EQ(a["state"], "engaged");
   EXPECT_EQ(a["engaged_since_ms"], 12'300);

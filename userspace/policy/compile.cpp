@@ -305,11 +305,12 @@ lv_class compile_class(const ClassSpec& c, uint64_t tick_ns, unsigned cpus) {
     k.flags |= LV_CLASS_BAN | (c.ban.all_classes ? LV_CLASS_BAN_ALL : 0);
   }
   if (c.monitor) k.flags |= LV_CLASS_MONITOR_OWN | LV_CLASS_MONITOR;
-  if (c.syn_auth == SynAuth::Auto)
+  const SynAuth syn = c.syn_auth_in_force();
+  if (syn == SynAuth::Auto)
     k.flags |= LV_CLASS_SYN_AUTO;
-  else if (c.syn_auth != SynAuth::Off)
+  else if (syn != SynAuth::Off)
     k.flags |= LV_CLASS_SYN_AUTH;
-  if (c.syn_auth == SynAuth::Reset) k.flags |= LV_CLASS_SYN_RESET;
+  if (syn == SynAuth::Reset) k.flags |= LV_CLASS_SYN_RESET;
   compile_autopilot(c, k);
 
   // The cached clock may be a tick stale for any limit the datapath checks on it. The
@@ -389,8 +390,9 @@ ClassSpec class_of(const lv_class& c) {
   }
   s.monitor = c.flags & LV_CLASS_MONITOR_OWN;
   // "proxy" and "cookie" compile alike: the interface decides (lv_control.handoff).
-  if (c.flags & LV_CLASS_SYN_AUTH) s.syn_auth = (c.flags & LV_CLASS_SYN_RESET) ? SynAuth::Reset : SynAuth::Cookie;
-  if (c.flags & LV_CLASS_SYN_AUTO) s.syn_auth = SynAuth::Auto;
+  s.syn_auth = (c.flags & LV_CLASS_SYN_AUTH)   ? ((c.flags & LV_CLASS_SYN_RESET) ? SynAuth::Reset : SynAuth::Cookie)
+               : (c.flags & LV_CLASS_SYN_AUTO) ? SynAuth::Auto
+                                               : SynAuth::Off;
   autopilot_of(c, s);
   return s;
 }

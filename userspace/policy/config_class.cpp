@@ -30,13 +30,16 @@ ClassSpec Reader::klass(const toml::table& t, const std::string& path, bool is_d
   c.prefix6 = prefix(t, path, "prefix6", 128).value_or(prefix6_);
   if (const toml::node* n = t.get("network")) network(*n, join(path, "network"), c);
   if (const toml::node* n = t.get("total")) total(*n, join(path, "total"), c);
-  if (const toml::node* n = t.get("syn_auth"))
-    if (auto v = choice(*n, join(path, "syn_auth"), {"cookie", "proxy", "reset", "auto", "off"}))
+  if (const toml::node* n = t.get("syn_auth")) {
+    if (auto v = choice(*n, join(path, "syn_auth"), {"cookie", "proxy", "reset", "auto", "off"})) {
       c.syn_auth = *v == "cookie"  ? SynAuth::Cookie
                    : *v == "proxy" ? SynAuth::Proxy
                    : *v == "reset" ? SynAuth::Reset
                    : *v == "auto"  ? SynAuth::Auto
                                    : SynAuth::Off;
+      c.syn_auth_given = true;
+    }
+  }
   inherit(t, path, inheritable(t, path), c);
   return c;
 }

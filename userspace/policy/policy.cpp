@@ -46,7 +46,18 @@ std::optional<Proto> parse_proto(std::string_view s) {
 const char* proto_name(Proto p) { return name_in(kProtos, p, "?"); }
 
 bool has_syn_auth(const Policy& p) {
-  return std::any_of(p.classes.begin(), p.classes.end(), [](const ClassSpec& c) { return c.syn_auth != SynAuth::Off; });
+  return std::any_of(p.classes.begin(), p.classes.end(),
+                     [](const ClassSpec& c) { return c.syn_auth_in_force() != SynAuth::Off; });
+}
+
+bool ClassSpec::takes_whole_tcp() const {
+  const auto& pr = match.protos;
+  return (pr.empty() || std::find(pr.begin(), pr.end(), Proto::Tcp) != pr.end()) && !match.syn && match.sports.empty();
+}
+
+SynAuth ClassSpec::syn_auth_in_force() const {
+  if (syn_auth_explicit()) return syn_auth;
+  return takes_whole_tcp() && admission_in_force() == Admission::Auto ? SynAuth::Auto : SynAuth::Off;
 }
 
 Policy one_class_policy(const Limits& l) {

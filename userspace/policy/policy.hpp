@@ -223,8 +223,19 @@ struct ClassSpec {
   // connect again a second later, and works for a listener anywhere; "cookie" is proxy
   // where the kernel allows it, else reset. "auto" is "cookie" while the class's
   // autopilot is engaged, for sources without state only, and nothing while it is calm
-  // (bpf/syn_auto.h).
-  SynAuth syn_auth = SynAuth::Off;
+  // (bpf/syn_auto.h). Unset, it is "auto" where the class can take it, else "off"
+  // (syn_auth_in_force()); an explicit value is checked (validate()).
+  SynAuth syn_auth = SynAuth::Auto;
+  bool syn_auth_given = false;  // the file named it
+
+  // syn_auth as the file gave it (any value but the default's "auto" counts as given).
+  bool syn_auth_explicit() const { return syn_auth_given || syn_auth != SynAuth::Auto; }
+  // Every packet of a TCP connection falls into the class (as far as its own match
+  // says): it takes TCP, and neither by SYN nor by source port.
+  bool takes_whole_tcp() const;
+  // The mode compiled: an explicit one as given; unset, "auto" where the class takes
+  // whole TCP connections and admits new sources by the autopilot, else "off".
+  SynAuth syn_auth_in_force() const;
 
   // A limit on each source's packets or bytes (what a ban needs to be triggered).
   bool per_source_limited() const { return packets.set() || bytes.set(); }

@@ -47,6 +47,7 @@ Status check_match(const ClassSpec& c) {
   }
   // SYN authentication sees a connection whole: the SYN it answers and the RST or ACK
   // that brings the cookie back must fall into the same class.
+  if (!c.syn_auth_explicit()) return {};  // "auto" where it fits (syn_auth_in_force())
   if (c.syn_auth != SynAuth::Off &&
       (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn || !c.match.sports.empty()))
     return at(c.where, fmt::format("class '{}' has syn_auth but does not match all of TCP's packets", c.name),
@@ -159,7 +160,7 @@ bool takes_syns_of(const ClassSpec& earlier, const ClassSpec& later) {
 // would let them through unchallenged.
 Status check_syn_auth_order(const std::vector<ClassSpec>& classes) {
   for (size_t i = 0; i < classes.size(); ++i) {
-    if (classes[i].syn_auth == SynAuth::Off) continue;
+    if (!classes[i].syn_auth_explicit() || classes[i].syn_auth == SynAuth::Off) continue;
     for (size_t j = 0; j < i; ++j)
       if (takes_syns_of(classes[j], classes[i]))
         return at(classes[i].where,
