@@ -139,7 +139,7 @@ TEST_P(SynAuth, AConnectionFromBeforeTheAttachKeepsWorking) {
 
 // 200 new clients, each from an address levee has never seen, connecting at 20/s while
 // levee-flood sends 300k SYNs/s from random spoofed sources to the same port, after 20
-// clients before the flood; attached with `policy`. What came of it.
+// clients before the flood; attached with `attach_args`. What came of it.
 struct ThroughAFlood {
   size_t answered = 0;                  // new clients connected within 3 s
   size_t calm = 0;                      // clients before the flood connected
@@ -151,7 +151,8 @@ struct ThroughAFlood {
   FloodResult flood;
 };
 
-ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, const std::string& policy) {
+ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, std::vector<std::string> attach_args,
+                                              const std::string& prefix) {
   constexpr int kClients = 200, kCalm = 20;
   constexpr double kClientGap = 0.05;  // 20 a second
   std::vector<std::string> clients;
@@ -163,8 +164,8 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, co
     clients.push_back(fam.pick("198.18.1." + std::to_string(30 + i), "2001:db8:200:" + std::to_string(i + 1) + "::1"));
     sb.add_sender_address(clients.back());
   }
-  TempDir dir;
-  const RunResult att = sb.levee({"attach", sb.rx_if(), "--config", dir.write("levee.toml", policy)});
+  attach_args.insert(attach_args.begin(), {"attach", sb.rx_if()});
+  const RunResult att = sb.levee(attach_args);
   if (att.code != 0) throw std::runtime_error("levee attach: " + att.describe());
   const levee::Fd lfd = listener(sb.rx_ns(), fam);
   std::atomic<bool> serving{true};
@@ -249,7 +250,7 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, co
   int64_t passed = 0;
   for (const auto& [reason, v] : s1["passed"].items()) passed += stat_reason_delta(s0, s1, "passed", reason);
   out.flood_passed = std::max<int64_t>(0, passed - 10 * kClients);
-  const std::string tag = std::string(policy.find("\"auto\"") != std::string::npos ? "auto_" : "") + fam.name;
+  const std::string tag = prefix + fam.name;
   report("clients_answered_within_3s_" + tag, static_cast<double>(ok.size()));
   report("client_connect_p50_ms_" + tag, 1e3 * p50);
   report("client_connect_p99_ms_" + tag, 1e3 * p99);
@@ -271,7 +272,9 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, co
 // trip, reported beside that of 20 clients before the flood), and the listener sees
 // nothing of the flood.
 TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
-  const ThroughAFlood r = new_clients_through_a_syn_flood(sb(), family(), kSynAuthPolicy);
+  TempDir dir;
+  const ThroughAFlood r =
+      new_clients_through_a_syn_flood(sb(), family(), {"--config", dir.write("levee.toml", kSynAuthPolicy)}, "");
   ASSERT_TRUE(r.flood.ok) << r.flood.run.describe();
   EXPECT_EQ(r.calm, 20u);
   EXPECT_GE(r.answered, size_t{198}) << "of 200 new clients, answered within 3 s";
@@ -281,17 +284,14 @@ TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
   EXPECT_GE(r.challenged + r.limited, static_cast<int64_t>(r.flood.packets * 95 / 100));
 }
 
-// syn_auth = "auto": the same flood and clients, with the class's limits as `levee attach
-// --rate 500 --burst 100` gives them. The flood is met by the autopilot first (the IPv4
+// The defaults: the same flood and clients, levee attached with nothing but `--rate 500
+// --burst 100`, so syn_auth is "auto". The flood is met by the autopilot first (the IPv4
 // /16 is escalated, the IPv6 /33's random /48s engage the class), and new clients get
 // in: through admission where their network is not the flood's, through the challenge
 // once the class is engaged. Less than 1 % of the flood passes (what came before the
 // autopilot acted).
 TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFloodUnderAuto) {
-  const ThroughAFlood r = new_clients_through_a_syn_flood(
-      sb(), family(),
-      "[[class]]\nname = \"web\"\nmatch = { proto = \"tcp\", port = " + std::to_string(kPort) +
-          " }\nrate = 500\nburst = 100\nsyn_auth = \"auto\"\n\n[default]\nrate = 500\nburst = 100\n");
+  const ThroughAFlood r = new_clients_through_a_syn_flood(sb(), family(), {"--rate", "500", "--burst", "100"}, "auto_");
   ASSERT_TRUE(r.flood.ok) << r.flood.run.describe();
   EXPECT_EQ(r.calm, 20u);
   EXPECT_GE(r.answered, size_t{198}) << "of 200 new clients, answered within 3 s";
