@@ -9,7 +9,8 @@
 //   mode engages but drops nothing.
 // - FlashCrowd: 5,000 new legitimate sources arriving at 500/s, 10 pps each: no
 //   admission or newcomer drop, no engagement, every source that came before its
-//   network was escalated tracked.
+//   network was escalated tracked; 5,000 new TCP clients of one /16 at 500/s, each a
+//   handshake: nothing dropped, no engagement, no escalation.
 // - Escalation: 900 addresses of one /16 at 100 pps each (each under its limit) are
 //   limited as a whole to the network's limit (64 x the per-source limit), a client
 //   outside the /16 untouched; a random flood over one /16 is held, and a client of
@@ -48,6 +49,7 @@
 #include "flood_harness.hpp"
 #include "levee_run.hpp"
 #include "packet.hpp"
+#include "syn_support.hpp"
 
 namespace lvt {
 namespace {
@@ -548,6 +550,78 @@ TEST_F(FlashCrowd, FiveThousandNewSourcesAtFiveHundredASecondAreAdmittedUntilEsc
       << "levee status: " << count_of(st1, "sources") << " sources tracked after " << log.arrived()
       << " new ones sent, " << before << " of them before their network was escalated (" << tap.distinct()
       << " seen through the filter)";
+}
+
+// 5,000 new TCP clients of 198.18.64.0/19 (one /16), one a connection, arriving at 500 a
+// second, each completing a handshake with a listener behind levee and closing it: what
+// a popular link brings a server. levee attached with nothing but a per-source limit
+// (syn_auth "auto", the default): nothing of it is dropped, for any reason, the class
+// never engages and the network is never escalated. (The sender's namespace takes the
+// whole /19 as its own by a local route, so that each client binds an address of it.)
+TEST_F(FlashCrowd, FiveThousandNewTcpClientsAtFiveHundredASecondLoseNothing) {
+  attach(kLimit);
+  const std::string prefix = "198.18.64.0/19";
+  sb().ip_tx({"route", "add", "local", prefix, "dev", "lo"});
+  sb().ip_rx({"route", "add", prefix, "via", Addrs::tx4});  // the sender's neighbour entry
+  const levee::Fd lfd = listener(sb().rx_ns(), kIpv4);
+  constexpr int kClients = 5000, kArrivals = 500, kThreads = 16;
+  std::atomic<bool> serving{true};
+  std::atomic<int> accepted{0};
+  std::thread server([&] {
+    const timeval tv{0, 100'000};
+    setsockopt(lfd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (serving) {
+      const levee::Fd fd(accept(lfd.get(), nullptr, nullptr));
+      if (fd.valid()) accepted++;
+    }
+  });
+  EventWatch watch(sb(), kClients / kArrivals + 20);
+  const json s0 = sb().stats(), st0 = sb().status();
+  std::atomic<int> connected{0}, failed{0}, late{0};
+  const uint64_t t0 = start_soon(100);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kThreads; ++w)
+    workers.emplace_back([&, w] {
+      in_netns(sb().tx_ns(), [&] {
+        for (int i = w; i < kClients; i += kThreads) {
+          const uint64_t at = t0 + static_cast<uint64_t>(i) * (1'000'000'000ull / kArrivals);
+          if (now_ns() > at + 50'000'000ull) late++;
+          sleep_until_ns(at);
+          const std::string src = "198.18." + std::to_string(64 + i / 250) + "." + std::to_string(1 + i % 250);
+          levee::Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+          socklen_t blen = 0, len = 0;
+          const sockaddr_storage from = sockaddr_of(src, 0, blen), to = sockaddr_of(Addrs::rx4, kSynPort, len);
+          const timeval tv{3, 0};
+          setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+          const bool ok = bind(fd.get(), reinterpret_cast<const sockaddr*>(&from), blen) == 0 &&
+                          connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), len) == 0 &&
+                          info_of(fd.get()).tcpi_total_retrans == 0;
+          (ok ? connected : failed)++;
+        }
+      });
+    });
+  for (auto& t : workers) t.join();
+  usleep(300'000);
+  serving = false;
+  server.join();
+  const json s1 = sb().stats(), st1 = sb().status();
+  const std::vector<Event> events = watch.stop();
+  int64_t dropped = 0;
+  for (const auto& [reason, v] : s1["dropped"].items()) dropped += stat_reason_delta(s0, s1, "dropped", reason);
+  report("tcp_crowd_connected_first_syn", connected.load());
+  report("tcp_crowd_failed", failed.load());
+  report("tcp_crowd_late_slots", late.load());
+  report("tcp_crowd_accepted", accepted.load());
+  report("tcp_crowd_dropped", d(dropped));
+  report("tcp_crowd_status_sources", d(count_of(st1, "sources")));
+  std::printf("[measured] tcp crowd: %s | %s\n", stat_reasons_text(s1, "dropped").c_str(), events_text(events).c_str());
+
+  EXPECT_LE(late.load(), kClients / 100) << "the sender fell behind its schedule";
+  EXPECT_EQ(connected.load(), kClients) << failed.load() << " failed or sent a SYN twice";
+  EXPECT_EQ(dropped, 0) << stat_reasons_text(s1, "dropped");
+  EXPECT_TRUE(only(events, "engaged").empty()) << events_text(events);
+  EXPECT_TRUE(only(events, "escalated").empty()) << events_text(events);
+  EXPECT_EQ(autopilot_count(st1, "engagements"), autopilot_count(st0, "engagements"));
 }
 
 // ---- 3. a /16 flood, each address under its limit -----------------------------------------
