@@ -1317,6 +1317,18 @@ TEST(ConfigSynAuth, AutoHasAFlagOfItsOwnAndNeedsTheAutopilotsAdmission) {
   EXPECT_EQ(k.flags & (LV_CLASS_SYN_AUTH | LV_CLASS_SYN_RESET | LV_CLASS_SYN_AUTO), LV_CLASS_SYN_AUTO);
   EXPECT_EQ(class_of(k).syn_auth, SynAuth::Auto);
   EXPECT_TRUE(has_syn_auth(p)) << "the cookie keys and the tc program, as for the other modes";
+  // As the default gives it: in the default class (every protocol), after a class that
+  // takes TCP; not in a class of SYNs only.
+  EXPECT_TRUE(parse(web + "[default]\nrate = 1\nburst = 1\nsyn_auth = \"auto\"\n").ok());
+  auto syns = parse(
+      "[[class]]\nname = \"s\"\nmatch = { proto = \"tcp\", syn = true }\nrate = 1\nburst = 1\n"
+      "syn_auth = \"auto\"\n" +
+      kDefault);
+  ASSERT_FALSE(syns.ok());
+  EXPECT_EQ(
+      syns.error().message(),
+      "t.toml:1: class[0]: class 's' has syn_auth = \"auto\" but does not match all of TCP's packets; give it TCP "
+      "among its protocols, no match.syn and no match.sport");
   for (const char* admission : {"new_sources = 50\n", "new_sources = \"off\"\n"}) {
     auto bad = parse(web + admission + kDefault);
     ASSERT_FALSE(bad.ok()) << admission;

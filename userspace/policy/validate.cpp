@@ -48,7 +48,13 @@ Status check_match(const ClassSpec& c) {
   // SYN authentication sees a connection whole: the SYN it answers and the RST or ACK
   // that brings the cookie back must fall into the same class.
   if (!c.syn_auth_explicit()) return {};  // "auto" where it fits (syn_auth_in_force())
-  if (c.syn_auth != SynAuth::Off &&
+  // "auto" gates only TCP, and only while engaged: a class that takes other protocols
+  // too (the default class) may have it, as it gets it by default.
+  if (c.syn_auth == SynAuth::Auto && !c.takes_whole_tcp())
+    return at(c.where,
+              fmt::format("class '{}' has syn_auth = \"auto\" but does not match all of TCP's packets", c.name),
+              "give it TCP among its protocols, no match.syn and no match.sport");
+  if (c.syn_auth != SynAuth::Off && c.syn_auth != SynAuth::Auto &&
       (c.match.protos != std::vector<Proto>{Proto::Tcp} || c.match.syn || !c.match.sports.empty()))
     return at(c.where, fmt::format("class '{}' has syn_auth but does not match all of TCP's packets", c.name),
               "give it match.proto = \"tcp\" (destination ports as you like), no match.syn and no match.sport");
@@ -160,7 +166,9 @@ bool takes_syns_of(const ClassSpec& earlier, const ClassSpec& later) {
 // would let them through unchallenged.
 Status check_syn_auth_order(const std::vector<ClassSpec>& classes) {
   for (size_t i = 0; i < classes.size(); ++i) {
-    if (!classes[i].syn_auth_explicit() || classes[i].syn_auth == SynAuth::Off) continue;
+    // "auto" may share its SYNs: those an earlier class takes are that class's to judge.
+    if (!classes[i].syn_auth_explicit() || classes[i].syn_auth == SynAuth::Off || classes[i].syn_auth == SynAuth::Auto)
+      continue;
     for (size_t j = 0; j < i; ++j)
       if (takes_syns_of(classes[j], classes[i]))
         return at(classes[i].where,
