@@ -3,6 +3,9 @@
 # well-behaved client side by side, the counters live, then the tally. levee is attached
 # with nothing but a per-source limit: its autopilot (on by default) finds the flood of
 # new sources and refuses it, and the client, known before the flood, loses nothing.
+# Then new TCP clients connect through a spoofed SYN flood: syn_auth = "auto" (on by
+# default) answers the SYNs of sources levee does not know with cookies once the flood
+# engages the autopilot, and a client's handshake proves it.
 #
 #   lvdemo-c (client 198.18.0.2 + attacker) --veth--> lvdemo-s (server 198.18.0.1, levee)
 #
@@ -15,15 +18,18 @@ SECONDS_OF_FLOOD=${DEMO_SECONDS:-8}
 RATE=100     # packets/s each source may send
 BURST=20
 CLIENT_PPS=50
+TCP_CLIENTS=40 SYN_RATE=300000 SYN_SECONDS=6
 NS_C=lvdemo-c NS_S=lvdemo-s
 DEV_C=lvdemo0 DEV_S=lvdemo1
 B=$LEVEE_BUILD
 
 need_root
-if [ ! -x "$B/levee" ] || [ ! -x "$B/levee-flood" ] || [ ! -x "$B/levee-sink" ]; then
+ensure_packages python3  # the TCP listener and clients of part 2
+if [ ! -x "$B/levee" ] || [ ! -x "$B/levee-flood" ] || [ ! -x "$B/levee-sink" ] ||
+  [ ! -f "$B/tests/e2e/bpf/peer_sink.bpf.o" ]; then
   ensure_packages "${LEVEE_PACKAGES[@]}"
   # Only what the demo runs: the tests are scripts/test.sh's to build.
-  build_levee levee levee-flood levee-sink
+  build_levee levee levee-flood levee-sink peer_sink_skel_gen
 fi
 ensure_bpffs
 
@@ -50,9 +56,15 @@ ip netns add "$NS_S"
 ip link add "$DEV_C" netns "$NS_C" type veth peer name "$DEV_S" netns "$NS_S"
 ip -n "$NS_C" addr add 198.18.0.2/24 dev "$DEV_C"
 ip -n "$NS_S" addr add 198.18.0.1/24 dev "$DEV_S"
+# Part 2's: the server's IPv6 address before the attach (levee reads the host's own
+# addresses then), the new TCP clients' addresses, and the way back to them.
+ip -n "$NS_C" addr add 2001:db8::2/64 dev "$DEV_C" nodad
+ip -n "$NS_S" addr add 2001:db8::1/64 dev "$DEV_S" nodad
+for i in $(seq 1 "$TCP_CLIENTS"); do ip -n "$NS_C" addr add "2001:db8:100:$i::1/128" dev "$DEV_C" nodad; done
 for ns in "$NS_C" "$NS_S"; do ip -n "$ns" link set lo up; done
 ip -n "$NS_C" link set "$DEV_C" up
 ip -n "$NS_S" link set "$DEV_S" up
+ip -n "$NS_S" route add 2001:db8::/32 dev "$DEV_S"
 
 say "levee attach $DEV_S --rate $RATE --burst $BURST   (nothing else: the autopilot is on by default)"
 in_server "$B/levee" attach "$DEV_S" --rate "$RATE" --burst "$BURST" --max-sources 100k
@@ -93,6 +105,50 @@ printf '  flood    sent %9d   server received %9d   (its /16 escalated: its new 
 say "what the autopilot said (levee events)"
 cat "$TMP/events"
 
+# ---- 2. new TCP clients through a spoofed SYN flood --------------------------------------
+# A random IPv6 SYN flood spreads over many /48s: no network is escalated, the class's
+# autopilot engages, and syn_auth = "auto" (the default) challenges the SYNs of sources
+# levee does not know: a new client's handshake proves it, a spoofed SYN gets a SYN-ACK
+# that nobody answers. On a veth, levee's answers (XDP_TX) reach the far end only if it
+# runs an XDP program of its own (a NIC needs nothing): the tests' pass-through sink.
+say "new TCP clients through a spoofed SYN flood: $TCP_CLIENTS clients levee has never seen, 10/s,"
+echo "   connect to a listener at [2001:db8::1]:80 while SYNs from random sources of 2001:db8:8000::/33 arrive"
+ip -n "$NS_C" link set "$DEV_C" xdp obj "$B/tests/e2e/bpf/peer_sink.bpf.o" sec xdp
+ip netns exec "$NS_S" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("2001:db8::1", 80)); s.listen(128); s.settimeout(0.2)
+while True:
+    try: s.accept()[0].close()
+    except OSError: pass' &
+listener=$!
+sleep 0.5
+"$B/levee-flood" --netns "$NS_C" --dev "$DEV_C" --dst 2001:db8::1 --random 2001:db8:8000::/33 --proto syn \
+  --dport 80 --rate "$SYN_RATE" --duration "$SYN_SECONDS" --json >"$TMP/synflood" 2>"$TMP/synflood.err" &
+sleep 1.5  # the flood first: the class engages
+ip netns exec "$NS_C" python3 -c '
+import socket, sys, time
+n = int(sys.argv[1]); ok = 0
+for i in range(1, n + 1):
+    t = time.monotonic()
+    c = socket.socket(socket.AF_INET6); c.settimeout(3)
+    try:
+        c.bind(("2001:db8:100:%d::1" % i, 0)); c.connect(("2001:db8::1", 80)); ok += 1
+    except OSError as e: print("client %d: %s after %.1f s" % (i, e, time.monotonic() - t), file=sys.stderr)
+    c.close(); time.sleep(max(0, 0.1 - (time.monotonic() - t)))
+print(ok)' "$TCP_CLIENTS" >"$TMP/tcp"
+kill "$listener"
+wait
+connected=$(cat "$TMP/tcp")
+sent_syn=$(json_int packets "$TMP/synflood")
+[ -n "$sent_syn" ] || { echo "the SYN flood generator failed:"; cat "$TMP/synflood.err"; exit 1; }
+
+say "levee stats $DEV_S"
+in_server "$B/levee" stats "$DEV_S"
+say "result"
+printf '  SYN flood sent %9d   new TCP clients connected %d of %d\n' "$sent_syn" "$connected" "$TCP_CLIENTS"
+
 say "levee status"
 in_server "$B/levee" status
 [ "$got_client" -eq "$sent_client" ] || { echo "the client lost packets"; exit 1; }
+[ "$connected" -eq "$TCP_CLIENTS" ] || { echo "new TCP clients failed to connect"; exit 1; }
