@@ -72,6 +72,21 @@ static __always_inline int lv_guard_engaged(struct lv_ctx *c)
 	return LV_READ_ONCE(c->sh->engaged_ns) != 0;
 }
 
+/* Is the class engaged? This CPU's memory of it first (an arrival on this CPU since the
+ * class engaged set it; a known source's packet reads no more), then the class's own,
+ * which clears a memory gone stale. */
+static __always_inline int lv_pilot_engaged(struct lv_ctx *c)
+{
+	struct lv_pilot *pilot = lv_pilot_of(c);
+
+	if (!pilot->engaged)
+		return 0;
+	if (lv_guard_engaged(c))
+		return 1;
+	pilot->engaged = 0;
+	return 0;
+}
+
 /* Something abnormal: an arrival over the threshold, or a source on probation over
  * their allowance. Noted at most once per LV_GUARD_NOTE_NS (a flood writes the line a
  * thousand times a second, not per packet); the class engages once a run of them has
@@ -184,14 +199,8 @@ static __always_inline __u32 lv_refuse_unseen(struct lv_ctx *c)
 			return 0;
 		return (lv_seen_check(c) & LV_SEEN_KNOWN) ? 0 : LV_R_ADMISSION;
 	}
-	/* A known source's packet reads only this CPU's memory of the class: an arrival
-	 * on this CPU since the class engaged has set it. */
-	if (!lv_auto_admits(cls) || !lv_pilot_of(c)->engaged)
+	if (!lv_auto_admits(cls) || !lv_pilot_engaged(c))
 		return 0;
-	if (!lv_guard_engaged(c)) {
-		lv_pilot_of(c)->engaged = 0;
-		return 0;
-	}
 	if (lv_gcra_conforms(LV_READ_ONCE(c->sh->admit_ready), c->now))
 		return 0;
 	seen = lv_seen_check(c);

@@ -53,20 +53,12 @@ static __always_inline void lv_syn_auto_arrival(struct lv_ctx *c)
  */
 static __always_inline int lv_syn_auto_gates(struct lv_ctx *c)
 {
-	struct lv_pilot *pilot;
-
-	if (!(c->cls->flags & LV_CLASS_SYN_AUTO) || (c->pkt->kind != LV_L4_TCP_SYN && c->pkt->kind != LV_L4_TCP))
+	if (!(c->cls->flags & LV_CLASS_SYN_AUTO) || (c->pkt->kind != LV_L4_TCP_SYN && c->pkt->kind != LV_L4_TCP) ||
+	    !lv_pilot_engaged(c))
 		return 0;
-	pilot = lv_pilot_of(c);
-	if (!pilot->engaged)
-		return 0;
-	if (!lv_guard_engaged(c)) {
-		pilot->engaged = 0;
-		return 0;
-	}
 	if (lv_guard_is_calm(c)) {
 		lv_guard_release(c, c->now);
-		pilot->engaged = 0;
+		lv_pilot_of(c)->engaged = 0;
 		return 0;
 	}
 	/* A source that may have state: the gate only for a known-good one's ACK, which may
