@@ -348,13 +348,6 @@ lv_class watching(lv_class c, uint64_t rate, uint64_t burst, uint64_t release_ns
   return c;
 }
 
-lv_key watch_key4(const std::string& addr, const lv_class& c) {
-  lv_key k = key4(addr, c);
-  k.addr[3] &= c.autop.watch_mask4;
-  k.family |= LV_KEY_WATCH;
-  return k;
-}
-
 lv_watch watch_of(const Datapath& dp, const lv_key& k) {
   auto st = dp.state(k);
   return st ? std::bit_cast<lv_watch>(*st) : lv_watch{};
@@ -418,17 +411,7 @@ TEST_F(Autopilot, ABotnetThatArrivesOnProbationIsEscalatedAllTheSame) {
   EXPECT_EQ(guard().escalations, 1u);
 }
 
-// 198.18.0.0/16 (host4(0..255, ...)) escalated a moment ago; its limit has room.
-void escalate(Datapath& dp, const lv_class& c) {
-  const uint64_t now = monotonic_ns();
-  lv_watch w{};
-  w.escalated_ns = now;
-  w.last_over_ns = now;
-  dp.put_state(watch_key4(host4(0, 1), c), std::bit_cast<lv_state>(w));
-  lv_shared sh = dp.shared(0);
-  sh.escalated_until_ns = now + c.autop.release_ns;
-  dp.put_shared(0, sh);
-}
+void escalate(Datapath& dp, const lv_class& c) { escalate_network(dp, c, host4(0, 1)); }
 
 // An escalated network's new sources are refused before admission: they spend none of
 // the class's budget and are no abnormal arrivals, so a new source of another network

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <bit>
 #include <thread>
 
 #include <cerrno>
@@ -529,6 +530,35 @@ lv_key key6(std::string_view addr, const lv_class& cls) {
   k.family = LV_AF_INET6;
   return k;
 }
+
+lv_key watch_key4(std::string_view addr, const lv_class& cls) {
+  lv_key k = key4(addr, cls);
+  k.addr[3] &= cls.autop.watch_mask4;
+  k.family |= LV_KEY_WATCH;
+  return k;
+}
+
+void escalate_network(Datapath& dp, const lv_class& cls, std::string_view addr) {
+  const uint64_t now = monotonic_ns();
+  lv_watch w{};
+  w.escalated_ns = now;
+  w.last_over_ns = now;
+  dp.put_state(watch_key4(addr, cls), std::bit_cast<lv_state>(w));
+  lv_shared sh = dp.shared(0);
+  sh.escalated_until_ns = now + cls.autop.release_ns;
+  dp.put_shared(0, sh);
+}
+
+OneCpu::OneCpu() {
+  sched_getaffinity(0, sizeof old_, &old_);
+  cpu_ = sched_getcpu();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu_, &one);
+  ok_ = sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+OneCpu::~OneCpu() { sched_setaffinity(0, sizeof old_, &old_); }
 
 TwoCpuRun run_on_two_cpus(const Datapath& dp, std::span<const uint8_t> frame, int repeat) {
   TwoCpuRun out;

@@ -6,6 +6,8 @@
 // counters summed over CPUs, and the lv_state entries.
 #pragma once
 
+#include <sched.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -199,6 +201,29 @@ lv_class make_class(uint64_t rate, uint64_t burst, unsigned prefix4 = 32, unsign
 // built here independently of the BPF code.
 lv_key key4(std::string_view addr, const lv_class& cls);
 lv_key key6(std::string_view addr, const lv_class& cls);
+// The key of the IPv4 network that the watch of `cls` (class 0) keeps `addr` under.
+lv_key watch_key4(std::string_view addr, const lv_class& cls);
+// The network of `addr` under the watch of `cls` (class 0) escalated a moment ago, its
+// limit with room: as the class's shared state and the network's own say it.
+void escalate_network(Datapath& dp, const lv_class& cls, std::string_view addr);
+
+// The calling thread kept on the CPU it runs on, for as long as this lives: the clock,
+// the hot sources, the class totals' leases, the counters and the autopilot's memory
+// (struct lv_pilot) are per CPU, and a test that follows them must not migrate.
+class OneCpu {
+ public:
+  OneCpu();
+  ~OneCpu();
+  OneCpu(const OneCpu&) = delete;
+  OneCpu& operator=(const OneCpu&) = delete;
+  bool ok() const { return ok_; }
+  size_t cpu() const { return static_cast<size_t>(cpu_); }
+
+ private:
+  cpu_set_t old_{};
+  int cpu_ = 0;
+  bool ok_ = false;
+};
 
 // One frame run `repeat` times on CPU 0 and on CPU 1 at once (threads pinned, released
 // together). begin/end bracket every decision's clock reading.

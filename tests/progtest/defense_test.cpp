@@ -7,7 +7,6 @@
 // the ban record, as the controller's `levee unban` does.
 #include <arpa/inet.h>
 #include <linux/bpf.h>
-#include <sched.h>
 
 #include <chrono>
 #include <iostream>
@@ -562,15 +561,8 @@ TEST_F(ProgTest, SpentAdmissionBudgetIsOneEventASecondPerClass) {
 
 TEST_F(ProgTest, EventRateHoldsAndTheNextEventSaysHowManyWereSuppressed) {
   // The suppressed count is per CPU: run every frame on one.
-  cpu_set_t one, saved;
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
-  struct Restore {
-    cpu_set_t* s;
-    ~Restore() { sched_setaffinity(0, sizeof(*s), s); }
-  } restore{&saved};
+  const OneCpu pin;
+  ASSERT_TRUE(pin.ok());
   dp().set_class(make_class(1, 1));
   enable_events(dp(), 1, 5);
   for (int i = 1; i <= 50; ++i) {

@@ -79,7 +79,6 @@
 // newcomers and arrivals, escalates, refuses new sources as escalated and de-escalates,
 // each 60 times at least.
 #include <bpf/libbpf.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -128,30 +127,6 @@ using diff::Model;
 using diff::NoClock;
 
 // ---- the test ----------------------------------------------------------------------
-
-// The thread stays on one CPU: the clock, the hot sources, the class totals' leases and
-// the counters the model follows are per CPU.
-class OneCpu {
- public:
-  OneCpu() {
-    sched_getaffinity(0, sizeof old_, &old_);
-    cpu_ = sched_getcpu();
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu_, &one);
-    ok_ = sched_setaffinity(0, sizeof one, &one) == 0;
-  }
-  ~OneCpu() { sched_setaffinity(0, sizeof old_, &old_); }
-  OneCpu(const OneCpu&) = delete;
-  OneCpu& operator=(const OneCpu&) = delete;
-  bool ok() const { return ok_; }
-  size_t cpu() const { return static_cast<size_t>(cpu_); }
-
- private:
-  cpu_set_t old_{};
-  int cpu_ = 0;
-  bool ok_ = false;
-};
 
 std::string outcome(uint32_t reason) {
   return std::string(lv_reason_drops(reason) ? "DROP/" : "PASS/") + std::string(reason_name(reason));
