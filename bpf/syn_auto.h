@@ -33,6 +33,7 @@
 #include "context.h"
 #include "good.h"
 #include "seen.h"
+#include "watch.h"
 
 /* The gate's packet, as the arrival it stands for: within the threshold it takes its
  * share of it; over it, it is abnormal and keeps the class engaged. */
@@ -46,26 +47,51 @@ static __always_inline void lv_syn_auto_arrival(struct lv_ctx *c)
 	lv_guard_note(c);
 }
 
+/* May a network of the class be escalated (watch.h)? Calm, as this CPU knows: a
+ * refusal or a sample since the escalation told it, and a calm class's TCP reads no
+ * more. Engaged, the class's own word, which lv_watch_refuses_unseen() reads: every
+ * such packet of a source without state goes to the gate, so none of them would tell
+ * this CPU. */
+static __always_inline int lv_syn_auto_escalation(struct lv_ctx *c, int engaged)
+{
+	return lv_escalation_guards_admission(c->cls) &&
+	       (engaged || !lv_gcra_conforms(lv_pilot_of(c)->escalated_until_ns, c->now));
+}
+
 /*
  * Does SYN authentication's gate take this packet of a class with syn_auth = "auto"?
- * Only TCP, only while the class is engaged (this CPU's memory of it first, which an
- * arrival since the engagement has set), only of a source without state.
+ * Only TCP, only of a source without state, and only while the class is engaged (this
+ * CPU's memory of it first, which an arrival since the engagement has set) or the
+ * source's network is escalated. A new client of an escalated network would otherwise
+ * wait, refused with that network's flood, until it is calm (watch.h): the gate lets it
+ * prove itself instead. Such a packet is the network's, not an arrival of the class:
+ * it keeps the network escalated (lv_watch_refuses_unseen(), whose display count of the
+ * network's refusals so has it) and spends none of the budget others share.
  */
 static __always_inline int lv_syn_auto_gates(struct lv_ctx *c)
 {
-	if (!(c->cls->flags & LV_CLASS_SYN_AUTO) || (c->pkt->kind != LV_L4_TCP_SYN && c->pkt->kind != LV_L4_TCP) ||
-	    !lv_pilot_engaged(c))
+	int engaged, escalation;
+
+	if (!(c->cls->flags & LV_CLASS_SYN_AUTO) || (c->pkt->kind != LV_L4_TCP_SYN && c->pkt->kind != LV_L4_TCP))
 		return 0;
-	if (lv_guard_is_calm(c)) {
+	engaged = lv_pilot_engaged(c);
+	if (engaged && lv_guard_is_calm(c)) {
 		lv_guard_release(c, c->now);
 		lv_pilot_of(c)->engaged = 0;
-		return 0;
+		engaged = 0;
 	}
+	escalation = lv_syn_auto_escalation(c, engaged);
+	if (!engaged && !escalation)
+		return 0;
 	/* A source that may have state: the gate only for a known-good one's ACK, which may
 	 * return the cookie of a connection opened beside the one that proved it (synauth.h:
 	 * the gate hands it to the listener, which never saw its SYN). */
 	if (lv_seen_check(c) & LV_SEEN_KNOWN)
 		return c->pkt->kind == LV_L4_TCP && lv_good_known(c);
+	if (escalation && lv_watch_refuses_unseen(c))
+		return 1;
+	if (!engaged)
+		return 0;
 	lv_syn_auto_arrival(c);
 	return 1;
 }

@@ -22,6 +22,7 @@
 #include "good.h"
 #include "hot.h"
 #include "maps.h"
+#include "stage.h"
 #include "state.h"
 
 /* This CPU's memory of the class (struct lv_pilot). */
@@ -150,6 +151,20 @@ static __always_inline __u32 lv_watch_refuse(struct lv_ctx *c, struct lv_watch *
 	return LV_R_ESCALATED; /* (no hot entry: such floods are of many sources) */
 }
 
+/* The lookup of lv_watch_refuses_unseen(), past this CPU's memo: the staged packet's
+ * network, refused if escalated now. A global function, so that the verifier walks it
+ * once for its two callers (limit.h, syn_auto.h). */
+__attribute__((noinline)) __u32 lv_watch_refusing(void)
+{
+	struct lv_ctx c = {};
+	struct lv_watch *w;
+
+	if (!lv_unstage(&c))
+		return 0;
+	w = lv_watch_escalated_net(&c);
+	return w ? lv_watch_refuse(&c, w) : 0;
+}
+
 /*
  * New sources of an escalated network, and its sources on probation, are refused
  * (LV_R_ESCALATED) before the class's admission, on the cached clock, unless
@@ -159,14 +174,15 @@ static __always_inline __u32 lv_watch_refuse(struct lv_ctx *c, struct lv_watch *
  * limit, and its new TCP clients get in by proving themselves (SYN authentication).
  * Two places ask: lv_limit() for a source lv_seen does not know (so not known-good
  * either: lv_seen covers lv_good, struct lv_seen_pair), answered by this CPU's memo for
- * up to LV_GUARD_NOTE_NS, and lv_new_source() for any other arrival. Known limit: a new source of an escalated
- * network that cannot prove itself (UDP) waits until the network is calm again.
+ * up to LV_GUARD_NOTE_NS, and lv_new_source() for any other arrival. (Under syn_auth =
+ * "auto", syn_auto.h asks first for TCP, and sends what is refused to the gate.) Known
+ * limit: a new source of an escalated network that cannot prove itself (UDP) waits
+ * until the network is calm again.
  */
 static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)
 {
 	struct lv_key *k = &c->pc->watch_probe;
 	struct lv_watch_memo *m;
-	struct lv_watch *w;
 
 	lv_watch_key(c, k);
 	m = lv_watch_memo_of(c, k);
@@ -174,8 +190,8 @@ static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)
 		m->pending += 1 | c->len << 32;
 		return LV_R_ESCALATED;
 	}
-	w = lv_watch_escalated_net(c);
-	return w ? lv_watch_refuse(c, w) : 0;
+	lv_stage(c);
+	return lv_watch_refusing();
 }
 
 /* A sample charged to a watched network not escalated now: 2^sample_shift packets'

@@ -928,14 +928,17 @@ TEST_F(HostConnections, AnEstablishedOneThatCarriedTheHostsDataProvesItsSource) 
 class SynAuto : public SynProxy {
  protected:
   void SetUp() override {
+    ASSERT_TRUE(pin_.ok());
     SynProxy::SetUp();
     if (IsSkipped()) return;
     ctl_->publish(policy(false));
   }
+  const OneCpu pin_;  // what this CPU remembers of the class (struct lv_pilot) is read
   static Policy policy(bool monitor) {
     Policy p = syn_auth_policy();
     p.classes[0].syn_auth = levee::SynAuth::Auto;
     p.classes[0].admission = Admission::Auto;
+    p.classes[0].escalate = true;
     p.classes[0].monitor = monitor;
     return p;
   }
@@ -1043,6 +1046,50 @@ TEST_F(SynAuto, OnceCalmTheClassReleasesAndSynsGoStraightOnAgain) {
   for (const lv_event& e : dp().events()) released += e.type == LV_EV_RELEASED;
   EXPECT_EQ(released, 1);
   EXPECT_EQ(dp().send(client("198.18.7.7", kTcpSyn)), kConforming);
+}
+
+// A new client of an escalated network, in a class that is calm: its SYN is answered
+// instead of refused with that network's flood, and its handshake lets it in. What the
+// gate takes of the network keeps it escalated and is no arrival of the class; a new
+// source of another network goes straight on.
+TEST_F(SynAuto, ANewClientOfAnEscalatedNetworkIsChallengedWhileTheClassIsCalm) {
+  const lv_class& c = ctl_->active().classes[0];
+  ASSERT_TRUE(c.flags & LV_CLASS_ESCALATE) << "the premise: the class watches networks";
+  escalate_network(dp(), c, "198.19.0.1");
+  lv_watch w = std::bit_cast<lv_watch>(*dp().state(watch_key4("198.19.0.1", c)));
+  w.last_over_ns -= LV_NSEC_PER_SEC;  // so that the gate's packets are seen to keep it
+  dp().put_state(watch_key4("198.19.0.1", c), std::bit_cast<lv_state>(w));
+  EXPECT_EQ(dp().send(client("198.19.0.250", kTcpSyn)), (Outcome{XDP_DROP, LV_R_ESCALATED}))
+      << "the arrival that tells this CPU";
+  const lv_shared before = guard();
+  for (int i = 1; i <= 20; ++i) EXPECT_EQ(dp().send(syn_of("198.19.1." + std::to_string(i))), kChallenged) << i;
+  EXPECT_EQ(dp().counters()[LV_R_CHALLENGED].packets, 20u);
+  const std::string src = "198.19.2.1";
+  EXPECT_EQ(dp().send(client(src, kTcpAck)), kUnverified);
+  const Answer a = answer(syn_of(src), false);
+  EXPECT_EQ(dp().send(ack_of(src, a)), kProxied);
+  EXPECT_EQ(dp().send(client(src, kTcpSyn)), kConforming) << "known-good: admitted";
+  EXPECT_EQ(dp().send(syn_of("198.18.9.1")), kConforming) << "a new source of another network";
+
+  const lv_shared after = guard();
+  EXPECT_EQ(after.engaged_ns, 0u);
+  EXPECT_EQ(after.last_over_ns, before.last_over_ns) << "the network's SYNs are no abnormal arrivals of the class";
+  EXPECT_GT(std::bit_cast<lv_watch>(*dp().state(watch_key4("198.19.0.1", c))).last_over_ns,
+            w.last_over_ns + LV_NSEC_PER_SEC / 2)
+      << "the gate's packets keep the network escalated";
+}
+
+// Engaged and escalated at once: the escalated network's SYNs are still answered, as
+// the network's, and keep the class's budget for the others.
+TEST_F(SynAuto, AnEscalatedNetworksSynsSpendNoneOfAnEngagedClassesBudget) {
+  engage();
+  escalate_network(dp(), ctl_->active().classes[0], "198.19.0.1");
+  lv_shared g = guard();
+  g.last_over_ns = monotonic_ns() - LV_NSEC_PER_SEC;
+  dp().put_shared(0, g);
+  for (int i = 1; i <= 20; ++i) EXPECT_EQ(dp().send(syn_of("198.19.1." + std::to_string(i))), kChallenged) << i;
+  EXPECT_EQ(guard().last_over_ns, g.last_over_ns) << "not noted as the class's arrivals";
+  EXPECT_EQ(guard().admit_ready, g.admit_ready);
 }
 
 TEST_F(SynAuto, InMonitorModeAnEngagedClassAnswersNothing) {
