@@ -138,11 +138,21 @@ TEST_P(SynAuth, AConnectionFromBeforeTheAttachKeepsWorking) {
 }
 
 // 200 new clients, each from an address levee has never seen, connecting at 20/s while
-// levee-flood sends 300k SYNs/s from random spoofed sources to the same port, after 20
-// clients before the flood; attached with `attach_args`. What came of it.
+// levee-flood sends 300k SYNs/s from random spoofed sources to the same port, and 200
+// clients that connected before the flood (at 100/s) connecting again beside them;
+// levee attached with `attach_args`. `own_network`: the new clients are of the flood's
+// network (the IPv4 /16, the IPv6 /48; the flood spoofs the other half of it, to which
+// the peer sink sends levee's answers), else of networks of their own. What came of it.
+struct ThroughAFloodCase {
+  std::vector<std::string> attach_args;
+  std::string prefix;  // of the reported names
+  bool own_network = false;
+};
 struct ThroughAFlood {
   size_t answered = 0;                  // new clients connected within 3 s
   size_t calm = 0;                      // clients before the flood connected
+  size_t calm_again = 0;                // of them, connected again during it within 3 s
+  int calm_first_syn = 0;               // of those, on their first SYN
   int first_syn = 0;                    // new clients connected on their first SYN
   int accepted = 0;                     // connections the listener accepted
   int64_t overflows = 0;                // the listener's: the flood reached it
@@ -151,21 +161,28 @@ struct ThroughAFlood {
   FloodResult flood;
 };
 
-ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, std::vector<std::string> attach_args,
-                                              const std::string& prefix) {
-  constexpr int kClients = 200, kCalm = 20;
-  constexpr double kClientGap = 0.05;  // 20 a second
+ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, ThroughAFloodCase how) {
+  constexpr int kClients = 200, kCalm = 200;
+  constexpr double kClientGap = 0.05, kCalmGap = 0.01;  // 20 a second; 100 a second
   std::vector<std::string> clients;
   for (int i = 0; i < kClients; ++i) {
-    clients.push_back(fam.pick("198.18.0." + std::to_string(30 + i), "2001:db8:100:" + std::to_string(i + 1) + "::1"));
+    clients.push_back(
+        how.own_network
+            ? fam.pick("198.19.200." + std::to_string(30 + i), "2001:db8:8000:" + std::to_string(8001 + i) + "::1")
+            : fam.pick("198.18.0." + std::to_string(30 + i), "2001:db8:100:" + std::to_string(i + 1) + "::1"));
     sb.add_sender_address(clients.back());
   }
   for (int i = 0; i < kCalm; ++i) {
     clients.push_back(fam.pick("198.18.1." + std::to_string(30 + i), "2001:db8:200:" + std::to_string(i + 1) + "::1"));
     sb.add_sender_address(clients.back());
   }
-  attach_args.insert(attach_args.begin(), {"attach", sb.rx_if()});
-  const RunResult att = sb.levee(attach_args);
+  const std::string flood_range =
+      how.own_network ? fam.pick("198.19.0.0/17", "2001:db8:8000::/49") : fam.pick(kFlood4, kFlood6);
+  if (how.own_network)
+    attach_peer_sink(sb.tx_ns(), sb.tx_if(), fam.pick(flood_range, std::string()),
+                     fam.pick(std::string(), flood_range));
+  how.attach_args.insert(how.attach_args.begin(), {"attach", sb.rx_if()});
+  const RunResult att = sb.levee(how.attach_args);
   if (att.code != 0) throw std::runtime_error("levee attach: " + att.describe());
   const levee::Fd lfd = listener(sb.rx_ns(), fam);
   std::atomic<bool> serving{true};
@@ -178,11 +195,11 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
       if (fd.valid()) accepted++;
     }
   });
-  // A new client's connect from `clients[i]`: its latency (-1: failed) and whether its
-  // stack sent anything twice.
-  std::vector<double> latency(kClients + kCalm, -1);
-  std::vector<uint32_t> retrans(kClients + kCalm, 0);
-  auto connect_client = [&](int i) {
+  // A client's connect from `clients[i]` into slot `slot`: its latency (-1: failed)
+  // and whether its stack sent anything twice.
+  std::vector<double> latency(kClients + 2 * kCalm, -1);
+  std::vector<uint32_t> retrans(kClients + 2 * kCalm, 0);
+  auto connect_client = [&](int i, int slot) {
     in_netns(sb.tx_ns(), [&] {
       levee::Fd fd(socket(fam.af, SOCK_STREAM | SOCK_CLOEXEC, 0));
       socklen_t blen = 0, len = 0;
@@ -192,8 +209,8 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
       if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&from), blen) != 0) return;
       const uint64_t t = now_ns();
       if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), len) != 0) return;
-      latency[i] = secs(now_ns() - t);
-      retrans[i] = info_of(fd.get()).tcpi_total_retrans;
+      latency[slot] = secs(now_ns() - t);
+      retrans[slot] = info_of(fd.get()).tcpi_total_retrans;
     });
   };
   auto p99_of = [](std::vector<double> v) {
@@ -202,8 +219,10 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
   };
   ThroughAFlood out;
   std::vector<double> calm;
+  const uint64_t c0 = now_ns();
   for (int i = kClients; i < kClients + kCalm; ++i) {
-    connect_client(i);
+    sleep_until_ns(c0 + static_cast<uint64_t>((i - kClients) * kCalmGap * 1e9));
+    connect_client(i, i);
     if (latency[i] >= 0) calm.push_back(latency[i]);
   }
   out.calm = calm.size();
@@ -213,7 +232,7 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
   FloodSpec spec{.ns = sb.tx_ns(),
                  .dev = sb.tx_if(),
                  .dst = fam.rx(),
-                 .random = fam.pick(kFlood4, kFlood6),
+                 .random = flood_range,
                  .proto = "syn",
                  .dport = kPort,
                  .rate = 300'000,
@@ -225,7 +244,8 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
   const uint64_t t0 = now_ns();
   for (int i = 0; i < kClients; ++i) {
     sleep_until_ns(t0 + static_cast<uint64_t>(i * kClientGap * 1e9));
-    threads.emplace_back([&, i] { connect_client(i); });
+    threads.emplace_back([&, i] { connect_client(i, i); });
+    threads.emplace_back([&, i] { connect_client(kClients + i, kClients + kCalm + i); });  // a calm client again
   }
   for (auto& th : threads) th.join();
   out.flood = flood.wait();
@@ -242,6 +262,10 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
     out.first_syn += latency[i] >= 0 && retrans[i] == 0;
   }
   out.answered = ok.size();
+  for (int i = kClients + kCalm; i < kClients + 2 * kCalm; ++i) {
+    out.calm_again += latency[i] >= 0 && latency[i] <= 3.0;
+    out.calm_first_syn += latency[i] >= 0 && retrans[i] == 0;
+  }
   std::sort(ok.begin(), ok.end());
   const double p50 = ok.empty() ? -1 : ok[ok.size() / 2], p99 = p99_of(ok);
   out.challenged = stat_reason_delta(s0, s1, "dropped", "challenged");
@@ -249,13 +273,14 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
   // What passed, less what the clients sent (a handshake and a close: at most 10 each).
   int64_t passed = 0;
   for (const auto& [reason, v] : s1["passed"].items()) passed += stat_reason_delta(s0, s1, "passed", reason);
-  out.flood_passed = std::max<int64_t>(0, passed - 10 * kClients);
-  const std::string tag = prefix + fam.name;
+  out.flood_passed = std::max<int64_t>(0, passed - 10 * (kClients + kCalm));
+  const std::string tag = how.prefix + fam.name;
   report("clients_answered_within_3s_" + tag, static_cast<double>(ok.size()));
   report("client_connect_p50_ms_" + tag, 1e3 * p50);
   report("client_connect_p99_ms_" + tag, 1e3 * p99);
   report("calm_connect_p99_ms_" + tag, 1e3 * p99_of(calm));
   report("clients_on_first_syn_" + tag, out.first_syn);
+  report("calm_clients_again_on_first_syn_" + tag, out.calm_first_syn);
   report("flood_pps_" + tag, out.flood.pps);
   report("challenged_" + tag, static_cast<double>(out.challenged));
   report("answer_limit_" + tag, static_cast<double>(out.limited));
@@ -266,20 +291,29 @@ ThroughAFlood new_clients_through_a_syn_flood(Sandbox& sb, const Family& fam, st
   return out;
 }
 
+// What every run of new_clients_through_a_syn_flood must show: each new client answered
+// within 3 s, the clients from before the flood untouched by it (each connects again on
+// its first SYN, within 3 s), and every connection accepted.
+void expect_clients_through(const ThroughAFlood& r) {
+  EXPECT_EQ(r.calm, 200u) << "before the flood";
+  EXPECT_GE(r.answered, size_t{198}) << "of 200 new clients, answered within 3 s";
+  EXPECT_EQ(r.calm_again, 200u) << "of 200 clients from before the flood, connected again within 3 s during it";
+  EXPECT_EQ(r.calm_first_syn, 200) << "of 200 clients from before the flood, on their first SYN";
+  EXPECT_GE(r.accepted, 198 + 2 * 200);
+}
+
 // SYN authentication against the flood it is for (the flood that let 28 of 200 through
 // a per-source limit, and 16 through a new-source budget). Every client is answered
 // within 3 s, in proxy mode on its first SYN (no SYN sent twice: its latency is a round
-// trip, reported beside that of 20 clients before the flood), and the listener sees
+// trip, reported beside that of the clients before the flood), and the listener sees
 // nothing of the flood.
 TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
   TempDir dir;
   const ThroughAFlood r =
-      new_clients_through_a_syn_flood(sb(), family(), {"--config", dir.write("levee.toml", kSynAuthPolicy)}, "");
+      new_clients_through_a_syn_flood(sb(), family(), {{"--config", dir.write("levee.toml", kSynAuthPolicy)}, ""});
   ASSERT_TRUE(r.flood.ok) << r.flood.run.describe();
-  EXPECT_EQ(r.calm, 20u);
-  EXPECT_GE(r.answered, size_t{198}) << "of 200 new clients, answered within 3 s";
+  expect_clients_through(r);
   EXPECT_GE(r.first_syn, 198) << "connected on their first SYN (proxy mode)";
-  EXPECT_GE(r.accepted, 198 + 20);
   EXPECT_EQ(r.overflows, 0) << "the listener dropped or cookie-answered SYNs: the flood reached it";
   EXPECT_GE(r.challenged + r.limited, static_cast<int64_t>(r.flood.packets * 95 / 100));
 }
@@ -291,11 +325,27 @@ TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFlood) {
 // once the class is engaged. Less than 1 % of the flood passes (what came before the
 // autopilot acted).
 TEST_P(SynAuth, NewClientsConnectThroughASpoofedSynFloodUnderAuto) {
-  const ThroughAFlood r = new_clients_through_a_syn_flood(sb(), family(), {"--rate", "500", "--burst", "100"}, "auto_");
+  const ThroughAFlood r =
+      new_clients_through_a_syn_flood(sb(), family(), {{"--rate", "500", "--burst", "100"}, "auto_"});
   ASSERT_TRUE(r.flood.ok) << r.flood.run.describe();
-  EXPECT_EQ(r.calm, 20u);
-  EXPECT_GE(r.answered, size_t{198}) << "of 200 new clients, answered within 3 s";
-  EXPECT_GE(r.accepted, 198 + 20);
+  expect_clients_through(r);
+  EXPECT_LT(r.flood_passed, static_cast<int64_t>(r.flood.packets / 100)) << "of " << r.flood.packets;
+}
+
+// The defaults, and new clients of the flood's own network (its /16, another /24 of
+// it): once that network is escalated, its new clients are challenged instead of
+// refused with it, and get in by their handshakes. IPv4 only: an IPv6 flood and clients
+// of one /48 share the answers levee may send that /48 ([syn_auth] answer_prefix6, 48,
+// as network_prefix6), which the flood spends (answer_limit): a known limit.
+class SynAuthOwnNetwork : public SynAuthTest {};
+INSTANTIATE_TEST_SUITE_P(, SynAuthOwnNetwork, ::testing::Values(kIpv4), family_name);
+
+TEST_P(SynAuthOwnNetwork, NewClientsOfTheFloodsOwnNetworkConnectUnderAuto) {
+  const ThroughAFlood r =
+      new_clients_through_a_syn_flood(sb(), family(), {{"--rate", "500", "--burst", "100"}, "auto_own_", true});
+  ASSERT_TRUE(r.flood.ok) << r.flood.run.describe();
+  expect_clients_through(r);
+  EXPECT_GT(r.challenged, 0);
   EXPECT_LT(r.flood_passed, static_cast<int64_t>(r.flood.packets / 100)) << "of " << r.flood.packets;
 }
 
