@@ -18,10 +18,6 @@ namespace levee::progtest {
 
 using model::SynRule;
 
-namespace {
-constexpr Outcome kAnswered{XDP_TX, LV_R_CHALLENGED};
-}
-
 const std::vector<SynKnown> kKnownDisagreements = {
     // None: each one the test found is fixed (an IPv4 header sum, fragments, a late
     // hop-by-hop header, a source of the host's own, link-local addresses, an MSS of 0).
