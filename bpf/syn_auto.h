@@ -2,24 +2,29 @@
 /*
  * syn_auto.h - syn_auth = "auto" (LV_CLASS_SYN_AUTO): SYN authentication that the
  * autopilot engages. While the class is calm, its TCP goes on as in a class without
- * it, at the cost of one flag and one per-CPU byte. Once the class is engaged (a flood
- * of new sources, arrival.h), the TCP of a source without state (not known to lv_seen:
- * never seen, or on probation) passes SYN authentication's gate (synauth.h) instead of
- * admission: a real client proves its address with one handshake and is known-good,
- * which admission lets in; a spoofed SYN gets a cookie and nothing else. A source with
- * state keeps its limits and is not asked: it arrived while the class was calm, or was
- * admitted by it.
+ * it, at the cost of one flag and two per-CPU reads. Once the class is engaged (a
+ * flood of new sources, arrival.h), or the source's network is escalated (watch.h), the
+ * TCP of a source without state (not known to lv_seen: never seen, or on probation)
+ * passes SYN authentication's gate (synauth.h) instead of admission or the escalated
+ * network's refusal: a real client proves its address with one handshake and is
+ * known-good, which admission lets in; a spoofed SYN gets a cookie and nothing else. A
+ * source with state keeps its limits and is not asked: it arrived while the class was
+ * calm, or was admitted by it.
  *
  * Each packet the gate takes counts for the autopilot as the arrival it would have
- * been: against the threshold, and over it noted (lv_guard_note()), so that a flood
- * the gate holds keeps the class engaged instead of releasing it and spending
- * admission's budget at every release. The class releases once calm, as with admission
- * alone: the first packet to find it calm says so.
+ * been: an escalated network's as that network's refusal, which keeps it escalated;
+ * any other against the class's threshold, and over it noted (lv_guard_note()), so
+ * that a flood the gate holds keeps the class engaged instead of releasing it and
+ * spending admission's budget at every release. The class releases once calm, as with
+ * admission alone: the first packet to find it calm says so.
  *
  * Known limits: a client whose stack never completes the proxied handshake or answers a
  * wrong SYN-ACK with a RST (reset mode) waits until the class is calm. A flood of
  * ACKs from spoofed sources costs a cookie check and a socket lookup each while the
- * class is engaged, as in a class with syn_auth always on.
+ * class is engaged or their network escalated, as in a class with syn_auth always on;
+ * a SYN flood of an escalated network, an answer each (within the answer rates) where
+ * it was a drop. A new source of a network not escalated, in an engaged class, costs
+ * one more look at the watch while another network is escalated (lv_limit() asks again).
  */
 #ifndef LEVEE_SYN_AUTO_H
 #define LEVEE_SYN_AUTO_H
