@@ -287,6 +287,7 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 {
 	const struct lv_limits *lim = &c->lim;
 	int on_probation = 0, fresh = 0;
+	enum lv_syn_auto_says says;
 	struct lv_state *st;
 	__u32 r;
 
@@ -298,15 +299,16 @@ static __always_inline __u32 lv_limit(struct lv_ctx *c, struct xdp_md *xdp)
 	/* TCP of a source that has not proved its address passes SYN authentication's
 	 * gate first, before any budget, which a SYN flood would otherwise spend: always,
 	 * or while the autopilot is engaged (syn_auth = "auto"). */
-	if (lv_syn_protected(c) || lv_syn_auto_gates(c)) {
+	says = lv_syn_auto_gates(c);
+	if (lv_syn_protected(c) || says == LV_AUTO_GATE) {
 		r = lv_syn_gate(c, xdp);
 		if (r)
 			return r;
 	}
 
 	/* A spoofed flood past the admission budget: refused on the filter, without the
-	 * lookup that would miss (struct lv_seen_pair). */
-	r = lv_refuse_escalated(c);
+	 * lookup that would miss (struct lv_seen_pair). (Unless "auto" asked already.) */
+	r = says == LV_AUTO_NETWORK_OK ? 0 : lv_refuse_escalated(c);
 	if (r)
 		return r;
 	r = lv_refuse_unseen(c);

@@ -23,8 +23,7 @@
  * ACKs from spoofed sources costs a cookie check and a socket lookup each while the
  * class is engaged or their network escalated, as in a class with syn_auth always on;
  * a SYN flood of an escalated network, an answer each (within the answer rates) where
- * it was a drop. A new source of a network not escalated, in an engaged class, costs
- * one more look at the watch while another network is escalated (lv_limit() asks again).
+ * it was a drop.
  */
 #ifndef LEVEE_SYN_AUTO_H
 #define LEVEE_SYN_AUTO_H
@@ -63,6 +62,14 @@ static __always_inline int lv_syn_auto_escalation(struct lv_ctx *c, int engaged)
 	       (engaged || !lv_gcra_conforms(lv_pilot_of(c)->escalated_until_ns, c->now));
 }
 
+/* What lv_syn_auto_gates() says of a packet. */
+enum lv_syn_auto_says {
+	LV_AUTO_ON = 0,         /* not the gate's: on to the limits */
+	LV_AUTO_GATE = 1,       /* the gate's */
+	LV_AUTO_NETWORK_OK = 2, /* not the gate's, and its network was asked: not escalated,
+				 * so lv_limit() does not ask again */
+};
+
 /*
  * Does SYN authentication's gate take this packet of a class with syn_auth = "auto"?
  * Only TCP, only of a source without state, and only while the class is engaged (this
@@ -73,12 +80,12 @@ static __always_inline int lv_syn_auto_escalation(struct lv_ctx *c, int engaged)
  * it keeps the network escalated (lv_watch_refuses_unseen(), whose display count of the
  * network's refusals so has it) and spends none of the budget others share.
  */
-static __always_inline int lv_syn_auto_gates(struct lv_ctx *c)
+static __always_inline enum lv_syn_auto_says lv_syn_auto_gates(struct lv_ctx *c)
 {
 	int engaged, escalation;
 
 	if (!(c->cls->flags & LV_CLASS_SYN_AUTO) || (c->pkt->kind != LV_L4_TCP_SYN && c->pkt->kind != LV_L4_TCP))
-		return 0;
+		return LV_AUTO_ON;
 	engaged = lv_pilot_engaged(c);
 	if (engaged && lv_guard_is_calm(c)) {
 		lv_guard_release(c, c->now);
@@ -87,18 +94,18 @@ static __always_inline int lv_syn_auto_gates(struct lv_ctx *c)
 	}
 	escalation = lv_syn_auto_escalation(c, engaged);
 	if (!engaged && !escalation)
-		return 0;
+		return LV_AUTO_ON;
 	/* A source that may have state: the gate only for a known-good one's ACK, which may
 	 * return the cookie of a connection opened beside the one that proved it (synauth.h:
 	 * the gate hands it to the listener, which never saw its SYN). */
 	if (lv_seen_check(c) & LV_SEEN_KNOWN)
-		return c->pkt->kind == LV_L4_TCP && lv_good_known(c);
+		return c->pkt->kind == LV_L4_TCP && lv_good_known(c) ? LV_AUTO_GATE : LV_AUTO_ON;
 	if (escalation && lv_watch_refuses_unseen(c))
-		return 1;
+		return LV_AUTO_GATE;
 	if (!engaged)
-		return 0;
+		return LV_AUTO_NETWORK_OK; /* (escalation: asked) */
 	lv_syn_auto_arrival(c);
-	return 1;
+	return LV_AUTO_GATE;
 }
 
 #endif /* LEVEE_SYN_AUTO_H */
