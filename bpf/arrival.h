@@ -42,21 +42,6 @@ static __always_inline int lv_refuses_new(struct lv_ctx *c)
 
 /* ---- the autopilot: struct lv_auto, lv_guard; its rules are guard.h's ------------- */
 
-/* Does the autopilot admit this class's new sources? An operator's budget (new_sources,
- * LV_CLASS_ADMIT) wins over it. */
-static __always_inline int lv_auto_admits(const struct lv_class *cls)
-{
-	return (cls->flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT)) == LV_CLASS_AUTO_ADMIT;
-}
-
-/* Does the class refuse an escalated network's new sources before admission, and
- * sample the arrivals it refuses as new (watch.h)? Only with the autopilot's admission:
- * an operator's budget (new_sources) admits exactly what it says, escalation or not. */
-static __always_inline int lv_escalation_guards_admission(const struct lv_class *cls)
-{
-	return (cls->flags & LV_CLASS_ESCALATE) && lv_auto_admits(cls);
-}
-
 static __always_inline __u64 lv_guard_cost_now(struct lv_ctx *c)
 {
 	return lv_guard_cost(LV_READ_ONCE(c->sh->threshold_cost), &c->cls->autop);
@@ -262,6 +247,7 @@ static __always_inline __u32 lv_probation_find(struct lv_ctx *c)
 	copy.ready_bytes_ns = LV_READ_ONCE(ps->ready_bytes_ns);
 	copy.passed = ps->passed;
 	copy.dropped = ps->dropped;
+	copy.born_ns = ps->born_ns; /* it arrived when it got state on probation */
 	err = bpf_map_update_elem(&lv_state, &c->key, &copy, BPF_NOEXIST);
 	if (err && err != -EEXIST) /* no room: it stays on probation */
 		return LV_ARRIVED_FOUND | LV_ARRIVED_PROBATION;

@@ -100,7 +100,7 @@ __attribute__((noinline)) __u32 lv_watching(void)
 	call = lv_unstage(&c);
 	if (!call)
 		return LV_R_MAP_FULL;
-	r = lv_watch(&c, call->t, call->sample, &call->hot_ready);
+	r = lv_watch(&c, call->t, call->born_ns, call->sample, &call->hot_ready);
 	if (r != LV_R_CONFORMING && call->charged)
 		lv_levels_refund(&c, call->probation);
 	return r;
@@ -149,7 +149,8 @@ __attribute__((noinline)) __u32 lv_arrival(void)
  * refusing reason with *hot_ready. Only a class with network or total limits or a
  * source on probation calls lv_levels(); only the watch's sample (one passed packet in
  * 2^sample_shift) or an escalation in the class calls lv_watching(). */
-static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_probation, __u64 *hot_ready)
+static __always_inline __u32 lv_levels_above(struct lv_ctx *c, const struct lv_state *st, __u64 t, int on_probation,
+					     __u64 *hot_ready)
 {
 	const struct lv_class *cls = c->cls;
 	int levels = on_probation || (cls->flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL)), sample = 0, watch = 0;
@@ -172,6 +173,7 @@ static __always_inline __u32 lv_levels_above(struct lv_ctx *c, __u64 t, int on_p
 	call->sample = sample;
 	call->charged = 0;
 	call->hot_ready = 0;
+	call->born_ns = LV_READ_ONCE(st->born_ns);
 	if (levels) {
 		r = lv_levels();
 		if (r != LV_R_CONFORMING) {
@@ -198,7 +200,7 @@ static __always_inline __u32 lv_limit_above(struct lv_ctx *c, struct lv_state *s
 {
 	const struct lv_limits *lim = &c->lim;
 	__u64 hot_ready = 0;
-	__u32 r = lv_levels_above(c, t, on_probation, &hot_ready);
+	__u32 r = lv_levels_above(c, st, t, on_probation, &hot_ready);
 
 	if (r != LV_R_CONFORMING) {
 		lv_refund_pair(st, lim->pkt, lim->bytes, c->len);

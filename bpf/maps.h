@@ -14,7 +14,7 @@
  * Per (source prefix, class) limiter state. LRU so that a full map evicts the least
  * recently seen source instead of refusing new ones; common (not per-CPU) LRU lists so
  * every CPU can use the whole map. The controller sets max_entries before load
- * (--max-sources, default LV_DEFAULT_MAX_SOURCES: ~121 MB at 1M entries).
+ * (--max-sources, default LV_DEFAULT_MAX_SOURCES: ~129 MB at 1M entries).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

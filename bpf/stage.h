@@ -41,6 +41,7 @@ struct lv_call {
 	__u32 sample;    /* lv_watching: the watch samples this packet (struct lv_auto) */
 	__u32 charged;   /* lv_watching: lv_levels() charged the packet (refunded if refused) */
 	__u32 reason;    /* lv_banning: the source's own limit that refused */
+	__u64 born_ns;   /* lv_watching: when the source got state */
 };
 
 #define LV_SCRATCH_CALL 10 /* words of struct lv_call, after struct lv_req's */

@@ -17,6 +17,7 @@
 #include "context.h"
 #include "maps.h"
 #include "seen.h"
+#include "tunables.h"
 
 /* A new state with this packet already passed through `p` and `b`. */
 static __always_inline void lv_state_first(struct lv_state *s, const struct lv_limit *p, const struct lv_limit *b,
@@ -26,6 +27,7 @@ static __always_inline void lv_state_first(struct lv_state *s, const struct lv_l
 	s->ready_bytes_ns = b->cost ? lv_gcra_after(0, now, lv_byte_cost(len, b), b->tau_ns) : 0;
 	s->passed = 1 | len << 32;
 	s->dropped = 0;
+	s->born_ns = now;
 }
 
 /* One more entry in lv_state, for when_full = "refuse" (struct lv_shared.sources). */
@@ -41,6 +43,8 @@ static __always_inline void lv_count_created(struct lv_ctx *c)
 		__sync_fetch_and_add(&g->sources, 1);
 }
 
+_Static_assert(LV_SCRATCH_STATE * 8 + sizeof(struct lv_state) <= LV_SCRATCH_OPTS * 8, "lv_scratch holds a state");
+
 /*
  * Create a state (a source, on probation or not, or a network: the key says) with this
  * packet passed.
@@ -50,13 +54,14 @@ static __always_inline void lv_count_created(struct lv_ctx *c)
 static __always_inline int lv_create(struct lv_ctx *c, const struct lv_key *key, const struct lv_limit *p,
 				     const struct lv_limit *b, __u64 now)
 {
-	struct lv_state init;
+	/* Off the stack, which the program's deepest calls fill. */
+	struct lv_state *init = (struct lv_state *)&c->pc->scratch.words[LV_SCRATCH_STATE];
 	long err;
 
-	lv_state_first(&init, p, b, now, c->len);
+	lv_state_first(init, p, b, now, c->len);
 	if (key->family & LV_KEY_NETWORK)
-		init.passed = 0; /* a network counts its passes once every level passed them */
-	err = bpf_map_update_elem(&lv_state, key, &init, BPF_NOEXIST);
+		init->passed = 0; /* a network counts its passes once every level passed them */
+	err = bpf_map_update_elem(&lv_state, key, init, BPF_NOEXIST);
 	if (err == -EEXIST)
 		return 1;
 	if (err)

@@ -95,11 +95,19 @@ static __always_inline enum lv_syn_auto_says lv_syn_auto_gates(struct lv_ctx *c)
 	escalation = lv_syn_auto_escalation(c, engaged);
 	if (!engaged && !escalation)
 		return LV_AUTO_ON;
-	/* A source that may have state: the gate only for a known-good one's ACK, which may
+	/* A source that may have state: the gate for a known-good one's ACK, which may
 	 * return the cookie of a connection opened beside the one that proved it (synauth.h:
-	 * the gate hands it to the listener, which never saw its SYN). */
-	if (lv_seen_check(c) & LV_SEEN_KNOWN)
-		return c->pkt->kind == LV_L4_TCP && lv_good_known(c) ? LV_AUTO_GATE : LV_AUTO_ON;
+	 * the gate hands it to the listener, which never saw its SYN), and for one that
+	 * arrived with its escalated network's run-up (watch.h), which proves itself as a
+	 * new one would. */
+	if (lv_seen_check(c) & LV_SEEN_KNOWN) {
+		if (c->pkt->kind == LV_L4_TCP && lv_good_known(c))
+			return LV_AUTO_GATE;
+		if (!escalation || lv_gcra_conforms(LV_READ_ONCE(c->sh->escalated_until_ns), c->now))
+			return LV_AUTO_ON; /* (no network of the class escalated now) */
+		lv_stage(c);
+		return lv_watch_runup_gates() ? LV_AUTO_GATE : LV_AUTO_ON;
+	}
 	if (escalation && lv_watch_refuses_unseen(c))
 		return LV_AUTO_GATE;
 	if (!engaged)

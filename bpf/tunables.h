@@ -29,6 +29,7 @@
 #define LV_SCRATCH_REQ 0    /* words of the packet a global function is handed */
 #define LV_SCRATCH_EVENT 16 /* words of an event being sent */
 #define LV_SCRATCH_SYN 22   /* words of SYN authentication's cookie input or socket tuple */
+#define LV_SCRATCH_STATE 22 /* ...and later, of a state being made (state.h): the gate is done */
 #define LV_SCRATCH_OPTS 36  /* words of a SYN's TCP options (struct lv_tcp_opts) */
 #define LV_SCRATCH_WHERE 48 /* words of a SYN's route lookup or socket tuple (syn_where.h) */
 

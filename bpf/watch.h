@@ -25,6 +25,21 @@
 #include "stage.h"
 #include "state.h"
 
+/* Does the autopilot admit this class's new sources? An operator's budget (new_sources,
+ * LV_CLASS_ADMIT) wins over it. */
+static __always_inline int lv_auto_admits(const struct lv_class *cls)
+{
+	return (cls->flags & (LV_CLASS_AUTO_ADMIT | LV_CLASS_ADMIT)) == LV_CLASS_AUTO_ADMIT;
+}
+
+/* Does the class refuse an escalated network's new sources before admission, and
+ * sample the arrivals it refuses as new (below)? Only with the autopilot's admission:
+ * an operator's budget (new_sources) admits exactly what it says, escalation or not. */
+static __always_inline int lv_escalation_guards_admission(const struct lv_class *cls)
+{
+	return (cls->flags & LV_CLASS_ESCALATE) && lv_auto_admits(cls);
+}
+
 /* This CPU's memory of the class (struct lv_pilot). */
 static __always_inline struct lv_pilot *lv_pilot_of(struct lv_ctx *c)
 {
@@ -194,17 +209,50 @@ static __always_inline __u32 lv_watch_refuses_unseen(struct lv_ctx *c)
 	return lv_watch_refusing();
 }
 
+/*
+ * TCP of a source with state in a class with syn_auth = "auto" (syn_auto.h), if a
+ * network of the class may be escalated: does the gate take it, the source having
+ * arrived with its escalated network's run-up, not known-good? Its SYN keeps the
+ * network escalated; its other packets do not (a real client's connection would, long
+ * after the flood), and one of a connection the host has goes on through the gate. A
+ * global function, for the two lookups.
+ */
+__attribute__((noinline)) __u32 lv_watch_runup_gates(void)
+{
+	struct lv_ctx c = {};
+	struct lv_state *st;
+	struct lv_watch *w;
+
+	if (!lv_unstage(&c))
+		return 0;
+	w = lv_watch_escalated_net(&c);
+	if (!w)
+		return 0;
+	st = bpf_map_lookup_elem(&lv_state, &c.key);
+	if (!st || !lv_watch_runup(w, LV_READ_ONCE(st->born_ns)) || lv_good_known(&c))
+		return 0;
+	if (c.pkt->kind == LV_L4_TCP_SYN)
+		lv_watch_over(&c, w, c.now);
+	return 1;
+}
+
 /* A sample charged to a watched network not escalated now: 2^sample_shift packets'
- * cost; over its limit, escalated (one calm again is released first). */
+ * cost; over its limit, escalated (one calm again is released first). One that finds
+ * the limit unused moves the network's run-up on (shared/guard.h). */
 static __always_inline void lv_watch_charge(struct lv_ctx *c, struct lv_watch *w, const struct lv_key *k, __u64 t)
 {
 	const struct lv_auto *a = &c->cls->autop;
 	__u64 scale = 1ULL << (a->sample_shift & 15);
 
+	__u64 ready;
+
 	if (w->escalated_ns)
 		lv_watch_release(c, w, k, t);
-	if (lv_gcra_take(&w->ready_ns, LV_READ_ONCE(w->ready_ns), t, a->watch.cost * scale, a->watch.tau_ns,
-			 LV_R_ESCALATED) != LV_R_CONFORMING)
+	ready = LV_READ_ONCE(w->ready_ns);
+	if (lv_watch_unused(ready, t, a->watch.tau_ns) && LV_READ_ONCE(w->runup_ns) != t)
+		LV_WRITE_ONCE(w->runup_ns, t); /* a run-up begins after this */
+	if (lv_gcra_take(&w->ready_ns, ready, t, a->watch.cost * scale, a->watch.tau_ns, LV_R_ESCALATED) !=
+	    LV_R_CONFORMING)
 		lv_watch_escalate(c, w, k, t);
 }
 
@@ -226,30 +274,53 @@ static __always_inline void lv_watch_refused(struct lv_ctx *c, __u64 t)
 		lv_watch_charge(c, w, &k, t);
 }
 
-/*
- * The watch for a packet every other level passed: LV_R_CONFORMING, or the refusing
- * reason with *hot_ready the time it looks at. `sample`: the packet is the sample of
- * its CPU's last 2^sample_shift passed packets of watched classes (the caller counts
- * them), on probation or not: a botnet that arrives at once is mostly on probation.
- * (A flood of random IPv6 sources spreads over many /48s, one packet each, and
- * escalates none; one that spoofs a client's own network shares its limit with it.)
- */
-static __always_inline __u32 lv_watch(struct lv_ctx *c, __u64 t, int sample, __u64 *hot_ready)
+/* Does SYN authentication's gate judge this packet instead of the run-up's refusal: TCP
+ * of a class with syn_auth (synauth.h; syn_auto.h asks lv_watch_runup_gates())? */
+static __always_inline int lv_watch_runup_gated(const struct lv_ctx *c)
 {
-	struct lv_watch *w;
-	struct lv_key k;
+	return (c->cls->flags & LV_CLASS_SYN_ANY) && (c->pkt->kind == LV_L4_TCP_SYN || c->pkt->kind == LV_L4_TCP);
+}
 
-	lv_watch_key(c, &k);
-	w = bpf_map_lookup_elem(&lv_state, &k);
-	if (w && lv_watch_escalated(w, t, c->cls->autop.release_ns))
+/* A packet of a source of the escalated network `w` that arrived with its run-up and
+ * is not known-good (shared/guard.h, lv_watch_runup()): refused as its new sources are,
+ * which keeps the network escalated. */
+static __always_inline int lv_watch_runup_refuses(struct lv_ctx *c, struct lv_watch *w, __u64 born)
+{
+	return lv_escalation_guards_admission(c->cls) && lv_watch_runup(w, born) && !lv_watch_runup_gated(c) &&
+	       !lv_good_known(c);
+}
+
+/*
+ * The watch for a packet every other level passed, of a source that got state at
+ * `born`: LV_R_CONFORMING, or the refusing reason with *hot_ready the time it looks at.
+ * `sample`: the packet is the sample of its CPU's last 2^sample_shift passed packets of
+ * watched classes (the caller counts them), on probation or not: a botnet that arrives
+ * at once is mostly on probation. (A flood of random IPv6 sources spreads over many
+ * /48s, one packet each, and escalates none; one that spoofs a client's own network
+ * shares its limit with it.)
+ */
+static __always_inline __u32 lv_watch(struct lv_ctx *c, __u64 t, __u64 born, int sample, __u64 *hot_ready)
+{
+	struct lv_key *k = &c->pc->watch_probe; /* (off the stack: see lv_watch_escalated_net()) */
+	struct lv_watch *w;
+
+	lv_watch_key(c, k);
+	w = bpf_map_lookup_elem(&lv_state, k);
+	if (w && lv_watch_escalated(w, t, c->cls->autop.release_ns)) {
+		if (lv_watch_runup_refuses(c, w, born)) {
+			lv_watch_over(c, w, t);
+			w->dropped += 1 | c->len << 32; /* display */
+			return LV_R_ESCALATED;          /* (no hot entry: it may prove itself) */
+		}
 		return lv_watch_enforce(c, w, t, hot_ready);
+	}
 	if (!sample)
 		return LV_R_CONFORMING;
 	if (!w) {
-		lv_watch_create(c, &k);
+		lv_watch_create(c, k);
 		return LV_R_CONFORMING;
 	}
-	lv_watch_charge(c, w, &k, t);
+	lv_watch_charge(c, w, k, t);
 	return LV_R_CONFORMING;
 }
 

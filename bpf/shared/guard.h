@@ -74,6 +74,31 @@ LV_INLINE __u64 lv_guard_learned_cost(__u64 baseline, __u32 margin)
 	return rate >= LV_NSEC_PER_SEC ? 1 : LV_NSEC_PER_SEC / rate;
 }
 
+/*
+ * A network's run-up: the flood that escalates a network began after the last sample
+ * that found the network's limit unused (lv_watch.runup_ns), and the sources that got
+ * state since, or up to LV_RUNUP_SLACK_NS before (the watch learns of a network from
+ * samples, after its flood's first sources got state), arrived with it. While it is
+ * escalated, those that are not known-good are refused as its new sources are, so a
+ * flood of a network's addresses that each stay under their limit passes no more than
+ * what its earlier sources send. Known limit: a source that arrived earlier than that,
+ * and behaved, keeps its limits (a flood that warms its addresses up first).
+ */
+#define LV_RUNUP_SLACK_NS LV_NSEC_PER_SEC
+
+/* Does a sample at `now` find the network's limit (ready time `ready`, burst `tau`)
+ * unused, its bucket full? */
+LV_INLINE int lv_watch_unused(__u64 ready, __u64 now, __u64 tau)
+{
+	return (__s64)(now - tau - ready) >= 0;
+}
+
+/* Did a source that got state at `born` arrive with the run-up of its network `w`? */
+LV_INLINE int lv_watch_runup(const struct lv_watch *w, __u64 born)
+{
+	return (__s64)(born + LV_RUNUP_SLACK_NS - w->runup_ns) >= 0;
+}
+
 /* Is a watched network escalated (and still enforced) at `now`? */
 LV_INLINE int lv_watch_escalated(const struct lv_watch *w, __u64 now, __u64 release_ns)
 {

@@ -14,7 +14,7 @@
 
 #include <linux/types.h>
 
-#define LV_ABI_VERSION 13
+#define LV_ABI_VERSION 14
 
 /* Map names as the kernel sees them (BPF_OBJ_NAME_LEN is 16) and as they are pinned. */
 #define LV_MAP_STATE "lv_state"

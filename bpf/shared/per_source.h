@@ -70,14 +70,19 @@ struct lv_key {
  * and drops pending when another source takes a CPU's hot entry are not counted here.
  * The per-CPU counters count every packet exactly.
  *
- * 32 bytes keeps a tracked source under 128 bytes of kernel memory (16 B bucket +
- * 48 B element header + 24 B key + 32 B value at 1M entries).
+ * born_ns says when the source got its state (or its state on probation), so that the
+ * sources that arrived with a network's flood, before it was escalated, are told from
+ * the network's earlier ones (lv_watch.runup_ns, shared/guard.h's lv_watch_runup()).
+ *
+ * 40 bytes keeps a tracked source at 128 bytes of kernel memory (16 B bucket + 48 B
+ * element header + 24 B key + 40 B value at 1M entries).
  */
 struct lv_state {
 	__u64 ready_ns;       /* packet limit: CLOCK_MONOTONIC ns */
 	__u64 ready_bytes_ns; /* byte limit */
 	__u64 passed;         /* lo32 packets, hi32 bytes */
 	__u64 dropped;        /* lo32 packets, hi32 bytes */
+	__u64 born_ns;        /* when it got state: CLOCK_MONOTONIC ns */
 };
 
 #define LV_COUNT_PACKETS(v) ((__u32)(v))
@@ -92,6 +97,8 @@ struct lv_watch {
 	__u64 escalated_ns; /* when it was escalated; 0: only watched */
 	__u64 last_over_ns; /* its last packet refused, or its escalation */
 	__u64 dropped;      /* refused while escalated: lo32 packets, hi32 bytes (display) */
+	__u64 runup_ns;     /* its last sample that found its limit unused: a flood that
+			     * escalates it began after (shared/guard.h, lv_watch_runup()) */
 };
 
 /*
@@ -118,7 +125,7 @@ struct lv_ban {
 
 #ifndef __bpf__
 LV_STATIC_ASSERT(sizeof(struct lv_key) == 20, "lv_key layout");
-LV_STATIC_ASSERT(sizeof(struct lv_state) == 32, "lv_state layout");
+LV_STATIC_ASSERT(sizeof(struct lv_state) == 40, "lv_state layout");
 LV_STATIC_ASSERT(sizeof(struct lv_watch) == sizeof(struct lv_state), "lv_watch layout");
 LV_STATIC_ASSERT(sizeof(struct lv_ban) == 48, "lv_ban layout");
 #endif

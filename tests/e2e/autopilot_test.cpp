@@ -541,7 +541,8 @@ TEST_F(FlashCrowd, FiveThousandNewSourcesAtFiveHundredASecondAreAdmittedUntilEsc
       << "sources admitted on probation (arrivals over the threshold): " << default_class(st1).dump();
   // Every source that arrived before its network was escalated is tracked. (A crowd of
   // new UDP sources past 64 clients' worth from one network is indistinguishable from a
-  // flood: once escalated, its new sources wait until it is calm; docs/CONFIG.md.)
+  // flood: once escalated, its new sources, and those of its run-up, wait until it is
+  // calm; docs/CONFIG.md.)
   const std::vector<Event> esc = only(events, "escalated");
   const uint64_t cut = esc.empty() ? UINT64_MAX : esc.front().t - 20'000'000ull;  // events: ms, datapath clock
   const auto before = std::count_if(log.first.begin(), log.first.end(), [&](uint64_t t) { return t && t < cut; });
@@ -629,8 +630,9 @@ TEST_F(FlashCrowd, FiveThousandNewTcpClientsAtFiveHundredASecondLoseNothing) {
 // 900 addresses of 198.19.0.0/16 round robin at 90,000 pps (100 pps each, a fifth of
 // their own limit), 15 s, beside a paced client of 198.18.0.0/16: the /16 is escalated
 // within a few seconds, and from then on passes at most its network's limit (32,000
-// pps, burst 6,400): only its addresses that arrived within the class's threshold, not
-// those on probation; the client loses nothing.
+// pps, burst 6,400), and from 3 s after the flood's start less than a tenth of it: its
+// addresses on probation wait, and so do those that got state as normal arrivals
+// before the escalation, with its run-up (shared/guard.h); the client loses nothing.
 TEST_F(Escalation, SlashSixteenFloodIsHeldToItsNetworksLimit) {
   attach(kLimit);
   const int cpu = wire_cpu();
@@ -702,9 +704,16 @@ TEST_F(Escalation, SlashSixteenFloodIsHeldToItsNetworksLimit) {
       << "the /16 passed " << through << " frames in the " << num(t) << " s from its escalation to the flood's end; "
       << "its limit is " << num(kNetRate) << " pps x " << num(t) << " s + " << num(kNetBurst) << " = " << num(limit)
       << " (+5%); sent " << f.describe();
-  // (Not starved either way: its sources that arrived within the class's threshold pass
-  // under its limit; the rest, on probation, wait while it is escalated.)
   report("net16_share_through_escalated_pct", 100.0 * d(through) / std::max(f.pps * t, 1.0));
+  // Held: from 3 s after its start, less than a tenth of the flood passes.
+  const uint64_t held_from = f.t_start + 3'000'000'000ull;
+  const double held_s = secs(f.t_end > held_from ? f.t_end - held_from : 0);
+  const uint64_t held_through = tap.frames_after(held_from);
+  const double held_share = d(held_through) / std::max(f.pps * held_s, 1.0);
+  report("net16_share_through_after_3s_pct", 100.0 * held_share);
+  EXPECT_GT(held_s, 0.0) << "the flood lasted less than 3 s: " << f.describe();
+  EXPECT_LT(held_share, 0.10) << "the /16 passed " << held_through << " frames in the " << num(held_s)
+                              << " s from 3 s after its start to its end, of " << num(f.pps * held_s) << " sent";
 
   // The client outside the /16 loses nothing (of what reached the interface).
   const SeqLoss loss = seq_loss(log, rx.indexes(client), f.t_start, std::min(f.t_end, log.t_last));

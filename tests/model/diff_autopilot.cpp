@@ -317,6 +317,7 @@ void Model::watch_refused(const Packet& k) {
   Watch& w = it->second;
   deescalate(k, w, wk);
   const lv_limit& l = k.cls.autop.watch;
+  if (static_cast<int64_t>(k.t - l.tau_ns - w.ready) >= 0) w.runup = k.t;  // its limit unused
   if (conforms(w.ready, k.t))
     w.ready = after(w.ready, k.t, l.cost << (k.cls.autop.sample_shift & 15), l.tau_ns);
   else
@@ -335,12 +336,23 @@ uint32_t Model::refused_arrival(const Packet& k, uint32_t r) {
 // charged once each (refused over its limit); a sample is charged 2^sample_shift
 // times (a network's first sample makes its state, charged nothing), and over the
 // limit escalates it; a calm escalated network is de-escalated at its next sample.
-uint32_t Model::watch(const Packet& k, bool sample, uint64_t* hot_ready) {
+uint32_t Model::watch(const Packet& k, uint64_t born, bool sample, uint64_t* hot_ready) {
   const KeyBytes wk = watch_key(k);
   const lv_limit& l = k.cls.autop.watch;
   auto it = watch_.find(wk);
   if (it != watch_.end() && escalated(it->second, k)) {
     Watch& w = it->second;
+    // A source that got state since the sample before its network's run-up, or up to
+    // a second before it, is refused as the network's new sources are, unless it is
+    // known-good or SYN authentication judges it (TCP of a class with syn_auth).
+    const bool tcp = k.p.kind == LV_L4_TCP_SYN || k.p.kind == LV_L4_TCP;
+    if (guards_admission(k) && static_cast<int64_t>(born + 1'000'000'000ull - w.runup) >= 0 &&
+        !(tcp && (k.cls.flags & (LV_CLASS_SYN_AUTH | LV_CLASS_SYN_AUTO))) && !good_.contains(k.kb)) {
+      watch_over(k, w);
+      w.dropped += 1 | k.len << 32;
+      ++feats_.escalated_runup;
+      return LV_R_ESCALATED;
+    }
     if (conforms(w.ready, k.t)) {
       w.ready = after(w.ready, k.t, l.cost, l.tau_ns);
       return LV_R_CONFORMING;
@@ -359,6 +371,7 @@ uint32_t Model::watch(const Packet& k, bool sample, uint64_t* hot_ready) {
   }
   Watch& w = it->second;
   deescalate(k, w, wk);
+  if (static_cast<int64_t>(k.t - l.tau_ns - w.ready) >= 0) w.runup = k.t;  // its limit unused
   if (conforms(w.ready, k.t))
     w.ready = after(w.ready, k.t, l.cost << (k.cls.autop.sample_shift & 15), l.tau_ns);
   else
@@ -385,7 +398,7 @@ void Model::levels_refund(const Packet& k, bool probation) {
 // sources on probation, its network, the class total, then the watch (a sample, or
 // any packet while this CPU knows a network of the class escalated). A known-good
 // source's packet is never a sample, but counts in the tick (docs silent: limit.h).
-uint32_t Model::levels_above(const Packet& k, bool probation, uint64_t* hot_ready) {
+uint32_t Model::levels_above(const Packet& k, uint64_t born, bool probation, uint64_t* hot_ready) {
   const bool levels = probation || (k.cls.flags & (LV_CLASS_NETWORK | LV_CLASS_TOTAL));
   bool sample = false, watching = false;
   if (k.cls.flags & LV_CLASS_ESCALATE) {
@@ -406,7 +419,7 @@ uint32_t Model::levels_above(const Packet& k, bool probation, uint64_t* hot_read
     }
   }
   if (!watching) return LV_R_CONFORMING;
-  const uint32_t r = watch(k, sample, hot_ready);
+  const uint32_t r = watch(k, born, sample, hot_ready);
   if (r != LV_R_CONFORMING && levels) levels_refund(k, probation);
   if (sample) pilot_[k.cid].until = shared_[k.cid].escalated_until;
   return r;

@@ -34,6 +34,7 @@ void Feats::add(const Feats& o) {
   escalations += o.escalations;
   escalated += o.escalated;
   escalated_new += o.escalated_new;
+  escalated_runup += o.escalated_runup;
   deescalated += o.deescalated;
   learnt += o.learnt;
 }
@@ -217,6 +218,7 @@ LimState& Model::create(const KeyBytes& key, const lv_limit& p, const lv_limit& 
   LimState s;
   if (p.cost) s.ready = k.t - p.tau_ns + p.cost;
   if (b.cost) s.ready_b = after(0, k.t, byte_cost(k.len, b), b.tau_ns);
+  s.born = k.t;
   if (source) {
     s.passed = 1 | k.len << 32;  // a network counts a packet once every level passed it
     // Its bit in lv_seen is its key's as a source; on probation, in the probation half.
@@ -329,7 +331,7 @@ uint32_t Model::levels_take(const Packet& k, uint64_t* hot_ready) {
 uint32_t Model::limit_above(const Packet& k, LimState& st, bool probation, bool fresh) {
   const uint64_t one = 1 | k.len << 32;
   uint64_t hot_ready = 0;
-  const uint32_t r = levels_above(k, probation, &hot_ready);
+  const uint32_t r = levels_above(k, st.born, probation, &hot_ready);
   if (r == LV_R_CONFORMING) {
     if (!fresh) st.passed += one;
     return r;

@@ -50,12 +50,14 @@ inline bool later(uint64_t a, uint64_t b) { return static_cast<int64_t>(a - b) >
 struct LimState {
   uint64_t ready = 0, ready_b = 0;
   uint64_t passed = 0, dropped = 0;  // display counts: packets in the low 32 bits, bytes in the high
+  uint64_t born = 0;                 // when it got state (on probation too)
   bool refused = false;              // refused since its last pass: the next pass is a refill
 };
 
 // A network the autopilot watches (an LV_KEY_WATCH entry of lv_state, struct lv_watch).
 struct Watch {
   uint64_t ready = 0, escalated = 0, last_over = 0, dropped = 0;
+  uint64_t runup = 0;  // its last sample that found its limit unused
 };
 
 // One slot of this CPU's hot sources (lv_hotset): the source it last rejected there.
@@ -130,18 +132,19 @@ struct Feats {
   uint64_t good = 0;        // ... of a known-good one, SYNs too: on to the limits
   uint64_t suppressed = 0;  // ... and over the event rate
   // The autopilot.
-  uint64_t on_probation = 0;   // arrivals given state on probation
-  uint64_t engaged = 0;        // classes engaged
-  uint64_t released = 0;       // ... and released
-  uint64_t promoted = 0;       // sources on probation promoted
-  uint64_t refused_new = 0;    // arrivals refused by an engaged class (admission)
-  uint64_t newcomers = 0;      // packets of sources on probation over their allowance
-  uint64_t good_arrivals = 0;  // known-good arrivals an abnormal threshold let in
-  uint64_t escalations = 0;    // networks escalated
-  uint64_t escalated = 0;      // packets of an escalated network over its limit
-  uint64_t escalated_new = 0;  // new sources of an escalated network refused before admission
-  uint64_t deescalated = 0;    // escalated networks released
-  uint64_t learnt = 0;         // calm periods that moved a baseline
+  uint64_t on_probation = 0;     // arrivals given state on probation
+  uint64_t engaged = 0;          // classes engaged
+  uint64_t released = 0;         // ... and released
+  uint64_t promoted = 0;         // sources on probation promoted
+  uint64_t refused_new = 0;      // arrivals refused by an engaged class (admission)
+  uint64_t newcomers = 0;        // packets of sources on probation over their allowance
+  uint64_t good_arrivals = 0;    // known-good arrivals an abnormal threshold let in
+  uint64_t escalations = 0;      // networks escalated
+  uint64_t escalated = 0;        // packets of an escalated network over its limit
+  uint64_t escalated_new = 0;    // new sources of an escalated network refused before admission
+  uint64_t escalated_runup = 0;  // sources that arrived with its run-up, refused
+  uint64_t deescalated = 0;      // escalated networks released
+  uint64_t learnt = 0;           // calm periods that moved a baseline
   void add(const Feats& o);
 };
 
@@ -257,8 +260,8 @@ class Model {
   uint32_t watch_refuse(const Packet& k, Watch& w, const KeyBytes& wk);
   uint32_t refuse_escalated(const Packet& k);
   void watch_refused(const Packet& k);
-  uint32_t watch(const Packet& k, bool sample, uint64_t* hot_ready);
-  uint32_t levels_above(const Packet& k, bool probation, uint64_t* hot_ready);
+  uint32_t watch(const Packet& k, uint64_t born, bool sample, uint64_t* hot_ready);
+  uint32_t levels_above(const Packet& k, uint64_t born, bool probation, uint64_t* hot_ready);
   void levels_refund(const Packet& k, bool probation);
   uint32_t seen_bits(const Packet& k) const;
 

@@ -450,12 +450,55 @@ TEST_F(Autopilot, ASourceOnProbationOfAnEscalatedNetworkIsRefused) {
   EXPECT_EQ(dp().send(udp4(host4(0, 1))), kConforming);  // the one normal arrival
   EXPECT_EQ(dp().send(udp4(host4(0, 2))), kConforming);
   ASSERT_TRUE(dp().state(on_probation(key4(host4(0, 2), c)))) << "the premise: on probation";
+  put_source(dp(), key4(host4(0, 1), c), 3 * LV_NSEC_PER_SEC);  // a source from before the flood
   escalate(dp(), c);
   for (int i = 0; i < 2; ++i) {  // the first finds the class's escalation, the second this CPU's memory of it
     EXPECT_EQ(dp().send(udp4(host4(0, 2))), kEscalated) << i;
     EXPECT_EQ(dp().send(udp4(host4(0, 1))), kConforming) << i << ": a source (not on probation) keeps its limit";
   }
   EXPECT_EQ(LV_COUNT_PACKETS(dp().state(on_probation(key4(host4(0, 2), c)))->passed), 1u);
+}
+
+// The sources that arrived with a network's flood before it was escalated (since its
+// last sample under its limit, or a second before it) are refused with it, unless
+// known-good: a flood of its addresses, each under its own limit, passes no more than
+// what its earlier sources send. An earlier source keeps its limit; released, the
+// network's sources all pass again.
+TEST_F(Autopilot, TheSourcesOfANetworksRunUpAreRefusedWhileItIsEscalated) {
+  const OneCpu pin;  // this CPU's memory of the escalation (struct lv_pilot) is read
+  ASSERT_TRUE(pin.ok());
+  lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
+  use(c);
+  Controller ctl(dp());
+  const Pinned pins = dp().pinned("lvt");
+  auto good = KnownGood::open(pins, ctl.map());
+  ASSERT_TRUE(good) << good.error().message();
+  const std::string before = host4(0, 1), runup = host4(0, 2), proven = host4(0, 3), early = host4(0, 4);
+  put_source(dp(), key4(before, c), 3 * LV_NSEC_PER_SEC);
+  put_source(dp(), key4(early, c), LV_NSEC_PER_SEC / 2);  // within the second before
+  put_source(dp(), key4(proven, c), 0);
+  good->mark(key4(proven, c));
+  escalate(dp(), c);
+  put_source(dp(), key4(runup, c), 0);
+  EXPECT_EQ(dp().send(udp4(host4(0, 250))), kEscalated) << "a new source: the arrival that tells this CPU";
+
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(dp().send(udp4(before)), kConforming) << i << ": a source from before the flood keeps its limit";
+    EXPECT_EQ(dp().send(udp4(runup)), kEscalated) << i;
+    EXPECT_EQ(dp().send(udp4(early)), kEscalated) << i;
+    EXPECT_EQ(dp().send(udp4(proven)), kConforming) << i << ": known-good";
+  }
+  const lv_watch w = watch_of(dp(), watch_key4(before, c));
+  EXPECT_EQ(LV_COUNT_PACKETS(w.dropped), 7u) << "the network's display count: the new source and six of its run-up";
+  EXPECT_EQ(dp().counters()[LV_R_ESCALATED].packets, 7u);
+  EXPECT_TRUE(dp().state(key4(runup, c))) << "it keeps its state";
+
+  // Calm again (no refusal for release_ns): released, its sources pass.
+  lv_watch calm = w;
+  calm.last_over_ns -= c.autop.release_ns + LV_NSEC_PER_SEC;
+  dp().put_state(watch_key4(before, c), std::bit_cast<lv_state>(calm));
+  EXPECT_EQ(dp().send(udp4(runup)), kConforming);
+  EXPECT_EQ(dp().send(udp4(early)), kConforming);
 }
 
 TEST_F(Autopilot, AKnownGoodSourceOfAnEscalatedNetworkIsAdmitted) {

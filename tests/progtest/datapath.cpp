@@ -543,10 +543,17 @@ void escalate_network(Datapath& dp, const lv_class& cls, std::string_view addr) 
   lv_watch w{};
   w.escalated_ns = now;
   w.last_over_ns = now;
+  w.runup_ns = now;
   dp.put_state(watch_key4(addr, cls), std::bit_cast<lv_state>(w));
   lv_shared sh = dp.shared(0);
   sh.escalated_until_ns = now + cls.autop.release_ns;
   dp.put_shared(0, sh);
+}
+
+void put_source(Datapath& dp, const lv_key& key, uint64_t ago_ns) {
+  lv_state st{};
+  st.born_ns = monotonic_ns() - ago_ns;
+  dp.put_state(key, st);
 }
 
 OneCpu::OneCpu() {

@@ -204,8 +204,13 @@ lv_key key6(std::string_view addr, const lv_class& cls);
 // The key of the IPv4 network that the watch of `cls` (class 0) keeps `addr` under.
 lv_key watch_key4(std::string_view addr, const lv_class& cls);
 // The network of `addr` under the watch of `cls` (class 0) escalated a moment ago, its
-// limit with room: as the class's shared state and the network's own say it.
+// limit with room: as the class's shared state and the network's own say it. Its
+// run-up began a moment ago too (lv_watch.runup_ns): its sources that got state since,
+// or a second before, arrived with its flood (shared/guard.h).
 void escalate_network(Datapath& dp, const lv_class& cls, std::string_view addr);
+// A source's state as one that arrived `ago_ns` ago, with its limits unused (as one
+// from before a flood, or of its run-up).
+void put_source(Datapath& dp, const lv_key& key, uint64_t ago_ns);
 
 // The calling thread kept on the CPU it runs on, for as long as this lives: the clock,
 // the hot sources, the class totals' leases, the counters and the autopilot's memory

@@ -151,13 +151,13 @@ std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const 
     if (!st) {
       out << "a state the model made is not in lv_state (class " << key.class_id << ")\n";
     } else if (st->ready_ns != s.ready || st->ready_bytes_ns != s.ready_b || st->passed != s.passed ||
-               st->dropped != s.dropped) {
+               st->dropped != s.dropped || st->born_ns != s.born) {
       out << "state of class " << key.class_id << (key.family & LV_KEY_NETWORK ? " (network)" : "") << ": ready "
           << st->ready_ns << "/" << st->ready_bytes_ns << " passed " << LV_COUNT_PACKETS(st->passed) << "p/"
           << LV_COUNT_BYTES(st->passed) << "B dropped " << LV_COUNT_PACKETS(st->dropped) << "p/"
-          << LV_COUNT_BYTES(st->dropped) << "B; model " << s.ready << "/" << s.ready_b << " passed "
-          << LV_COUNT_PACKETS(s.passed) << "p/" << LV_COUNT_BYTES(s.passed) << "B dropped "
-          << LV_COUNT_PACKETS(s.dropped) << "p/" << LV_COUNT_BYTES(s.dropped) << "B\n";
+          << LV_COUNT_BYTES(st->dropped) << "B born " << st->born_ns << "; model " << s.ready << "/" << s.ready_b
+          << " passed " << LV_COUNT_PACKETS(s.passed) << "p/" << LV_COUNT_BYTES(s.passed) << "B dropped "
+          << LV_COUNT_PACKETS(s.dropped) << "p/" << LV_COUNT_BYTES(s.dropped) << "B born " << s.born << "\n";
     }
   }
   for (const auto& [kb, w] : m.watches()) {
@@ -169,11 +169,12 @@ std::string compare_state(const Datapath& dp, const Model& m, size_t cpu, const 
     if (!st) {
       out << "a network the model watches is not in lv_state (class " << key.class_id << ")\n";
     } else if (got.ready_ns != w.ready || got.escalated_ns != w.escalated || got.last_over_ns != w.last_over ||
-               got.dropped != w.dropped) {
+               got.dropped != w.dropped || got.runup_ns != w.runup) {
       out << "watch of class " << key.class_id << ": ready " << got.ready_ns << " escalated " << got.escalated_ns
           << " last over " << got.last_over_ns << " dropped " << LV_COUNT_PACKETS(got.dropped) << "p/"
-          << LV_COUNT_BYTES(got.dropped) << "B; model " << w.ready << " " << w.escalated << " " << w.last_over << " "
-          << LV_COUNT_PACKETS(w.dropped) << "p/" << LV_COUNT_BYTES(w.dropped) << "B\n";
+          << LV_COUNT_BYTES(got.dropped) << "B run-up " << got.runup_ns << "; model " << w.ready << " " << w.escalated
+          << " " << w.last_over << " " << LV_COUNT_PACKETS(w.dropped) << "p/" << LV_COUNT_BYTES(w.dropped)
+          << "B run-up " << w.runup << "\n";
     }
   }
   if (dp.state_count() != m.states().size() + m.watches().size())
@@ -436,13 +437,15 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
   std::printf(
       "difftest: autopilot: %llu arrivals on probation, %llu engaged, %llu released, %llu promoted, %llu refused as "
       "new, %llu newcomers over the allowance, %llu known-good let in; %llu networks escalated, %llu packets over "
-      "their limit, %llu new sources refused as escalated, %llu de-escalated; %llu baselines learnt\n",
+      "their limit, %llu new sources refused as escalated, %llu of its run-up, %llu de-escalated; %llu baselines "
+      "learnt\n",
       static_cast<unsigned long long>(ft.on_probation), static_cast<unsigned long long>(ft.engaged),
       static_cast<unsigned long long>(ft.released), static_cast<unsigned long long>(ft.promoted),
       static_cast<unsigned long long>(ft.refused_new), static_cast<unsigned long long>(ft.newcomers),
       static_cast<unsigned long long>(ft.good_arrivals), static_cast<unsigned long long>(ft.escalations),
       static_cast<unsigned long long>(ft.escalated), static_cast<unsigned long long>(ft.escalated_new),
-      static_cast<unsigned long long>(ft.deescalated), static_cast<unsigned long long>(ft.learnt));
+      static_cast<unsigned long long>(ft.escalated_runup), static_cast<unsigned long long>(ft.deescalated),
+      static_cast<unsigned long long>(ft.learnt));
   std::printf("difftest: by reason %s\n", describe(fig.by_reason).c_str());
   EXPECT_GE(fig.policies, policies * 99 / 100) << "the generator's policies are refused";
   EXPECT_GE(fig.frames, frames * 95 / 100) << "too few frames compared";
@@ -473,7 +476,8 @@ TEST_F(ProgTest, DatapathAgreesWithTheModelOnRandomFramesAndPolicies) {
   for (auto [n, what] :
        {std::pair{ft.engaged, "engagements"}, std::pair{ft.released, "releases"}, std::pair{ft.promoted, "promotions"},
         std::pair{ft.newcomers, "newcomer refusals"}, std::pair{ft.refused_new, "arrivals refused by an engaged class"},
-        std::pair{ft.escalations, "escalations"}, std::pair{ft.escalated_new, "new sources refused as escalated"}})
+        std::pair{ft.escalations, "escalations"}, std::pair{ft.escalated_new, "new sources refused as escalated"},
+        std::pair{ft.escalated_runup, "sources of a run-up refused as escalated"}})
     EXPECT_GE(n, floor) << what << ": too few";
   // A network is de-escalated by a calm spell that follows its flood within the same
   // policy, and time is the kernel's: a slower build spends more of it per frame and

@@ -1079,6 +1079,25 @@ TEST_F(SynAuto, ANewClientOfAnEscalatedNetworkIsChallengedWhileTheClassIsCalm) {
       << "the gate's packets keep the network escalated";
 }
 
+// A source that arrived with its escalated network's run-up (watch.h) proves itself as
+// a new one would: its SYN is answered, its handshake makes it known-good. An earlier
+// source of the network keeps its limits and is not asked.
+TEST_F(SynAuto, ASourceOfAnEscalatedNetworksRunUpIsChallenged) {
+  const lv_class& c = ctl_->active().classes[0];
+  const std::string before = "198.19.3.1", src = "198.19.3.2";
+  put_source(dp(), key4(before, c), 3 * LV_NSEC_PER_SEC);
+  escalate_network(dp(), c, "198.19.0.1");
+  put_source(dp(), key4(src, c), 0);
+  EXPECT_EQ(dp().send(client("198.19.0.250", kTcpSyn)), (Outcome{XDP_DROP, LV_R_ESCALATED}))
+      << "the arrival that tells this CPU";
+  EXPECT_EQ(dp().send(syn_of(before)), kConforming) << "from before the flood";
+  EXPECT_EQ(dp().send(client(before, kTcpAck)), kConforming);
+  EXPECT_EQ(dp().send(client(src, kTcpAck)), kUnverified) << "of no connection the host has";
+  const Answer a = answer(syn_of(src), false);
+  EXPECT_EQ(dp().send(ack_of(src, a)), kProxied);
+  EXPECT_EQ(dp().send(syn_of(src, 41000)), kConforming) << "known-good";
+}
+
 // Engaged and escalated at once: the escalated network's SYNs are still answered, as
 // the network's, and keep the class's budget for the others.
 TEST_F(SynAuto, AnEscalatedNetworksSynsSpendNoneOfAnEngagedClassesBudget) {

@@ -73,7 +73,7 @@ CLI::App* add_attach_command(CLI::App& app, AttachArgs& a) {
       {{"--rate", a.rate, "shorthand for one class: packets per second each source may send (e.g. 500, 10k)", "PPS"},
        {"--burst", a.burst, "shorthand for one class: packets a source may send at once above its rate", "PKTS"}});
   auto* mode = add_xdp_mode_option(attach, a.mode, "XDP mode: auto tries native, then generic");
-  attach->add_option("--max-sources", a.max_sources, "sources tracked at once (LRU); default 1M, ~121 bytes each")
+  attach->add_option("--max-sources", a.max_sources, "sources tracked at once (LRU); default 1M, ~129 bytes each")
       ->type_name("N");
   attach->add_flag("--exceed-memory-cap", a.exceed_memory_cap,
                    "attach even if the maps would pin over a quarter of the machine's memory (MemTotal)");

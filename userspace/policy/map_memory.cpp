@@ -19,7 +19,7 @@ constexpr uint64_t kBucket = 16;      // struct bucket: list head and lock
 
 uint64_t round8(size_t n) { return (n + 7) / 8 * 8; }
 
-// "12.5 GB": figures an operator compares with free(1)'s, in GiB.
+// "13.4 GB": figures an operator compares with free(1)'s, in GiB.
 std::string gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30)); }
 
 }  // namespace

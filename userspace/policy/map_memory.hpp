@@ -2,7 +2,7 @@
 //
 // lv_state and lv_bans are LRU hashes: the kernel allocates every element when the
 // map is made, so --max-sources and max_bans are memory taken at attach and held
-// until detach, whatever the traffic. `--max-sources 100M` pins about 12.5 GB. An
+// until detach, whatever the traffic. `--max-sources 100M` pins about 13.4 GB. An
 // attach whose maps would pin more than kMapMemoryShare of MemTotal is refused unless
 // the operator says --exceed-memory-cap.
 #pragma once
