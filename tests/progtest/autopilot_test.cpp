@@ -80,6 +80,14 @@ class Autopilot : public ProgTest {
     dp().edit_policy([](lv_policy& p) { p.events = compile_packet_limit(Rate{1000, 100}); });
   }
   lv_shared guard() { return dp().shared(0); }
+  // Sources marked known-good as `levee run` marks them, in the pinned filter.
+  void mark_good(const std::vector<lv_key>& keys) {
+    Controller ctl(dp());
+    const Pinned pins = dp().pinned("lvt");
+    auto good = KnownGood::open(pins, ctl.map());
+    ASSERT_TRUE(good) << good.error().message();
+    for (const lv_key& k : keys) good->mark(k);
+  }
   template <typename F>
   void edit_guard(F&& f) {
     lv_shared sh = dp().shared(0);
@@ -163,13 +171,8 @@ TEST_F(Autopilot, AnEngagedClassLetsAKnownGoodSourceInWithoutSpendingTheBudget) 
   a.sustain_ns = 0;
   const lv_class c = auto_class(a);
   use(c);
-  Controller ctl(dp());
-  const Pinned pins = dp().pinned("lvt");
-  auto good = KnownGood::open(pins, ctl.map());
-  ASSERT_TRUE(good) << good.error().message();
   const lv_key client = key4(host4(9, 9), c);
-  good->mark(client);
-  EXPECT_TRUE(good->test(client));
+  ASSERT_NO_FATAL_FAILURE(mark_good({client}));
 
   EXPECT_EQ(dp().send(udp4(host4(1, 1))), kConforming);
   EXPECT_EQ(dp().send(udp4(host4(1, 2))), kAdmission);
@@ -469,15 +472,11 @@ TEST_F(Autopilot, TheSourcesOfANetworksRunUpAreRefusedWhileItIsEscalated) {
   ASSERT_TRUE(pin.ok());
   lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
   use(c);
-  Controller ctl(dp());
-  const Pinned pins = dp().pinned("lvt");
-  auto good = KnownGood::open(pins, ctl.map());
-  ASSERT_TRUE(good) << good.error().message();
   const std::string before = host4(0, 1), runup = host4(0, 2), proven = host4(0, 3), early = host4(0, 4);
   put_source(dp(), key4(before, c), 3 * LV_NSEC_PER_SEC);
   put_source(dp(), key4(early, c), LV_NSEC_PER_SEC / 2);  // within the second before
   put_source(dp(), key4(proven, c), 0);
-  good->mark(key4(proven, c));
+  ASSERT_NO_FATAL_FAILURE(mark_good({key4(proven, c)}));
   escalate(dp(), c);
   put_source(dp(), key4(runup, c), 0);
   EXPECT_EQ(dp().send(udp4(host4(0, 250))), kEscalated) << "a new source: the arrival that tells this CPU";
@@ -504,11 +503,7 @@ TEST_F(Autopilot, TheSourcesOfANetworksRunUpAreRefusedWhileItIsEscalated) {
 TEST_F(Autopilot, AKnownGoodSourceOfAnEscalatedNetworkIsAdmitted) {
   lv_class c = watching(auto_class(Auto{}, 1000, 1000), 1, 100);
   use(c);
-  Controller ctl(dp());
-  const Pinned pins = dp().pinned("lvt");
-  auto good = KnownGood::open(pins, ctl.map());
-  ASSERT_TRUE(good) << good.error().message();
-  good->mark(key4(host4(0, 9), c));
+  ASSERT_NO_FATAL_FAILURE(mark_good({key4(host4(0, 9), c)}));
   escalate(dp(), c);
   EXPECT_EQ(dp().send(udp4(host4(0, 10))), kEscalated) << "its neighbour is refused";
   EXPECT_EQ(dp().send(udp4(host4(0, 9))), kConforming);
@@ -555,11 +550,9 @@ TEST_F(Autopilot, RefusedArrivalsMakeNoNetworkWatched) {
 TEST_F(Autopilot, KnownGoodSourcesAreNotCountedAgainstTheirNetwork) {
   lv_class c = watching(make_class(1000, 1000), 1, 100);
   use(c);
-  Controller ctl(dp());
-  const Pinned pins = dp().pinned("lvt");
-  auto good = KnownGood::open(pins, ctl.map());
-  ASSERT_TRUE(good) << good.error().message();
-  for (int i = 0; i < 8; ++i) good->mark(key4(host4(i, 1), c));
+  std::vector<lv_key> good;
+  for (int i = 0; i < 8; ++i) good.push_back(key4(host4(i, 1), c));
+  ASSERT_NO_FATAL_FAILURE(mark_good(good));
   for (int i = 0; i < 400; ++i) EXPECT_EQ(dp().send(udp4(host4(i % 8, 1))), kConforming) << i;
   EXPECT_EQ(guard().escalations, 0u);
   EXPECT_FALSE(dp().state(watch_key4(host4(0, 1), c))) << "not even watched";
